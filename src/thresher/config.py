@@ -1,0 +1,60 @@
+"""`RunConfig`: the one config tree of a build, composed of the config class beside each stage.
+
+Precedence: declared defaults < TOML file (`--config`) < command-line flags. The resolved tree, its
+hash and the package version go into the manifest, so a run can be reproduced exactly.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from thresher.core.config import config_hash, from_dict, merge, section, to_dict
+from thresher.core.errors import ConfigError
+from thresher.dedup.config import DedupConfig
+from thresher.extract.config import ExtractConfig
+from thresher.normalize.text import NormalizeConfig
+from thresher.quality.config import QualityConfig
+from thresher.read.config import InputConfig
+from thresher.run.config import ExecConfig
+from thresher.write.config import OutputConfig
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunConfig:
+    input: InputConfig = section(InputConfig, "how input records are read")
+    extract: ExtractConfig = section(ExtractConfig, "main-content extraction")
+    normalize: NormalizeConfig = section(NormalizeConfig, "text normalization")
+    quality: QualityConfig = section(QualityConfig, "quality filtering")
+    dedup: DedupConfig = section(DedupConfig, "duplicate removal")
+    output: OutputConfig = section(OutputConfig, "output shards")
+    exec: ExecConfig = section(ExecConfig, "execution (does not change the output)", hashed=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_dict(self)
+
+    @property
+    def hash(self) -> str:
+        return config_hash(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        cfg: RunConfig = from_dict(cls, data)
+        return cfg
+
+    @classmethod
+    def from_toml(cls, path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
+        data = load_toml(path)
+        return cls.from_dict(merge(data, overrides or {}))
+
+
+def load_toml(path: str | Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file not found: {path}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc

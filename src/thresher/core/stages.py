@@ -1,0 +1,80 @@
+"""Stage roles as small protocols, and the one adapter that runs any of them on a document.
+
+- A **Transform** rewrites `doc.text` (extraction, normalization, line cleanup); it may return a
+  `Drop` (e.g. extraction produced nothing).
+- An **Annotator** writes only its own annotation keys (`lang.code`, `quality.word_count`).
+- A **Filter** decides, never mutates: `check(doc) -> Drop | None`.
+- A **RuleSet** is a filter made of rules that all run even after one fails, so the failure
+  histogram is complete: `check_all(doc) -> list[Drop]`.
+- A **CorpusStage** needs the whole corpus (dedup); it contributes keys in the scan phase and is
+  decided by the group and cluster phases (see `thresher.run.plan`).
+
+No base classes: a stage is any object with a `name` and one of these methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol, runtime_checkable
+
+from thresher.core.document import Document, Drop
+
+
+@runtime_checkable
+class Transform(Protocol):
+    name: str
+
+    def transform(self, doc: Document) -> Drop | None: ...
+
+
+@runtime_checkable
+class Annotator(Protocol):
+    name: str
+
+    def annotate(self, doc: Document) -> None: ...
+
+
+@runtime_checkable
+class Filter(Protocol):
+    name: str
+
+    def check(self, doc: Document) -> Drop | None: ...
+
+
+@runtime_checkable
+class RuleSet(Protocol):
+    name: str
+
+    def check_all(self, doc: Document) -> list[Drop]: ...
+
+
+@runtime_checkable
+class CorpusStage(Protocol):
+    """A stage decided over the whole corpus. `keys` returns the grouping keys of one document
+    (16-byte digests); documents that share a key are duplicate candidates."""
+
+    name: str
+
+    def keys(self, doc: Document) -> Iterable[bytes]: ...
+
+
+Stage = Transform | Annotator | Filter | RuleSet
+
+
+def apply_stage(stage: Stage, doc: Document) -> list[Drop]:
+    """Run one per-document stage; return its drops (empty when the document passes).
+
+    For a rule set every failing rule is returned; the first is the one the document is attributed to.
+    """
+    if isinstance(stage, RuleSet):
+        return stage.check_all(doc)
+    if isinstance(stage, Filter):
+        drop = stage.check(doc)
+        return [drop] if drop is not None else []
+    if isinstance(stage, Transform):
+        drop = stage.transform(doc)
+        return [drop] if drop is not None else []
+    if isinstance(stage, Annotator):
+        stage.annotate(doc)
+        return []
+    raise TypeError(f"{stage!r} is not a thresher stage (needs transform, annotate, check or check_all)")

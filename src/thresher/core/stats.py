@@ -1,0 +1,164 @@
+"""Mergeable run statistics.
+
+Counters are keyed by flat strings so that any engine merges task stats by summing:
+
+- `seen`, `kept`, `dropped`, `malformed`: the reconciling totals (`seen == kept + dropped + malformed`);
+- `drop/<stage>/<reason>`: documents removed, attributed to the first rule that removed them;
+- `fail/<stage>/<reason>`: rule failures, counting every failing rule of a rule set (a document can
+  fail several), so the failure histogram is complete;
+- `malformed/<reason>`: input records that could not become documents;
+- `event/<name>`: notable but harmless things (charset fallback, revisit records, ...).
+
+Timings (seconds per stage) are kept apart because they are the only non-deterministic part.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from thresher.core.document import Drop, Malformed
+
+
+@dataclass
+class Stats:
+    counters: Counter[str] = field(default_factory=Counter)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    # -- recording ---------------------------------------------------------------------------
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.counters[key] += n
+
+    def record_seen(self, n: int = 1) -> None:
+        self.counters["seen"] += n
+
+    def record_kept(self, n: int = 1) -> None:
+        self.counters["kept"] += n
+
+    def record_drop(self, drop: Drop, failures: list[Drop] | None = None) -> None:
+        """Count a removed document under its attributed drop, and every rule failure if given."""
+        self.counters["dropped"] += 1
+        self.counters[f"drop/{drop.stage}/{drop.reason}"] += 1
+        for failure in failures or ():
+            self.counters[f"fail/{failure.stage}/{failure.reason}"] += 1
+
+    def record_malformed(self, malformed: Malformed) -> None:
+        self.counters["malformed"] += 1
+        self.counters[f"malformed/{malformed.reason}"] += 1
+
+    def add_time(self, stage: str, seconds: float) -> None:
+        self.timings[stage] = self.timings.get(stage, 0.0) + seconds
+
+    # -- algebra -------------------------------------------------------------------------------
+
+    def __add__(self, other: Stats) -> Stats:
+        timings = dict(self.timings)
+        for k, v in other.timings.items():
+            timings[k] = timings.get(k, 0.0) + v
+        return Stats(self.counters + other.counters, timings)
+
+    def __radd__(self, other: Any) -> Stats:
+        # lets `sum(list_of_stats)` work: sum starts from 0
+        if other == 0:
+            return self
+        return NotImplemented
+
+    def __iadd__(self, other: Stats) -> Stats:
+        self.counters.update(other.counters)
+        for k, v in other.timings.items():
+            self.timings[k] = self.timings.get(k, 0.0) + v
+        return self
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def seen(self) -> int:
+        return self.counters["seen"]
+
+    @property
+    def kept(self) -> int:
+        return self.counters["kept"]
+
+    @property
+    def dropped(self) -> int:
+        return self.counters["dropped"]
+
+    @property
+    def malformed(self) -> int:
+        return self.counters["malformed"]
+
+    def reconciles(self) -> bool:
+        return self.seen == self.kept + self.dropped + self.malformed
+
+    def by_prefix(self, prefix: str) -> dict[str, int]:
+        """Counters under `prefix/`, with the prefix removed, in sorted order."""
+        p = prefix + "/"
+        return {k[len(p):]: v for k, v in sorted(self.counters.items()) if k.startswith(p) and v}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `stats.json` form: totals, a per-stage/per-reason breakdown, then timings."""
+        drops: dict[str, dict[str, int]] = {}
+        for key, n in self.by_prefix("drop").items():
+            stage, reason = key.split("/", 1)
+            drops.setdefault(stage, {})[reason] = n
+        failures: dict[str, dict[str, int]] = {}
+        for key, n in self.by_prefix("fail").items():
+            stage, reason = key.split("/", 1)
+            failures.setdefault(stage, {})[reason] = n
+        return {
+            "seen": self.seen,
+            "kept": self.kept,
+            "dropped": self.dropped,
+            "malformed": self.malformed,
+            "reconciles": self.reconciles(),
+            "drops": drops,
+            "rule_failures": failures,
+            "malformed_reasons": self.by_prefix("malformed"),
+            "events": self.by_prefix("event"),
+            "counters": dict(sorted((k, v) for k, v in self.counters.items() if v)),
+            "timings_s": {k: round(v, 6) for k, v in sorted(self.timings.items())},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Stats:
+        return cls(Counter(data.get("counters", {})), dict(data.get("timings_s", {})))
+
+    def render(self) -> str:
+        """The human report printed at the end of a build."""
+        seen = self.seen or 0
+        pct = (lambda n: f"{100.0 * n / seen:5.1f}%") if seen else (lambda n: "    -")
+        lines = [
+            f"seen       {self.seen:>10}",
+            f"kept       {self.kept:>10}  ({pct(self.kept).strip()})",
+            f"dropped    {self.dropped:>10}  ({pct(self.dropped).strip()})",
+            f"malformed  {self.malformed:>10}  ({pct(self.malformed).strip()})",
+        ]
+        drops = self.by_prefix("drop")
+        if drops:
+            lines.append("drops by stage and reason:")
+            width = max(len(k) for k in drops)
+            for key, n in drops.items():
+                lines.append(f"  {key:<{width}}  {n:>9}")
+        failures = self.by_prefix("fail")
+        if failures:
+            lines.append("rule failures (a document can fail several):")
+            width = max(len(k) for k in failures)
+            for key, n in failures.items():
+                lines.append(f"  {key:<{width}}  {n:>9}")
+        malformed = self.by_prefix("malformed")
+        if malformed:
+            lines.append("malformed input by reason:")
+            width = max(len(k) for k in malformed)
+            for key, n in malformed.items():
+                lines.append(f"  {key:<{width}}  {n:>9}")
+        events = self.by_prefix("event")
+        if events:
+            lines.append("events:")
+            width = max(len(k) for k in events)
+            for key, n in events.items():
+                lines.append(f"  {key:<{width}}  {n:>9}")
+        if not self.reconciles():
+            lines.append("WARNING: counts do not reconcile (seen != kept + dropped + malformed)")
+        return "\n".join(lines)

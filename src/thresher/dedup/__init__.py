@@ -1,0 +1,1 @@
+"""Exact and near duplicate removal through the phase machinery."""

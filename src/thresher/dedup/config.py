@@ -1,0 +1,26 @@
+"""Deduplication settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from thresher.core.config import section, setting
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExactDedupConfig:
+    level: Literal["raw", "normalized", "structural"] | None = setting(
+        "normalized",
+        "raw: byte-identical text; normalized: also ignores case, punctuation and spacing; "
+        "structural: also collapses digits (merges pages that differ only by numbers)",
+        flag="--exact-level",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DedupConfig:
+    exact: ExactDedupConfig = section(ExactDedupConfig, "exact duplicate removal")
+    keep: Literal["first", "longest", "best_quality"] = setting(
+        "first", "which member of a duplicate cluster is kept", flag="--keep"
+    )

@@ -1,0 +1,24 @@
+"""Extraction settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from thresher.core.config import setting
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtractConfig:
+    extractor: Literal["builtin", "trafilatura", "resiliparse"] = setting(
+        "builtin", "main-content extractor (trafilatura/resiliparse need their extras)", flag="--extractor"
+    )
+    text_format: Literal["text", "markdown"] = setting("text", "plain text or Markdown output", flag="--text-format")
+    tables: Literal["keep", "split", "drop"] = setting(
+        "keep", "tables in the text, as their own documents, or removed", flag="--tables"
+    )
+    max_html_bytes: int | None = setting(
+        16 * 1024 * 1024, "pages larger than this are dropped as too_large before parsing"
+    )
+    timeout_s: float | None = setting(10.0, "per-page extraction time limit in seconds")
+    min_text_chars: int | None = setting(1, "drop pages whose extracted text is shorter (empty_text)")

@@ -1,0 +1,1 @@
+"""Writing-system and language identification."""

@@ -1,0 +1,1 @@
+"""Input readers: sniff formats by magic bytes and turn records into documents."""

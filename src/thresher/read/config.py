@@ -1,0 +1,24 @@
+"""Input settings: how records are recognised and split into partitions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from thresher.core.config import setting
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InputConfig:
+    format: Literal["auto", "jsonl", "html", "warc", "parquet"] = setting(
+        "auto", "input format; auto sniffs magic bytes and file names", flag="--input-format"
+    )
+    url_field: str = setting("url", "JSONL field holding the page URL")
+    html_field: str = setting("html", "JSONL field holding raw HTML")
+    text_field: str = setting("text", "JSONL field holding already extracted text (used when html is absent)")
+    id_field: str | None = setting(None, "JSONL field holding a caller-supplied id (kept as metadata.source_id)")
+    max_record_bytes: int = setting(64 * 1024 * 1024, "input lines/records larger than this are malformed (too_large)")
+    partition_bytes: int = setting(
+        64 * 1024 * 1024, "uncompressed JSONL files larger than this are split into byte ranges"
+    )
+    html_files_per_partition: int = setting(512, "HTML files grouped into one scan task")

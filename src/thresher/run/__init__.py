@@ -1,0 +1,1 @@
+"""Build plans, phases and the engines that run their tasks."""

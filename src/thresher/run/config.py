@@ -1,0 +1,26 @@
+"""Execution settings: where tasks run and how the run reports. None of them changes the output,
+so none of them enters the config hash."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from thresher.core.config import setting
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecConfig:
+    engine: Literal["local", "pool"] = setting("pool", "where tasks run: in-process or a process pool", flag="--engine")
+    workers: int | None = setting(None, "worker processes for the pool engine (default: CPU count)", flag="--workers")
+    key_partitions: int | None = setting(
+        None, "dedup key partitions (default: scales with input size)", flag="--key-partitions"
+    )
+    progress_every: int = setting(
+        10_000, "when stderr is not a terminal, print progress every N records (0: never)", flag="--progress-every"
+    )
+    strict: bool = setting(False, "any malformed input record fails the run (exit 1)", flag="--strict")
+    max_malformed: int | None = setting(
+        None, "more malformed records than this fail the run (exit 1)", flag="--max-malformed"
+    )
+    keep_work: bool = setting(False, "keep the work directory after a successful build", flag="--keep-work")

@@ -1,0 +1,1 @@
+"""Sharded, checksummed output: shards, manifest, dataset card."""
