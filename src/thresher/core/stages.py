@@ -15,6 +15,7 @@ No base classes: a stage is any object with a `name` and one of these methods.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from thresher.core.document import Document, Drop
@@ -48,14 +49,39 @@ class RuleSet(Protocol):
     def check_all(self, doc: Document) -> list[Drop]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class CorpusKeys:
+    """What a corpus stage extracts from one document in the scan phase.
+
+    `keys` are 16-byte grouping keys (an exact-text digest, MinHash band keys, SimHash blocks);
+    documents sharing a key are duplicate candidates. `payload` is what verification needs (a
+    signature), stored once per document and read back only for documents that collide.
+    """
+
+    keys: list[bytes]
+    payload: bytes = b""
+
+
 @runtime_checkable
 class CorpusStage(Protocol):
-    """A stage decided over the whole corpus. `keys` returns the grouping keys of one document
-    (16-byte digests); documents that share a key are duplicate candidates."""
+    """A stage decided over the whole corpus (dedup), run by the phase machinery:
+
+    scan: `scan(doc)` per document (None: the document does not take part, e.g. no shingles);
+    group: per key seen more than once, `candidate_pairs(n)` over the bucket's members (sorted by
+    ordinal; a hot bucket must yield O(n) pairs, not O(n^2)), each verified by `similarity`;
+    cluster: union-find over verified edges, keeper chosen by the dedup keep policy.
+    """
 
     name: str
+    reason: str  # the Drop reason of a removed duplicate, e.g. "exact_duplicate"
 
-    def keys(self, doc: Document) -> Iterable[bytes]: ...
+    def scan(self, doc: Document) -> CorpusKeys | None: ...
+
+    def candidate_pairs(self, n: int) -> Iterable[tuple[int, int]]: ...
+
+    def similarity(self, a: bytes, b: bytes) -> float | None:
+        """Verified similarity of two payloads, or None when they are not duplicates."""
+        ...
 
 
 Stage = Transform | Annotator | Filter | RuleSet

@@ -1,0 +1,75 @@
+"""What readers produce: partitions of the input, and the items read from one partition."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from thresher.core.document import Document, Drop, Malformed
+
+PartitionKind = Literal["jsonl", "html", "warc", "parquet"]
+
+# Ordinal layout: input partition (24 bits) | record index (32 bits) | sub-document (8 bits).
+# It fixes "first" and the output order independently of engine and worker count.
+_RECORD_BITS = 32
+_SUB_BITS = 8
+
+
+def make_ordinal(partition: int, record: int, sub: int = 0) -> int:
+    return (partition << (_RECORD_BITS + _SUB_BITS)) | (record << _SUB_BITS) | sub
+
+
+def ordinal_partition(ordinal: int) -> int:
+    return ordinal >> (_RECORD_BITS + _SUB_BITS)
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """One scan task's share of the input: a file, a byte range of a large JSONL file, or a batch
+    of HTML files. `index` is its position in the deterministic plan."""
+
+    index: int
+    kind: PartitionKind
+    paths: tuple[str, ...]
+    start: int = 0
+    end: int | None = None  # byte range [start, end) for split JSONL; None = to the end
+
+    @property
+    def path(self) -> str:
+        return self.paths[0]
+
+    def describe(self) -> str:
+        if self.end is not None or self.start:
+            return f"{self.path}[{self.start}:{self.end if self.end is not None else ''}]"
+        if len(self.paths) > 1:
+            return f"{self.paths[0]} (+{len(self.paths) - 1} files)"
+        return self.path
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A record that is a document-to-be but is dropped by the reader itself (a WARC revisit, a
+    non-HTML response): it counts as seen and dropped, attributed to `drop`."""
+
+    drop: Drop
+    location: str
+    url: str | None = None
+    doc_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something worth counting that is not a record (a WAT file ignored, a charset fallback)."""
+
+    name: str
+    location: str = ""
+    detail: str = ""
+
+
+ReadItem = Document | Malformed | Skip | Event
+
+
+@dataclass(slots=True)
+class ReadCounters:
+    bytes_read: int = 0
+    extra: dict[str, int] = field(default_factory=dict)
