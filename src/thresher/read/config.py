@@ -16,6 +16,7 @@ class InputConfig:
     url_field: str = setting("url", "JSONL field holding the page URL")
     html_field: str = setting("html", "JSONL field holding raw HTML")
     text_field: str = setting("text", "JSONL field holding already extracted text (used when html is absent)")
+    require_url: bool = setting(True, "JSONL records without a URL are malformed (missing_url)")
     id_field: str | None = setting(None, "JSONL field holding a caller-supplied id (kept as metadata.source_id)")
     max_record_bytes: int = setting(64 * 1024 * 1024, "input lines/records larger than this are malformed (too_large)")
     partition_bytes: int = setting(

@@ -1,0 +1,61 @@
+"""Exact duplicate removal at three levels, as a corpus stage.
+
+- `raw`: byte-identical extracted text;
+- `normalized`: also ignores case, punctuation, symbols and spacing;
+- `structural`: also collapses every digit run, so templated pages that differ only by a price,
+  date or id collide. It will merge genuinely different pages whose only difference is numeric:
+  choose it deliberately.
+
+One 16-byte key per document; the group phase keeps the first (lowest ordinal, or per keep policy)
+of each key and drops the rest with a `Drop` that names the kept document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterator
+from typing import Literal
+
+from thresher.core.document import Document
+from thresher.core.stages import CorpusKeys
+
+_WORD_RUNS = re.compile(r"\w+")
+_DIGIT_RUNS = re.compile(r"\d+")
+
+
+def exact_key_text(text: str, level: Literal["raw", "normalized", "structural"]) -> str:
+    if level == "raw":
+        return text
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    # keep only word characters: punctuation, symbols and spacing do not distinguish documents
+    words = _WORD_RUNS.findall(folded)
+    if level == "structural":
+        words = [_DIGIT_RUNS.sub("0", w) for w in words]
+    return " ".join(words)
+
+
+def exact_key(text: str, level: Literal["raw", "normalized", "structural"]) -> bytes:
+    return hashlib.blake2b(exact_key_text(text, level).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class ExactDedup:
+    """Drops documents whose text (at the configured level) equals an earlier document's."""
+
+    name = "dedup.exact"
+    reason = "exact_duplicate"
+    threshold = None
+
+    def __init__(self, level: Literal["raw", "normalized", "structural"]) -> None:
+        self.level = level
+
+    def scan(self, doc: Document) -> CorpusKeys | None:
+        return CorpusKeys([exact_key(doc.text, self.level)])
+
+    def candidate_pairs(self, n: int) -> Iterator[tuple[int, int]]:
+        # every member is identical to the first: a star, O(n) however hot the key
+        return ((0, i) for i in range(1, n))
+
+    def similarity(self, a: bytes, b: bytes) -> float | None:
+        return 1.0

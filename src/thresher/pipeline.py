@@ -1,0 +1,153 @@
+"""The per-document stage chain, and the streaming `Pipeline` of the library.
+
+`DocumentChain` is what every scan task runs on each document: extract → normalize → quality
+(transforms and rule sets), stopping at the first stage that drops the document. Corpus stages
+(dedup) are listed separately: the build runs them through the phase machinery with bounded
+memory; `Pipeline.process` runs them with an in-memory index, first seen wins.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from thresher.config import RunConfig
+from thresher.core.document import Document, Drop, Malformed
+from thresher.core.stages import CorpusStage, Stage, apply_stage
+from thresher.core.stats import Stats
+from thresher.normalize.text import Normalize
+
+
+def build_document_stages(config: RunConfig) -> list[Stage]:
+    from thresher.extract.stage import Extract
+    from thresher.quality.stages import build_quality_stages
+
+    return [Extract(config.extract), Normalize(config.normalize), *build_quality_stages(config.quality)]
+
+
+def build_corpus_stages(config: RunConfig) -> list[CorpusStage]:
+    from thresher.dedup.exact import ExactDedup
+
+    stages: list[CorpusStage] = []
+    if config.dedup.exact.level is not None:
+        stages.append(ExactDedup(config.dedup.exact.level))
+    near_config = getattr(config.dedup, "near", None)
+    if near_config is not None:
+        from thresher.dedup.near import build_near_stage
+
+        near = build_near_stage(near_config)
+        if near is not None:
+            stages.append(near)
+    return stages
+
+
+class DocumentChain:
+    """Runs the per-document stages in order and counts what happens in `stats`."""
+
+    def __init__(self, config: RunConfig, stats: Stats | None = None) -> None:
+        self.config = config
+        self.stages = build_document_stages(config)
+        self.stats = stats if stats is not None else Stats()
+
+    def run(self, doc: Document) -> tuple[Drop, list[Drop]] | None:
+        """None when the document passes every stage; else the attributed drop and all failures
+        of the stage that dropped it. Counts are left to the caller (`seen`, `kept`, `dropped`)."""
+        timings = self.stats.timings
+        for stage in self.stages:
+            t0 = time.perf_counter()
+            drops = apply_stage(stage, doc)
+            timings[stage.name] = timings.get(stage.name, 0.0) + time.perf_counter() - t0
+            if drops:
+                return drops[0], drops
+        return None
+
+
+class StreamingIndex:
+    """An in-memory duplicate index for one corpus stage: first seen wins. Memory grows with the
+    number of kept documents; the build's phase machinery is the bounded alternative."""
+
+    def __init__(self, stage: CorpusStage, max_members_per_key: int = 8) -> None:
+        self.stage = stage
+        self.max_members = max_members_per_key
+        self.buckets: dict[bytes, list[tuple[str, bytes]]] = {}
+
+    def check_and_add(self, doc: Document) -> Drop | None:
+        scanned = self.stage.scan(doc)
+        if scanned is None:
+            return None
+        checked: set[str] = set()
+        for key in scanned.keys:
+            for kept_id, payload in self.buckets.get(key, ()):
+                if kept_id in checked:
+                    continue
+                checked.add(kept_id)
+                sim = self.stage.similarity(payload, scanned.payload)
+                if sim is not None:
+                    return Drop(
+                        self.stage.name,
+                        self.stage.reason,
+                        value=round(sim, 4),
+                        limit=getattr(self.stage, "threshold", None),
+                        detail={"kept_id": kept_id},
+                    )
+        for key in scanned.keys:
+            members = self.buckets.setdefault(key, [])
+            if len(members) < self.max_members:
+                members.append((doc.id, scanned.payload))
+        return None
+
+
+class Pipeline:
+    """Streaming processing for library callers: documents in, kept documents out, as they pass.
+
+    >>> pipeline = Pipeline(RunConfig())
+    >>> for doc in pipeline.process(Document(id=..., url=u, html=h) for u, h in pages): ...
+    >>> print(pipeline.stats.render())
+
+    Dropped documents are reported to `on_drop(doc, drop)` when given. Accepts `Document`s,
+    `Malformed` records (counted), or dicts with `url` and `html`/`text`.
+    """
+
+    def __init__(self, config: RunConfig | None = None, on_drop: Any = None) -> None:
+        self.config = config or RunConfig()
+        self.stats = Stats()
+        self.chain = DocumentChain(self.config, self.stats)
+        self.indexes = [StreamingIndex(s) for s in build_corpus_stages(self.config)]
+        self.on_drop = on_drop
+
+    def process(self, items: Iterable[Document | Malformed | dict[str, Any]]) -> Iterator[Document]:
+        stats = self.stats
+        for item in items:
+            if isinstance(item, Malformed):
+                stats.record_seen()
+                stats.record_malformed(item)
+                continue
+            doc = _as_document(item)
+            stats.record_seen()
+            outcome = self.chain.run(doc)
+            if outcome is None:
+                for index in self.indexes:
+                    drop = index.check_and_add(doc)
+                    if drop is not None:
+                        outcome = (drop, [drop])
+                        break
+            if outcome is not None:
+                stats.record_drop(outcome[0], outcome[1])
+                if self.on_drop is not None:
+                    self.on_drop(doc, outcome[0])
+                continue
+            stats.record_kept()
+            yield doc
+
+
+def _as_document(item: Document | dict[str, Any]) -> Document:
+    if isinstance(item, Document):
+        return item
+    from thresher.core.document import make_doc_id
+
+    record = dict(item)
+    url = record.pop("url", None)
+    html = record.pop("html", None)
+    text = record.pop("text", None) or ""
+    return Document(id=make_doc_id(url, html if html is not None else text), url=url, html=html, text=text, metadata=record)

@@ -1,0 +1,50 @@
+"""Bytes to text for HTML payloads: declared charset → `<meta>` charset → UTF-8 → a safe fallback.
+
+The fallback is cp1252 with undecodable bytes replaced: every byte sequence decodes, and Western
+pages mislabelled as UTF-8 (the most common mistake) come out right. The charset used and whether
+a fallback happened are recorded on the document (`source.charset`, event counters).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.I)
+_BOM = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def normalize_charset(name: str | None) -> str | None:
+    """A Python codec name for a declared charset, or None when it is unknown."""
+    if not name:
+        return None
+    name = name.strip().strip("\"'").lower()
+    # WHATWG: iso-8859-1 and ascii labels mean windows-1252 on the web
+    if name in ("iso-8859-1", "latin1", "latin-1", "us-ascii", "ascii", "iso8859-1"):
+        name = "cp1252"
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def meta_charset(data: bytes) -> str | None:
+    m = _META_CHARSET.search(data[:4096])
+    return normalize_charset(m.group(1).decode("ascii", "replace")) if m else None
+
+
+def decode_html(data: bytes, declared: str | None = None) -> tuple[str, str, bool]:
+    """Decode an HTML payload. Returns (text, charset used, fell_back)."""
+    for bom, enc in _BOM:
+        if data.startswith(bom):
+            return data[len(bom):].decode(enc, "replace"), enc, False
+    tried: list[str] = []
+    for candidate in (normalize_charset(declared), meta_charset(data), "utf-8"):
+        if candidate is None or candidate in tried:
+            continue
+        tried.append(candidate)
+        try:
+            return data.decode(candidate), candidate, False
+        except (UnicodeDecodeError, LookupError):
+            continue
+    return data.decode("cp1252", "replace"), "cp1252", True

@@ -1,0 +1,38 @@
+"""A directory or glob of HTML files: each file is one page (`.html`, `.htm`, `.html.gz`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from thresher.core.document import Document, Malformed, make_doc_id
+from thresher.core.errors import InputError
+from thresher.read.base import Event, Partition, ReadItem, make_ordinal
+from thresher.read.config import InputConfig
+from thresher.read.decode import decode_html
+from thresher.read.sniff import open_binary
+
+
+def read_html_files(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
+    for index, path in enumerate(partition.paths):
+        try:
+            with open_binary(path) as stream:
+                data = stream.read(config.max_record_bytes + 1)
+        except (InputError, OSError, EOFError) as exc:
+            yield Malformed("unreadable_file", path, str(exc) or type(exc).__name__)
+            continue
+        if len(data) > config.max_record_bytes:
+            yield Malformed("too_large", path, f"more than {config.max_record_bytes} bytes")
+            continue
+        if not data.strip():
+            yield Event("empty_file", path)
+            continue
+        html, charset, fell_back = decode_html(data)
+        doc = Document(
+            id=make_doc_id(None, data),
+            html=html,
+            source={"file": path, "charset": charset},
+            ordinal=make_ordinal(partition.index, index),
+        )
+        yield doc
+        if fell_back:
+            yield Event("charset_fallback", path, charset)

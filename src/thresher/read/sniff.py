@@ -1,0 +1,107 @@
+"""Open input files whatever their compression, and recognise their format by magic bytes.
+
+Compression: gzip (`1f 8b`) always; zstd (`28 b5 2f fd`) with the `zstd` extra. Format: looked up
+from the first decompressed bytes (`{` JSONL, `WARC/` WARC, `filedesc://` ARC, `PAR1` Parquet,
+`<` HTML), falling back to the file name.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import sys
+from typing import IO, BinaryIO
+
+from thresher.core.errors import ConfigError, InputError
+
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+PARQUET_MAGIC = b"PAR1"
+
+
+def compression_of(head: bytes) -> str | None:
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(ZSTD_MAGIC):
+        return "zstd"
+    return None
+
+
+def _zstd_reader(raw: BinaryIO) -> BinaryIO:
+    try:
+        import zstandard  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise ConfigError("reading .zst input needs the zstd extra: pip install 'thresher[zstd]'") from exc
+    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)  # type: ignore[no-any-return]
+
+
+def open_binary(path: str) -> BinaryIO:
+    """Open a local file or `-` (stdin) and undo gzip/zstd compression found by magic bytes."""
+    raw: BinaryIO
+    if path == "-":
+        raw = sys.stdin.buffer
+    else:
+        try:
+            raw = open(path, "rb")
+        except FileNotFoundError as exc:
+            raise InputError(f"{path}: no such file") from exc
+        except OSError as exc:
+            raise InputError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+    head = buffered.peek(4)[:4]
+    kind = compression_of(head)
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
+    if kind == "zstd":
+        return _zstd_reader(buffered)
+    return buffered
+
+
+def sniff_format(path: str, head: bytes) -> str | None:
+    """The input format from decompressed leading bytes, else from the file name; None if unknown."""
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if stripped.startswith(PARQUET_MAGIC):
+        return "parquet"
+    if stripped.startswith(b"WARC/"):
+        return "warc"
+    if stripped.startswith(b"filedesc://"):
+        return "warc"  # ARC: read by the archive reader
+    if stripped.startswith((b"{", b"[")):
+        return "jsonl"
+    if stripped[:1] == b"<":
+        return "html"
+    name = path.lower()
+    for suffix in (".gz", ".zst", ".zstd"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    if name.endswith((".jsonl", ".json", ".ndjson")):
+        return "jsonl"
+    if name.endswith((".warc", ".arc", ".wet", ".wat")):
+        return "warc"
+    if name.endswith(".parquet"):
+        return "parquet"
+    if name.endswith((".html", ".htm", ".xhtml")):
+        return "html"
+    return None
+
+
+def peek_decompressed(path: str, n: int = 64) -> bytes:
+    """The first `n` decompressed bytes of a file (empty for an empty or unreadable stream)."""
+    with open(path, "rb") as raw:
+        head = raw.read(4)
+        raw.seek(0)
+        if raw.read(4) == PARQUET_MAGIC:
+            return PARQUET_MAGIC
+        raw.seek(0)
+        kind = compression_of(head)
+        stream: IO[bytes]
+        if kind == "gzip":
+            stream = gzip.GzipFile(fileobj=raw, mode="rb")
+        elif kind == "zstd":
+            stream = _zstd_reader(raw)  # type: ignore[arg-type]
+        else:
+            stream = raw
+        try:
+            return stream.read(n)
+        except (OSError, EOFError):
+            return b""

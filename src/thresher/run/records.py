@@ -1,0 +1,54 @@
+"""Fixed-size binary records exchanged between phases.
+
+Big-endian throughout, so that sorting the raw bytes sorts by (key, ordinal): the group phase
+sorts records without decoding them, and "first" is the lowest ordinal in every bucket.
+
+- key record: key (16 bytes) | member
+- member:     ordinal (u64) | doc id (8 bytes) | text length (u32) | quality score (f32)
+              | payload offset (u64) | payload length (u32)
+- edge:       node a | node b | similarity (f32), where node = ordinal | id | length | quality
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+KEY_LEN = 16
+KEY_RECORD = struct.Struct(">16sQ8sIfQI")
+NODE = struct.Struct(">Q8sIf")
+EDGE = struct.Struct(">Q8sIfQ8sIff")
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    ordinal: int
+    doc_id: bytes
+    length: int
+    quality: float
+
+    @property
+    def id_hex(self) -> str:
+        return self.doc_id.hex()
+
+
+def id_bytes(doc_id: str) -> bytes:
+    """The 8-byte form of a document id (ids are 16 hex digits; anything else is hashed)."""
+    try:
+        raw = bytes.fromhex(doc_id)
+        if len(raw) == 8:
+            return raw
+    except ValueError:
+        pass
+    import hashlib
+
+    return hashlib.blake2b(doc_id.encode(), digest_size=8).digest()
+
+
+def pack_edge(a: Node, b: Node, similarity: float) -> bytes:
+    return EDGE.pack(a.ordinal, a.doc_id, a.length, a.quality, b.ordinal, b.doc_id, b.length, b.quality, similarity)
+
+
+def unpack_edge(raw: bytes) -> tuple[Node, Node, float]:
+    oa, ia, la, qa, ob, ib, lb, qb, sim = EDGE.unpack(raw)
+    return Node(oa, ia, la, qa), Node(ob, ib, lb, qb), sim

@@ -1,0 +1,448 @@
+"""The task functions of a build: pure functions of (context, task spec) → files + a result.
+
+Every engine runs exactly these functions; none of them knows where it runs. A task writes its
+files atomically and its completion marker last, so a killed task leaves no marker and is rerun.
+
+Phases (see docs/architecture.md):
+  scan     one per input partition: read → per-document stages → survivors, rejects, dedup keys
+  group    one per (corpus stage, key partition): group keys, verify candidates, write edges
+  cluster  one: union-find over edges, keeper per cluster, per-partition decisions
+  write    one per input partition: apply decisions, write its pieces of the output shards
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from thresher.config import RunConfig
+from thresher.core.document import Document, Drop, Malformed
+from thresher.core.stats import Stats
+from thresher.pipeline import DocumentChain, build_corpus_stages
+from thresher.read.base import Event, Partition, Skip, ordinal_partition
+from thresher.read.sources import read_partition
+from thresher.run import progress
+from thresher.run.records import KEY_LEN, KEY_RECORD, Node, id_bytes, pack_edge, unpack_edge
+from thresher.run.workdir import WorkDir
+from thresher.write.atomic import atomic_open, dumps_line, write_json_atomic
+from thresher.write.formats import get_format
+
+log = logging.getLogger(__name__)
+
+MALFORMED_LOG_LIMIT = 20  # per partition: located warnings in the log; all of them go to the rejects dir
+
+
+@dataclass(frozen=True, slots=True)
+class TaskContext:
+    config: RunConfig
+    workdir: str
+    key_partitions: int
+    write_rejects: bool
+
+    @property
+    def work(self) -> WorkDir:
+        return WorkDir(self.workdir)
+
+
+def run_task(fn: Callable[..., dict[str, Any]], ctx: TaskContext, task_id: str, *args: Any) -> dict[str, Any]:
+    """Run a task unless its completion marker exists; write the marker (its result) last."""
+    marker = ctx.work.marker(task_id)
+    if marker.exists():
+        cached: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
+        return cached
+    result = fn(ctx, *args)
+    write_json_atomic(marker, result)
+    return result
+
+
+# -- scan ---------------------------------------------------------------------------------------
+
+
+def _gz_writer(path: Path) -> Any:
+    raw = atomic_open(path, "wb")
+    return raw
+
+
+def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
+    config = ctx.config
+    work = ctx.work
+    stats = Stats()
+    chain = DocumentChain(config, stats)
+    corpus = build_corpus_stages(config)
+    P = ctx.key_partitions
+    key_buffers = [[bytearray() for _ in range(P)] for _ in corpus]
+    payload_sizes = [0 for _ in corpus]
+    payload_files = []
+    for stage in corpus:
+        path = work.payload(stage.name, partition.index)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload_files.append(open(path, "wb"))
+    survivors = 0
+    malformed_logged = 0
+    reporter = progress.Throttle("scan")
+    t_read = 0.0
+    with (
+        atomic_open(work.scan_docs(partition.index), "wb") as docs_out,
+        atomic_open(work.scan_malformed(partition.index), "wb") as malformed_out,
+        (atomic_open(work.scan_rejects(partition.index), "wb") if ctx.write_rejects else _NullWriter()) as rejects_out,
+    ):
+        items = read_partition(partition, config.input)
+        while True:
+            t0 = time.perf_counter()
+            item = next(items, None)
+            t_read += time.perf_counter() - t0
+            if item is None:
+                break
+            if isinstance(item, Event):
+                stats.count(f"event/{item.name}")
+                continue
+            stats.record_seen()
+            if isinstance(item, Malformed):
+                stats.record_malformed(item)
+                malformed_out.write(dumps_line({"reason": item.reason, "location": item.location, "detail": item.detail}))
+                if malformed_logged < MALFORMED_LOG_LIMIT:
+                    log.warning("malformed input: %s", item.describe())
+                    malformed_logged += 1
+                reporter.tick(malformed=1)
+                continue
+            if isinstance(item, Skip):
+                stats.record_drop(item.drop, [item.drop])
+                if ctx.write_rejects:
+                    rejects_out.write(
+                        dumps_line({"id": item.doc_id, "url": item.url, "location": item.location, "drop": item.drop.to_record()})
+                    )
+                reporter.tick(dropped=1)
+                continue
+            doc: Document = item
+            outcome = chain.run(doc)
+            if outcome is not None:
+                drop, failures = outcome
+                stats.record_drop(drop, failures)
+                if ctx.write_rejects:
+                    rejects_out.write(dumps_line(reject_record(doc, drop, failures)))
+                reporter.tick(dropped=1)
+                continue
+            t0 = time.perf_counter()
+            member_tail = (id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
+            for si, stage in enumerate(corpus):
+                scanned = stage.scan(doc)
+                if scanned is None:
+                    continue
+                offset = payload_sizes[si]
+                if scanned.payload:
+                    payload_files[si].write(scanned.payload)
+                    payload_sizes[si] += len(scanned.payload)
+                for key in scanned.keys:
+                    k = int.from_bytes(key[:8], "big") % P
+                    key_buffers[si][k] += KEY_RECORD.pack(key[:KEY_LEN], doc.ordinal, *member_tail, offset, len(scanned.payload))
+            stats.add_time("dedup.keys", time.perf_counter() - t0)
+            record = doc.to_record()
+            record["_o"] = doc.ordinal
+            docs_out.write(dumps_line(record))
+            survivors += 1
+            reporter.tick(passed=1)
+    stats.add_time("read", t_read)
+    for f in payload_files:
+        f.close()
+    for si, stage in enumerate(corpus):
+        offsets = [0]
+        with atomic_open(work.keys(stage.name, partition.index), "wb") as out:
+            for buf in key_buffers[si]:
+                out.write(buf)
+                offsets.append(offsets[-1] + len(buf))
+        write_json_atomic(work.keys(stage.name, partition.index).with_suffix(".idx"), offsets)
+    reporter.flush()
+    return {"stats": stats.to_dict(), "survivors": survivors}
+
+
+class _NullWriter:
+    def __enter__(self) -> _NullWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def write(self, data: bytes) -> None:
+        return None
+
+
+def reject_record(doc: Document, drop: Drop, failures: list[Drop] | None = None) -> dict[str, Any]:
+    record = doc.to_record()
+    record["drop"] = drop.to_record()
+    if failures and len(failures) > 1:
+        record["failures"] = [f.to_record() for f in failures]
+    return record
+
+
+# -- group --------------------------------------------------------------------------------------
+
+
+class _Payloads:
+    """Random access to scan payloads by (partition, offset, length); files opened on demand."""
+
+    def __init__(self, work: WorkDir, stage: str) -> None:
+        self.work = work
+        self.stage = stage
+        self.files: dict[int, Any] = {}
+
+    def read(self, ordinal: int, offset: int, length: int) -> bytes:
+        if length == 0:
+            return b""
+        p = ordinal_partition(ordinal)
+        f = self.files.get(p)
+        if f is None:
+            f = self.files[p] = open(self.work.payload(self.stage, p), "rb")
+        return os.pread(f.fileno(), length, offset)
+
+    def close(self) -> None:
+        for f in self.files.values():
+            f.close()
+
+
+def group_task(ctx: TaskContext, stage_index: int, k: int, partitions: list[int]) -> dict[str, Any]:
+    stage = build_corpus_stages(ctx.config)[stage_index]
+    work = ctx.work
+    size = KEY_RECORD.size
+    records: list[bytes] = []
+    for p in partitions:
+        keys_path = work.keys(stage.name, p)
+        offsets = json.loads(keys_path.with_suffix(".idx").read_text())
+        start, end = offsets[k], offsets[k + 1]
+        if end == start:
+            continue
+        with open(keys_path, "rb") as f:
+            f.seek(start)
+            blob = f.read(end - start)
+        records.extend(blob[i : i + size] for i in range(0, len(blob), size))
+    records.sort()
+    payloads = _Payloads(work, stage.name)
+    seen_pairs: set[tuple[int, int]] = set()
+    edges = 0
+    candidates = 0
+    t0 = time.perf_counter()
+    with atomic_open(work.edges(stage.name, k), "wb") as out:
+        i = 0
+        n_records = len(records)
+        while i < n_records:
+            key = records[i][:KEY_LEN]
+            j = i + 1
+            while j < n_records and records[j][:KEY_LEN] == key:
+                j += 1
+            if j - i > 1:
+                members = [KEY_RECORD.unpack(r) for r in records[i:j]]
+                cache: dict[int, bytes] = {}
+                for a, b in stage.candidate_pairs(j - i):
+                    ma, mb = members[a], members[b]
+                    pair = (ma[1], mb[1])
+                    if ma[1] == mb[1] or pair in seen_pairs:
+                        continue
+                    seen_pairs.add(pair)
+                    candidates += 1
+                    pa = cache.get(a)
+                    if pa is None:
+                        pa = cache[a] = payloads.read(ma[1], ma[5], ma[6])
+                    pb = cache.get(b)
+                    if pb is None:
+                        pb = cache[b] = payloads.read(mb[1], mb[5], mb[6])
+                    sim = stage.similarity(pa, pb)
+                    if sim is None:
+                        continue
+                    out.write(pack_edge(Node(ma[1], ma[2], ma[3], ma[4]), Node(mb[1], mb[2], mb[3], mb[4]), sim))
+                    edges += 1
+            i = j
+    payloads.close()
+    stats = Stats()
+    stats.count(f"event/{stage.name}.keys", len(records))
+    stats.count(f"event/{stage.name}.candidates", candidates)
+    stats.count(f"event/{stage.name}.edges", edges)
+    stats.add_time(f"{stage.name}.group", time.perf_counter() - t0)
+    return {"stats": stats.to_dict(), "edges": edges}
+
+
+# -- cluster ------------------------------------------------------------------------------------
+
+
+def _keeper_rank(policy: str) -> Callable[[Node], tuple[Any, ...]]:
+    if policy == "longest":
+        return lambda n: (-n.length, n.ordinal)
+    if policy == "best_quality":
+        return lambda n: (-n.quality, n.ordinal)
+    return lambda n: (n.ordinal,)
+
+
+def cluster_task(ctx: TaskContext, key_partitions: int) -> dict[str, Any]:
+    """Union-find over the verified edges of every corpus stage. Only documents that collide are
+    in memory. Each dropped document is attributed to its direct edge to the keeper when there is
+    one (an earlier stage, e.g. exact, wins over a later one), else to its strongest edge."""
+    work = ctx.work
+    stages = build_corpus_stages(ctx.config)
+    parent: dict[int, int] = {}
+    nodes: dict[int, Node] = {}
+    # per node: best (stage priority, -similarity) edge to each neighbour
+    adjacency: dict[int, dict[int, tuple[int, float]]] = defaultdict(dict)
+
+    def find(x: int) -> int:
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    size = 52
+    for si, stage in enumerate(stages):
+        for k in range(key_partitions):
+            path = work.edges(stage.name, k)
+            if not path.exists():
+                continue
+            blob = path.read_bytes()
+            for off in range(0, len(blob), size):
+                a, b, sim = unpack_edge(blob[off : off + size])
+                for n in (a, b):
+                    if n.ordinal not in parent:
+                        parent[n.ordinal] = n.ordinal
+                        nodes[n.ordinal] = n
+                ra, rb = find(a.ordinal), find(b.ordinal)
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
+                for x, y in ((a.ordinal, b.ordinal), (b.ordinal, a.ordinal)):
+                    best = adjacency[x].get(y)
+                    if best is None or (si, -sim) < (best[0], -best[1]):
+                        adjacency[x][y] = (si, sim)
+    components: dict[int, list[int]] = defaultdict(list)
+    for o in parent:
+        components[find(o)].append(o)
+    rank = _keeper_rank(ctx.config.dedup.keep)
+    decisions: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for members in components.values():
+        keeper = min((nodes[o] for o in members), key=rank)
+        cluster_id = keeper.id_hex
+        for o in members:
+            if o == keeper.ordinal:
+                continue
+            links = adjacency[o]
+            if keeper.ordinal in links:
+                via = keeper.ordinal
+                si, sim = links[keeper.ordinal]
+            else:
+                via, (si, sim) = min(links.items(), key=lambda kv: (kv[1][0], -kv[1][1], kv[0]))
+            stage = stages[si]
+            detail: dict[str, Any] = {"kept_id": keeper.id_hex, "cluster": cluster_id}
+            if via != keeper.ordinal:
+                detail["via_id"] = nodes[via].id_hex
+            drop = Drop(stage.name, stage.reason, value=round(sim, 4), limit=getattr(stage, "threshold", None), detail=detail)
+            decisions[ordinal_partition(o)].append({"o": o, "drop": drop.to_record()})
+        decisions[ordinal_partition(keeper.ordinal)].append(
+            {"o": keeper.ordinal, "keep": {"duplicates": len(members) - 1, "cluster": cluster_id}}
+        )
+    dropped_per_partition: dict[str, int] = {}
+    for p, items in decisions.items():
+        items.sort(key=lambda d: d["o"])
+        with atomic_open(work.decisions(p), "wb") as out:
+            for d in items:
+                out.write(dumps_line(d))
+        dropped_per_partition[str(p)] = sum(1 for d in items if "drop" in d)
+    return {"dropped": dropped_per_partition, "clusters": len(components), "nodes": len(nodes)}
+
+
+# -- write --------------------------------------------------------------------------------------
+
+
+def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
+    """Apply the cluster decisions to one partition's survivors and write its pieces of the
+    output shards: global kept index g goes to shard g // shard_max_records."""
+    config = ctx.config
+    work = ctx.work
+    fmt = get_format(config.output.format, config.output.compression_level)
+    per_shard = config.output.shard_max_records
+    decisions: dict[int, dict[str, Any]] = {}
+    decisions_path = work.decisions(p)
+    if decisions_path.exists():
+        with open(decisions_path, "rb") as f:
+            for line in f:
+                d = json.loads(line)
+                decisions[d["o"]] = d
+    stats = Stats()
+    pieces: list[list[Any]] = []
+    reporter = progress.Throttle("write")
+    include_annotations = config.output.include_annotations
+
+    def kept_records() -> Any:
+        with open(work.scan_docs(p), "rb") as f:
+            for line in f:
+                record = json.loads(line)
+                o = record.pop("_o")
+                decision = decisions.get(o)
+                if decision is not None and "drop" in decision:
+                    drop = Drop.from_record(decision["drop"])
+                    stats.record_drop(drop, [drop])
+                    if ctx.write_rejects:
+                        record["drop"] = decision["drop"]
+                        rejects_out.write(dumps_line(record))
+                    reporter.tick(dropped=1)
+                    continue
+                if decision is not None:
+                    annotations = record.setdefault("annotations", {})
+                    annotations["dedup.duplicates"] = decision["keep"]["duplicates"]
+                    annotations["dedup.cluster"] = decision["keep"]["cluster"]
+                if not include_annotations:
+                    record.pop("annotations", None)
+                stats.record_kept()
+                reporter.tick(kept=1)
+                yield record
+
+    g = global_start
+    with (atomic_open(work.write_rejects(p), "wb") if ctx.write_rejects else _NullWriter()) as rejects_out:
+        records = kept_records()
+        pending = next(records, None)
+        while pending is not None:
+            shard = g // per_shard
+            room = (shard + 1) * per_shard - g
+
+            def take(first: dict[str, Any] = pending, room: int = room) -> Any:
+                yield first
+                for _ in range(room - 1):
+                    nxt = next(records, None)
+                    if nxt is None:
+                        return
+                    yield nxt
+
+            path = work.piece(shard, p, fmt.suffix)
+            n = fmt.write_piece(take(), path)
+            pieces.append([shard, str(path), n])
+            g += n
+            pending = next(records, None)
+    reporter.flush()
+    return {"stats": stats.to_dict(), "pieces": pieces, "kept": g - global_start}
+
+
+def malformed_examples(work: WorkDir, partitions: list[int], limit: int = 50) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for p in partitions:
+        path = work.scan_malformed(p)
+        if not path.exists():
+            continue
+        with open(path, "rb") as f:
+            for line in f:
+                out.append(json.loads(line))
+                if len(out) >= limit:
+                    return out
+    return out
+
+
+def gzip_concat(sources: list[Path], dest: Path) -> None:
+    """Compress text files into one gzip file (deterministic header)."""
+    with atomic_open(dest, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+        for src in sources:
+            if src.exists():
+                with open(src, "rb") as f:
+                    while chunk := f.read(1 << 20):
+                        gz.write(chunk)

@@ -1,0 +1,95 @@
+"""The work directory: where tasks leave their files and completion markers.
+
+Layout under `OUT/.work/` (one concept per folder):
+
+    plan.json                  config hash, partitions, key partitions: a resume must match it
+    lock                       flock'd by the running build (two builds on one output are refused)
+    stdin.bin                  standard input spooled once, so every phase can re-read it
+    done/<task>.json           completion marker = the task's result (stats, counts)
+    scan/p000000.docs.jsonl    documents that passed the per-document stages, in ordinal order
+    scan/p000000.rejects.jsonl dropped documents with their Drop (only with --rejects)
+    scan/p000000.malformed.jsonl  malformed records with location
+    keys/<stage>/p000000.keys  fixed-size key records, grouped by key partition (+ .idx offsets)
+    payload/<stage>/p000000.bin  verification payloads (signatures), addressed from key records
+    edges/<stage>/k0000.edges  verified duplicate edges of one key partition
+    decisions/p000000.jsonl    per-partition drops and keeper annotations from the cluster phase
+    pieces/s00000-p000000.*    each write task's share of each output shard
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import IO
+
+from thresher.core.errors import WorkDirError
+
+
+class WorkDir:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def path(self, *parts: str) -> Path:
+        return self.root.joinpath(*parts)
+
+    def marker(self, task_id: str) -> Path:
+        return self.root / "done" / f"{task_id}.json"
+
+    def scan_docs(self, p: int) -> Path:
+        return self.root / "scan" / f"p{p:06d}.docs.jsonl"
+
+    def scan_rejects(self, p: int) -> Path:
+        return self.root / "scan" / f"p{p:06d}.rejects.jsonl"
+
+    def scan_malformed(self, p: int) -> Path:
+        return self.root / "scan" / f"p{p:06d}.malformed.jsonl"
+
+    def keys(self, stage: str, p: int) -> Path:
+        return self.root / "keys" / stage / f"p{p:06d}.keys"
+
+    def payload(self, stage: str, p: int) -> Path:
+        return self.root / "payload" / stage / f"p{p:06d}.bin"
+
+    def edges(self, stage: str, k: int) -> Path:
+        return self.root / "edges" / stage / f"k{k:04d}.edges"
+
+    def decisions(self, p: int) -> Path:
+        return self.root / "decisions" / f"p{p:06d}.jsonl"
+
+    def piece(self, shard: int, p: int, suffix: str) -> Path:
+        return self.root / "pieces" / f"s{shard:05d}-p{p:06d}{suffix}"
+
+    def write_rejects(self, p: int) -> Path:
+        return self.root / "rejects" / f"p{p:06d}.jsonl"
+
+
+class BuildLock:
+    """An exclusive flock on `lock` in the work dir, released when the process ends, even by kill -9."""
+
+    def __init__(self, workdir: WorkDir) -> None:
+        self.path = workdir.path("lock")
+        self.handle: IO[str] | None = None
+
+    def __enter__(self) -> BuildLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path, "a+")
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            handle.close()
+            raise WorkDirError(
+                f"another build is running on this output (lock held: {self.path}); wait for it or use another -o"
+            ) from exc
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self.handle = handle
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.handle is not None:
+            fcntl.flock(self.handle.fileno(), fcntl.LOCK_UN)
+            self.handle.close()
+            self.handle = None

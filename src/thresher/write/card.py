@@ -1,0 +1,80 @@
+"""The dataset card: a README.md in the output folder that says what the dataset is, how it was
+made and how to read it, generated from the manifest and the stats (no clock, no host names)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def render_card(manifest: dict[str, Any], stats: dict[str, Any]) -> str:
+    seen = stats.get("seen", 0) or 0
+
+    def pct(n: int) -> str:
+        return f"{100.0 * n / seen:.1f}%" if seen else "-"
+
+    lines = [
+        "# Dataset card",
+        "",
+        f"Built by thresher {manifest['thresher_version']} (`thresher build`), config hash `{manifest['config_hash']}`.",
+        "",
+        "## Contents",
+        "",
+        f"- {manifest['records']} documents in {len(manifest['shards'])} shard(s) of format `{manifest['format']}`,"
+        f" {manifest['bytes']} bytes in all.",
+        f"- Input: {len(manifest['inputs'])} file(s); {seen} records seen.",
+        f"- Kept {stats.get('kept', 0)} ({pct(stats.get('kept', 0))}), dropped {stats.get('dropped', 0)}"
+        f" ({pct(stats.get('dropped', 0))}), malformed {stats.get('malformed', 0)} ({pct(stats.get('malformed', 0))}).",
+        "",
+        "## Why documents were dropped",
+        "",
+    ]
+    drops = stats.get("drops", {})
+    if drops:
+        lines += ["| stage | reason | documents |", "|---|---|---:|"]
+        for stage, reasons in drops.items():
+            for reason, n in reasons.items():
+                lines.append(f"| {stage} | {reason} | {n} |")
+    else:
+        lines.append("Nothing was dropped.")
+    failures = stats.get("rule_failures", {})
+    if failures:
+        lines += ["", "Rule failures (a document can fail several rules of one set):", "",
+                  "| stage | rule | failures |", "|---|---|---:|"]
+        for stage, reasons in failures.items():
+            for reason, n in reasons.items():
+                lines.append(f"| {stage} | {reason} | {n} |")
+    extractor = manifest.get("extractor") or {}
+    lines += [
+        "",
+        "## How it was made",
+        "",
+        f"- Extractor: {extractor.get('name', '?')} {extractor.get('version', '')}".rstrip(),
+        "- Stages: read → extract → normalize → quality → exact dedup → near dedup → write.",
+        "- Every dropped document is attributed to a rule with the measured value and the bound it crossed;"
+        " `stats.json` holds the full breakdown.",
+        "",
+        "Resolved configuration:",
+        "",
+        "```json",
+        json.dumps(manifest["config"], indent=2, sort_keys=True),
+        "```",
+        "",
+        "## Record schema",
+        "",
+        "Each line of a shard is one JSON object: `id` (stable, from URL and original content), `url`, `title`,"
+        " `text`, optional `fetched_at`, `source` (provenance: input file and record position), `metadata`"
+        " (input fields kept as they were), `annotations` (per-stage keys such as `dedup.duplicates`).",
+        "",
+        "## Reading it",
+        "",
+        "```python",
+        "from thresher import read_shards   # checks every shard against manifest.json",
+        "for record in read_shards('path/to/this/folder'):",
+        "    ...",
+        "```",
+        "",
+        "`thresher verify path/to/this/folder` checks the shards' sizes and sha256 against the manifest.",
+        "",
+    ]
+    return "\n".join(lines)

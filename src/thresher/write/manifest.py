@@ -1,0 +1,118 @@
+"""The manifest: the dataset's table of contents, written last.
+
+`manifest.json` lists every shard with its record count, byte size and sha256, the resolved config
+and its hash, and the versions that produced it; `complete: true` is only ever written by a finished
+build. `read_shards` reads through the manifest (never by globbing), so a missing, truncated or
+altered shard raises instead of silently yielding fewer records; `verify_dataset` checks without
+reading records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from thresher.core.errors import DatasetError
+
+MANIFEST = "manifest.json"
+FORMAT_VERSION = 1
+
+
+def file_digest(path: Path) -> tuple[int, str]:
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+            size += len(chunk)
+    return size, h.hexdigest()
+
+
+def load_manifest(dataset: str | Path) -> dict[str, Any]:
+    path = Path(dataset) / MANIFEST
+    try:
+        manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise DatasetError(f"{path}: no manifest (not a thresher dataset, or the build did not finish)") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: manifest is not valid JSON: {exc}") from exc
+    if not manifest.get("complete"):
+        raise DatasetError(f"{path}: the manifest does not mark the dataset complete")
+    return manifest
+
+
+@dataclass(frozen=True, slots=True)
+class ShardProblem:
+    shard: str
+    problem: str  # missing | size | checksum | records
+
+    def describe(self) -> str:
+        return f"{self.shard}: {self.problem}"
+
+
+def check_shard(root: Path, entry: dict[str, Any]) -> ShardProblem | None:
+    path = root / entry["path"]
+    if not path.is_file():
+        return ShardProblem(entry["path"], "missing")
+    size, digest = file_digest(path)
+    if size != entry["bytes"]:
+        return ShardProblem(entry["path"], f"size {size} bytes, manifest says {entry['bytes']} (truncated or altered)")
+    if digest != entry["sha256"]:
+        return ShardProblem(entry["path"], "sha256 differs from the manifest (altered)")
+    return None
+
+
+def verify_dataset(dataset: str | Path, count_records: bool = False) -> list[ShardProblem]:
+    """Every problem found in a dataset against its manifest (empty list: the dataset is intact)."""
+    root = Path(dataset)
+    manifest = load_manifest(root)
+    problems = []
+    for entry in manifest["shards"]:
+        problem = check_shard(root, entry)
+        if problem is None and count_records:
+            n = sum(1 for _ in _read_records(root / entry["path"], manifest.get("format", "jsonl.gz")))
+            if n != entry["records"]:
+                problem = ShardProblem(entry["path"], f"{n} records, manifest says {entry['records']}")
+        if problem is not None:
+            problems.append(problem)
+    return problems
+
+
+def _read_records(path: Path, fmt: str) -> Iterator[dict[str, Any]]:
+    if fmt == "parquet":
+        import pyarrow.parquet as pq  # type: ignore[import-not-found]
+
+        for batch in pq.ParquetFile(path).iter_batches():
+            yield from batch.to_pylist()
+        return
+    import gzip
+
+    with gzip.open(path, "rb") as f:
+        for line in f:
+            yield json.loads(line)
+
+
+def read_shards(dataset: str | Path, verify: bool = True) -> Iterator[dict[str, Any]]:
+    """Every record of a dataset, shard by shard, in order. Each shard is checked against the
+    manifest before its records are yielded; any problem raises `DatasetError`."""
+    root = Path(dataset)
+    manifest = load_manifest(root)
+    fmt = manifest.get("format", "jsonl.gz")
+    for entry in manifest["shards"]:
+        if verify:
+            problem = check_shard(root, entry)
+            if problem is not None:
+                raise DatasetError(f"{root}: {problem.describe()}")
+        n = 0
+        try:
+            for record in _read_records(root / entry["path"], fmt):
+                n += 1
+                yield record
+        except (OSError, EOFError, json.JSONDecodeError) as exc:
+            raise DatasetError(f"{root / entry['path']}: unreadable: {exc}") from exc
+        if n != entry["records"]:
+            raise DatasetError(f"{root / entry['path']}: {n} records, manifest says {entry['records']}")
