@@ -1,0 +1,257 @@
+"""The byte stream under the archive reader: undoes gzip and remembers where every byte came from.
+
+An archive is read as one logical stream of uncompressed bytes. For a gzip file that stream is the
+concatenation of its members, and every logical position maps back to (file offset of the member
+that holds it, offset inside the decompressed member). With one member per record (the usual
+layout) the record starts at inner offset 0, and the member offset alone locates it; with one
+member for the whole file the inner offset does.
+
+Damage never stops the stream: bytes between members that are not gzip are skipped to the next
+member header, a member that fails to decompress is abandoned at the failure and reading goes on at
+the next member header. Each such region is recorded in `problems` (reason, file offset, detail),
+and a failure inside a member also leaves a *gap*: reads stop there as at the end of the file until
+`resume()` is called, so the record that straddles the damage is seen to be truncated rather than
+silently spliced onto the bytes of the next member.
+"""
+
+from __future__ import annotations
+
+import bisect
+import zlib
+from typing import BinaryIO
+
+GZIP_MAGIC = b"\x1f\x8b\x08"
+_CHUNK = 1 << 16
+_OUT_CHUNK = 1 << 20
+_OTHER_COMPRESSION = {
+    b"\x28\xb5\x2f\xfd": "zstd",
+    b"\x04\x22\x4d\x18": "lz4",
+    b"BZh": "bzip2",
+    b"\xfd7zXZ": "xz",
+}
+
+
+def other_compression(head: bytes) -> str | None:
+    """The name of a compression this reader does not undo, found by magic bytes, else None."""
+    for magic, name in _OTHER_COMPRESSION.items():
+        if head.startswith(magic):
+            return name
+    return None
+
+
+class ArchiveStream:
+    """Buffered, line-oriented reads over the uncompressed bytes of `raw`, opened at file offset
+    `start` (the stream must be positioned there)."""
+
+    def __init__(self, raw: BinaryIO, start: int = 0) -> None:
+        self.raw = raw
+        self.start = start
+        head = self._raw_read_peek()
+        self.gzip = head.startswith(GZIP_MAGIC[:2])
+        self.problems: list[tuple[str, int, str]] = []
+        self.truncated_member: int | None = None  # file offset of a gzip member cut off by the end of file
+        self.at_gap = False
+        self._buf = b""
+        self._pos = 0
+        self._base = 0  # logical offset of _buf[0]
+        self._eof = False
+        # gzip state
+        self._cbuf = head
+        self._cpos = start  # file offset of _cbuf[0]
+        self._dec: zlib._Decompress | None = None
+        self._member_off = start
+        self._logical_end = 0  # logical offset just past everything decompressed so far
+        self._member_starts: list[int] = []  # logical start of each member seen
+        self._member_offsets: list[int] = []  # its file offset
+        self._raw_eof = False
+
+    # -- raw input --------------------------------------------------------------------------------
+
+    def _raw_read_peek(self) -> bytes:
+        return self.raw.read(_CHUNK)
+
+    def _fill_cbuf(self) -> bool:
+        if self._raw_eof:
+            return False
+        data = self.raw.read(_CHUNK)
+        if not data:
+            self._raw_eof = True
+            return False
+        self._cbuf = self._cbuf + data if self._cbuf else data
+        return True
+
+    def _advance_c(self, n: int) -> None:
+        self._cbuf = self._cbuf[n:]
+        self._cpos += n
+
+    def _skip_to_member(self, reason: str, region_start: int, detail: str) -> None:
+        """Drop compressed bytes up to the next gzip member header, recording the region skipped."""
+        while True:
+            i = self._cbuf.find(GZIP_MAGIC)
+            if i >= 0:
+                self._advance_c(i)
+                break
+            keep = min(len(self._cbuf), len(GZIP_MAGIC) - 1)
+            self._advance_c(len(self._cbuf) - keep)
+            if not self._fill_cbuf():
+                self._advance_c(len(self._cbuf))
+                break
+        self.problems.append((reason, region_start, f"{detail}; {self._cpos - region_start} bytes skipped"))
+
+    # -- decompression ----------------------------------------------------------------------------
+
+    def _next_chunk(self) -> bytes | None:
+        """The next piece of uncompressed data; None at the end of the file or at a new gap."""
+        if not self.gzip:
+            if self._cbuf:
+                data, self._cbuf = self._cbuf, b""
+            else:
+                data = self.raw.read(_CHUNK)
+            if not data:
+                return None
+            if not self._member_starts:
+                self._member_starts.append(0)
+                self._member_offsets.append(self.start)
+            self._logical_end += len(data)
+            return data
+        while True:
+            if self._dec is None:
+                if len(self._cbuf) < 18:
+                    self._fill_cbuf()
+                if not self._cbuf:
+                    return None
+                if not self._cbuf.startswith(GZIP_MAGIC):
+                    self._skip_to_member("not_gzip", self._cpos, "bytes that are not a gzip member")
+                    continue
+                self._dec = zlib.decompressobj(31)
+                self._member_off = self._cpos
+                self._member_starts.append(self._logical_end)
+                self._member_offsets.append(self._cpos)
+            if not self._cbuf and not self._fill_cbuf():
+                # the file ends inside this member
+                self.truncated_member = self._member_off
+                self._dec = None
+                return None
+            before = len(self._cbuf)
+            try:
+                out = self._dec.decompress(self._cbuf, _OUT_CHUNK)
+            except zlib.error as exc:
+                self._dec = None
+                if self._cpos == self._member_off:
+                    self._advance_c(1)  # do not find this member's own header again
+                self._skip_to_member("bad_gzip", self._member_off, f"gzip member does not decompress ({exc})")
+                self.at_gap = True
+                return None
+            if self._dec.eof:
+                rest = self._dec.unused_data
+                self._dec = None
+            else:
+                rest = self._dec.unconsumed_tail
+            self._advance_c(before - len(rest))
+            if out:
+                self._logical_end += len(out)
+                return out
+
+    # -- logical reads ----------------------------------------------------------------------------
+
+    def _more(self) -> bool:
+        """Append the next chunk to the buffer; False at the end of the file or at a gap."""
+        if self._eof or self.at_gap:
+            return False
+        data = self._next_chunk()
+        if data is None:
+            if not self.at_gap:
+                self._eof = True
+            return False
+        if self._pos:
+            self._base += self._pos
+            self._buf = self._buf[self._pos:] + data
+            self._pos = 0
+        else:
+            self._buf = self._buf + data if self._buf else data
+        return True
+
+    def resume(self) -> None:
+        """Read on past a gap left by a damaged gzip member."""
+        self.at_gap = False
+
+    def tell(self) -> int:
+        """The logical position of the next byte."""
+        return self._base + self._pos
+
+    def locate(self, logical: int) -> tuple[int, int]:
+        """(file offset, inner offset) of a logical position: the member that holds it and the offset
+        inside it, or the file offset and 0 for an uncompressed file."""
+        if not self.gzip:
+            return self.start + logical, 0
+        i = bisect.bisect_right(self._member_starts, logical) - 1
+        if i < 0:
+            return self.start, logical
+        return self._member_offsets[i], logical - self._member_starts[i]
+
+    def forget_before(self, logical: int) -> None:
+        """Drop member bookkeeping no later `locate` will ask about."""
+        i = bisect.bisect_right(self._member_starts, logical) - 1
+        if i > 64:
+            del self._member_starts[:i]
+            del self._member_offsets[:i]
+
+    def peek(self, n: int) -> bytes:
+        while len(self._buf) - self._pos < n and self._more():
+            pass
+        return self._buf[self._pos:self._pos + n]
+
+    def readline(self, limit: int) -> bytes:
+        """Bytes up to and including the next newline, at most `limit` of them; b"" at the end."""
+        while True:
+            i = self._buf.find(b"\n", self._pos, self._pos + limit)
+            if i >= 0:
+                line = self._buf[self._pos:i + 1]
+                self._pos = i + 1
+                return line
+            if len(self._buf) - self._pos >= limit or not self._more():
+                n = min(limit, len(self._buf) - self._pos)
+                line = self._buf[self._pos:self._pos + n]
+                self._pos += n
+                return line
+
+    def read(self, n: int) -> bytes:
+        """Up to `n` bytes; fewer only at the end of the file or at a gap."""
+        avail = len(self._buf) - self._pos
+        if avail >= n:
+            out = self._buf[self._pos:self._pos + n]
+            self._pos += n
+            return out
+        parts = [self._buf[self._pos:]]
+        got = avail
+        self._base += len(self._buf)
+        self._buf, self._pos = b"", 0
+        while got < n and self._more():
+            take = self._buf[: n - got]
+            parts.append(take)
+            got += len(take)
+            self._pos = len(take)
+        return b"".join(parts)
+
+    def skip(self, n: int) -> int:
+        """Skip up to `n` bytes without holding them; returns how many were skipped."""
+        done = 0
+        while done < n:
+            avail = len(self._buf) - self._pos
+            if avail == 0 and not self._more():
+                break
+            take = min(n - done, len(self._buf) - self._pos)
+            self._pos += take
+            done += take
+        return done
+
+    def unread(self, data: bytes) -> None:
+        """Put back bytes just read (they must be exactly the bytes before the current position)."""
+        if not data:
+            return
+        if self._pos >= len(data):
+            self._pos -= len(data)
+            return
+        self._buf = data + self._buf[self._pos:]
+        self._base -= len(data)
+        self._pos = 0
