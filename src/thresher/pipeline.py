@@ -14,7 +14,7 @@ from typing import Any
 
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop, Malformed
-from thresher.core.stages import CorpusStage, Stage, apply_stage
+from thresher.core.stages import CorpusStage, RuleSet, Stage, apply_stage
 from thresher.core.stats import Stats
 from thresher.normalize.text import Normalize
 
@@ -59,7 +59,8 @@ class DocumentChain:
             drops = apply_stage(stage, doc)
             timings[stage.name] = timings.get(stage.name, 0.0) + time.perf_counter() - t0
             if drops:
-                return drops[0], drops
+                # only a rule set reports a failure histogram; other stages have one reason
+                return drops[0], (drops if isinstance(stage, RuleSet) else [])
         return None
 
 
@@ -130,7 +131,7 @@ class Pipeline:
                 for index in self.indexes:
                     drop = index.check_and_add(doc)
                     if drop is not None:
-                        outcome = (drop, [drop])
+                        outcome = (drop, [])
                         break
             if outcome is not None:
                 stats.record_drop(outcome[0], outcome[1])

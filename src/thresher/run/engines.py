@@ -52,7 +52,7 @@ class LocalEngine:
 def _worker_init(q: Any, log_level: int) -> None:
     import logging
 
-    logging.basicConfig(level=log_level, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=log_level, format="thresher: %(levelname)s: %(message)s")
     progress.install(lambda phase, counts: q.put((phase, counts)))
 
 

@@ -114,7 +114,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
                 reporter.tick(malformed=1)
                 continue
             if isinstance(item, Skip):
-                stats.record_drop(item.drop, [item.drop])
+                stats.record_drop(item.drop)
                 if ctx.write_rejects:
                     rejects_out.write(
                         dumps_line({"id": item.doc_id, "url": item.url, "location": item.location, "drop": item.drop.to_record()})
@@ -383,7 +383,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
                 decision = decisions.get(o)
                 if decision is not None and "drop" in decision:
                     drop = Drop.from_record(decision["drop"])
-                    stats.record_drop(drop, [drop])
+                    stats.record_drop(drop)
                     if ctx.write_rejects:
                         record["drop"] = decision["drop"]
                         rejects_out.write(dumps_line(record))

@@ -1,0 +1,1 @@
+"""CLI verbs, one module each, registered by thresher.cli."""

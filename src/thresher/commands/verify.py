@@ -1,0 +1,29 @@
+"""`thresher verify DATASET`: check every shard against the manifest; the exit code says."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from thresher.write.manifest import load_manifest, verify_dataset
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("verify", help="check a dataset against its manifest", description=__doc__)
+    p.add_argument("dataset", help="dataset directory (holding manifest.json)")
+    p.add_argument("--records", action="store_true", help="also decompress and count every shard's records")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing; the exit code says")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    manifest = load_manifest(args.dataset)
+    problems = verify_dataset(args.dataset, count_records=args.records)
+    if not args.quiet:
+        for problem in problems:
+            print(f"thresher: FAIL {problem.describe()}", file=sys.stderr)
+        if not problems:
+            n = len(manifest["shards"])
+            print(f"ok: {n} shard(s), {manifest['records']} records match {args.dataset}/manifest.json")
+    return 1 if problems else 0

@@ -1,0 +1,1 @@
+"""Human-facing rendering: progress lines and reports."""
