@@ -1,0 +1,160 @@
+"""The archive reader on FastWARC (the `fast` extra): same documents, same provenance, as the pure
+reader in `warc`.
+
+FastWARC only frames records here (decompression, WARC header parsing, reading the block); every
+payload decision goes through the shared `warc_payload.to_items`, so a record framed alike gives
+identical items. Framing is trusted only where it can be checked to agree with the pure reader:
+
+- each record must end exactly where the next begins (or the file ends): for an uncompressed file
+  the next record sits at `start + header + block + 4`; for gzip, every record starts a member whose
+  trailer (ISIZE, the uncompressed size) equals `header + block + 4`;
+- the header length is recomputed from the fields as `Name: value\\r\\n` lines, so any unusual
+  spacing, folding or damage fails the check;
+- the block must have its declared length.
+
+At the first record that fails a check (or when FastWARC raises or stops early) the pure reader takes
+over from that record's offset, with the same record numbering, and reports whatever is wrong there.
+Files FastWARC does not frame (ARC, one gzip member for the whole file, other compressions) are read
+by the pure reader from the start.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from thresher.core.document import Malformed
+from thresher.read.base import Partition, ReadItem
+from thresher.read.config import InputConfig
+from thresher.read.warc import iter_records, read_records_as_items
+from thresher.read.warc_config import WarcConfig
+from thresher.read.warc_payload import RawRecord
+from thresher.read.warc_stream import GZIP_MAGIC
+
+
+def fast_available() -> bool:
+    try:
+        import fastwarc.warc  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _pread(fd: int, n: int, offset: int) -> bytes:
+    return os.pread(fd, n, offset) if offset >= 0 else b""
+
+
+def _header_size(headers: Any) -> int:
+    """Bytes of a WARC header written in the canonical form (version line, `Name: value` lines,
+    blank line)."""
+    size = len(headers.status_line_bytes) + 2 + 2
+    for key, value in headers.items_bytes():
+        size += len(key) + 2 + len(value) + 2
+    return size
+
+
+def _headers_dict(headers: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in headers.items_bytes():
+        name = key.strip().lower().decode("latin-1")
+        if name not in out:
+            out[name] = value.strip().decode("utf-8", "replace")
+    return out
+
+
+class _FastFramer:
+    """Yields the records FastWARC frames and the checks confirm; `resume_at` and `resume_index`
+    say where the pure reader must take over (None: the whole file was read)."""
+
+    def __init__(self, path: str, cap: int) -> None:
+        self.path = path
+        self.cap = cap
+        self.resume_at: int | None = 0
+        self.resume_index = 0
+
+    def records(self) -> Iterator[RawRecord]:
+        from fastwarc.warc import ArchiveIterator  # type: ignore[import-not-found]
+
+        with open(self.path, "rb") as fh:
+            fd = fh.fileno()
+            size = os.fstat(fd).st_size
+            head = _pread(fd, 16, 0)
+            gzip = head.startswith(GZIP_MAGIC)
+            if not (gzip or head.startswith(b"WARC/")):
+                return  # ARC, other compressions, leading garbage: the pure reader's job
+            pending: RawRecord | None = None
+            pending_end = 0  # where the next record must start (uncompressed) / header+block+4 (gzip)
+            index = 0
+            try:
+                for rec in ArchiveIterator(fh, parse_http=False, fsspec_args=False):
+                    pos = rec.stream_pos
+                    if pending is None:
+                        if pos != 0:
+                            return
+                    elif not self._follows(fd, pending, pending_end, pos, gzip):
+                        return
+                    else:
+                        yield pending
+                        self.resume_at, self.resume_index = pos, index
+                    headers = _headers_dict(rec.headers)
+                    length_text = headers.get("content-length", "")
+                    if not length_text.isdigit():
+                        return
+                    length = int(length_text)
+                    if length > self.cap:
+                        if length != rec.content_length:
+                            return
+                        block = None  # left unread: the iterator skips it
+                    else:
+                        block = rec.reader.read()
+                        if len(block) != length:
+                            return
+                    rtype = headers.get("warc-type", "").lower()
+                    pending = RawRecord("warc", rtype, headers, block, length, pos, 0, index)
+                    pending_end = _header_size(rec.headers) + length + 4
+                    index += 1
+            except Exception:  # noqa: BLE001 - whatever FastWARC cannot read, the pure reader reports
+                return
+            if pending is not None and self._follows(fd, pending, pending_end, size, gzip):
+                yield pending
+                self.resume_at = None
+            elif pending is None and size == 0:
+                self.resume_at = None
+
+    @staticmethod
+    def _follows(fd: int, prev: RawRecord, prev_size: int, pos: int, gzip: bool) -> bool:
+        """Whether a record at `pos` (or the end of the file) starts exactly where `prev` ends."""
+        if not gzip:
+            return pos == prev.offset + prev_size
+        if pos <= prev.offset:
+            return False
+        tail = _pread(fd, 7, pos - 4)
+        isize = int.from_bytes(tail[:4], "little")
+        return isize == prev_size % (1 << 32) and (len(tail) == 4 or tail[4:7] == GZIP_MAGIC)
+
+
+def iter_records_fast(path: str, max_record_bytes: int, wcfg: WarcConfig, first_index: int = 0) -> Iterator[RawRecord | ReadItem]:
+    """Framed records of one file: FastWARC for the checked prefix, the pure reader for the rest."""
+    framer = _FastFramer(path, max_record_bytes)
+    try:
+        for rec in framer.records():
+            rec.index += first_index
+            yield rec
+    except OSError as exc:
+        yield Malformed("unreadable_file", path, exc.strerror or str(exc))
+        return
+    if framer.resume_at is not None:
+        yield from iter_records(
+            path, max_record_bytes, wcfg, start=framer.resume_at, first_index=first_index + framer.resume_index
+        )
+
+
+def read_warc_fast(partition: Partition, config: InputConfig, wcfg: WarcConfig) -> Iterator[ReadItem]:
+    from thresher.read.warc import _Counter
+
+    first = 0
+    for path in partition.paths:
+        counter = _Counter(iter_records_fast(path, config.max_record_bytes, wcfg, first))
+        yield from read_records_as_items(counter, path, partition.index, config, wcfg)
+        first = counter.next_index
