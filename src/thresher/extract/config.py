@@ -22,3 +22,6 @@ class ExtractConfig:
     )
     timeout_s: float | None = setting(10.0, "per-page extraction time limit in seconds")
     min_text_chars: int | None = setting(1, "drop pages whose extracted text is shorter (empty_text)")
+    max_control_char_ratio: float | None = setting(
+        0.05, "pages whose first 8 KiB has a larger share of control characters are dropped as binary_content"
+    )

@@ -1,0 +1,333 @@
+"""Score main-content extractors on the shared extraction sets, side by side, in one run.
+
+Sets (under ../shared/data/extraction):
+- `aeb`: scored as the Article Extraction Benchmark scores it. Tokens are `\\w+` matches (case kept);
+  per page, the multisets of 4-token shingles of the prediction and of `articleBody` give tp/fp/fn,
+  each divided by their sum; precision = mean tp/(tp+fp) over pages with tp+fp > 0, recall = mean
+  tp/(tp+fn) over pages with tp+fn > 0 (a page with fp = fn = 0 scores 1 on both); F1 is the
+  harmonic mean of the two means. 95% bootstrap intervals resample pages (1,000 draws, seed 0).
+- `trafilatura`: trafilatura's evaluation: a `with` snippet found is a true positive, missed a false
+  negative; a `without` snippet found is a false positive, absent a true negative. Precision, recall,
+  F1 and accuracy over all snippets, overall and per page language (`<html lang>`, else unknown).
+- `readability`: Mozilla Readability's test pages: exact title match (case and space folded) and
+  content similarity = shingle F1 (as for AEB) against the text of the expected output.
+
+Extractors: `thresher` (this checkout), `trafilatura`, `trafilatura_precision` (favor_precision),
+`resiliparse` (main_content) and `websieve` (0.1.2). Peers run in `benchmarks/.venvs/peers`:
+
+    python -m venv benchmarks/.venvs/peers
+    benchmarks/.venvs/peers/bin/pip install 'trafilatura==2.*' resiliparse websieve==0.1.2
+
+Each extractor runs in its own subprocess (`extraction_worker.py`), one core, pages in the same
+order; pages/s counts only the extraction call (reading and decoding are excluded for everyone).
+
+    python benchmarks/extraction_eval.py                   # everything, writes results + docs
+    python benchmarks/extraction_eval.py --extractors thresher --sets aeb --no-write
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gzip
+import json
+import os
+import platform
+import random
+import re
+import subprocess
+import sys
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data" / "extraction"
+WORKER = Path(__file__).resolve().parent / "extraction_worker.py"
+PEERS_PY = Path(__file__).resolve().parent / ".venvs" / "peers" / "bin" / "python"
+RESULTS = ROOT / "benchmarks" / "results" / "extraction.json"
+DOC = ROOT / "docs" / "extraction.md"
+ALL_EXTRACTORS = ("thresher", "trafilatura", "trafilatura_precision", "resiliparse", "websieve")
+ALL_SETS = ("aeb", "trafilatura", "readability")
+
+_TOKEN = re.compile(r"\w+")
+
+
+# -- AEB scoring ------------------------------------------------------------------------------
+
+def shingles(text: str, n: int = 4) -> Counter[tuple[str, ...]]:
+    tokens = _TOKEN.findall(text or "")
+    grams: Counter[tuple[str, ...]] = Counter()
+    for i in range(max(1, len(tokens) - n + 1)):
+        gram = tuple(tokens[i:i + n])
+        if gram:
+            grams[gram] += 1
+    return grams
+
+
+def shingle_counts(true: str, pred: str) -> tuple[float, float, float]:
+    """Normalized (tp, fp, fn) of one page."""
+    t, p = shingles(true), shingles(pred)
+    tp = fp = fn = 0
+    for key in t.keys() | p.keys():
+        a, b = t.get(key, 0), p.get(key, 0)
+        tp += min(a, b)
+        fp += max(0, b - a)
+        fn += max(0, a - b)
+    s = tp + fp + fn
+    if s == 0:
+        return 0.0, 0.0, 0.0
+    return tp / s, fp / s, fn / s
+
+
+def prf(counts: list[tuple[float, float, float]]) -> tuple[float, float, float]:
+    precisions, recalls = [], []
+    for tp, fp, fn in counts:
+        if fp == 0 and fn == 0:
+            precisions.append(1.0)
+            recalls.append(1.0)
+            continue
+        if tp + fp > 0:
+            precisions.append(tp / (tp + fp))
+        if tp + fn > 0:
+            recalls.append(tp / (tp + fn))
+    p = sum(precisions) / len(precisions) if precisions else 0.0
+    r = sum(recalls) / len(recalls) if recalls else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return p, r, f
+
+
+def bootstrap(counts: list[tuple[float, float, float]], draws: int = 1000, seed: int = 0) -> dict[str, list[float]]:
+    rng = random.Random(seed)
+    n = len(counts)
+    ps, rs, fs = [], [], []
+    for _ in range(draws):
+        sample = [counts[rng.randrange(n)] for _ in range(n)]
+        p, r, f = prf(sample)
+        ps.append(p)
+        rs.append(r)
+        fs.append(f)
+
+    def ci(xs: list[float]) -> list[float]:
+        xs.sort()
+        return [round(xs[int(0.025 * len(xs))], 4), round(xs[int(0.975 * len(xs)) - 1], 4)]
+
+    return {"precision": ci(ps), "recall": ci(rs), "f1": ci(fs)}
+
+
+# -- the sets -----------------------------------------------------------------------------------
+
+def aeb_pages(limit: int | None) -> tuple[list[dict[str, str]], dict[str, str]]:
+    truth = json.loads((DATA / "aeb" / "ground-truth.json").read_text())
+    ids = sorted(truth)[:limit]
+    pages = [{"id": i, "path": str(DATA / "aeb" / "html" / f"{i}.html.gz")} for i in ids]
+    return pages, {i: truth[i]["articleBody"] for i in ids}
+
+
+def trafilatura_pages(limit: int | None) -> tuple[list[dict[str, str]], dict[str, dict[str, Any]]]:
+    data = json.loads((DATA / "trafilatura-eval" / "evaldata.json").read_text())
+    pages, gold = [], {}
+    for url in sorted(data)[:limit]:
+        entry = data[url]
+        path = DATA / "trafilatura-eval" / "pages" / (entry["file"] + ".gz")
+        if not path.exists():
+            path = DATA / "trafilatura-eval" / "pages" / entry["file"]
+            if not path.exists():
+                continue
+        pages.append({"id": url, "path": str(path)})
+        gold[url] = entry
+    return pages, gold
+
+
+class _TextOf(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+def html_to_text(html: str) -> str:
+    parser = _TextOf()
+    parser.feed(html)
+    return " ".join(" ".join(parser.parts).split())
+
+
+def readability_pages(limit: int | None) -> tuple[list[dict[str, str]], dict[str, dict[str, Any]]]:
+    base = DATA / "readability"
+    pages, gold = [], {}
+    for case in sorted(p.name for p in base.iterdir() if p.is_dir())[:limit]:
+        src = base / case / "source.html.gz"
+        exp = base / case / "expected.html.gz"
+        meta = base / case / "expected-metadata.json"
+        if not (src.exists() and exp.exists() and meta.exists()):
+            continue
+        pages.append({"id": case, "path": str(src)})
+        gold[case] = {
+            "text": html_to_text(gzip.decompress(exp.read_bytes()).decode("utf-8", "replace")),
+            "meta": json.loads(meta.read_text()),
+        }
+    return pages, gold
+
+
+_LANG = re.compile(rb"<html[^>]*\slang\s*=\s*[\"']?([A-Za-z]{2,3})", re.I)
+
+
+def page_language(path: str) -> str:
+    raw = gzip.decompress(Path(path).read_bytes()) if path.endswith(".gz") else Path(path).read_bytes()
+    m = _LANG.search(raw[:20000])
+    return m.group(1).decode().lower() if m else "unknown"
+
+
+def _fold(text: str) -> str:
+    return " ".join((text or "").split())
+
+
+def score_trafilatura(outputs: dict[str, dict[str, Any]], gold: dict[str, dict[str, Any]],
+                      langs: dict[str, str]) -> dict[str, Any]:
+    def tally(ids: list[str]) -> dict[str, Any]:
+        tp = fn = fp = tn = 0
+        for i in ids:
+            text = _fold(outputs[i]["text"])
+            for s in gold[i]["with"]:
+                if _fold(s) in text:
+                    tp += 1
+                else:
+                    fn += 1
+            for s in gold[i]["without"]:
+                if _fold(s) in text:
+                    fp += 1
+                else:
+                    tn += 1
+        p = tp / (tp + fp) if tp + fp else 0.0
+        r = tp / (tp + fn) if tp + fn else 0.0
+        f = 2 * p * r / (p + r) if p + r else 0.0
+        acc = (tp + tn) / (tp + tn + fp + fn) if tp + tn + fp + fn else 0.0
+        return {"pages": len(ids), "precision": round(p, 4), "recall": round(r, 4), "f1": round(f, 4),
+                "accuracy": round(acc, 4)}
+
+    ids = [i for i in gold if i in outputs]
+    result = tally(ids)
+    by_lang: dict[str, list[str]] = {}
+    for i in ids:
+        by_lang.setdefault(langs.get(i, "unknown"), []).append(i)
+    result["by_language"] = {
+        lang: tally(members) for lang, members in sorted(by_lang.items(), key=lambda kv: -len(kv[1])) if len(members) >= 10
+    }
+    return result
+
+
+def score_aeb(outputs: dict[str, dict[str, Any]], gold: dict[str, str]) -> dict[str, Any]:
+    counts = [shingle_counts(gold[i], outputs[i]["text"]) for i in gold if i in outputs]
+    p, r, f = prf(counts)
+    return {"pages": len(counts), "precision": round(p, 4), "recall": round(r, 4), "f1": round(f, 4),
+            "ci95": bootstrap(counts)}
+
+
+def score_readability(outputs: dict[str, dict[str, Any]], gold: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    titles = []
+    counts = []
+    for i, g in gold.items():
+        if i not in outputs:
+            continue
+        expected = (g["meta"].get("title") or "").strip()
+        got = outputs[i].get("title") or ""
+        if expected:
+            titles.append(_fold(expected).lower() == _fold(got).lower())
+        counts.append(shingle_counts(g["text"], outputs[i]["text"]))
+    p, r, f = prf(counts)
+    return {"pages": len(counts), "title_match": round(sum(titles) / len(titles), 4) if titles else None,
+            "content_precision": round(p, 4), "content_recall": round(r, 4), "content_f1": round(f, 4)}
+
+
+# -- running ----------------------------------------------------------------------------------
+
+def run_extractor(name: str, pages: list[dict[str, str]]) -> tuple[dict[str, dict[str, Any]], str, float, int]:
+    python = sys.executable if name.startswith("thresher") else str(PEERS_PY)
+    if not Path(python).exists():
+        raise SystemExit(f"{name}: peer environment missing at {python} (see this script's docstring)")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") if name.startswith("thresher") else "",
+               OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    proc = subprocess.run([python, str(WORKER), name], input=json.dumps(pages), capture_output=True, text=True,
+                          env=env, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"{name} worker failed:\n{proc.stderr[-3000:]}")
+    lines = proc.stdout.splitlines()
+    header = json.loads(lines[0])
+    outputs = {}
+    seconds = 0.0
+    errors = 0
+    for line in lines[1:]:
+        rec = json.loads(line)
+        outputs[rec["id"]] = rec
+        seconds += rec["seconds"]
+        errors += rec["error"] is not None
+    return outputs, header["version"], seconds, errors
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--extractors", default=",".join(ALL_EXTRACTORS))
+    ap.add_argument("--sets", default=",".join(ALL_SETS))
+    ap.add_argument("--limit", type=int, default=None, help="first N pages of each set (sorted by id)")
+    ap.add_argument("--no-write", action="store_true", help="print only; do not write results and docs")
+    ap.add_argument("--dump", help="write each extractor's outputs to this folder (for inspection)")
+    args = ap.parse_args(argv)
+    if not DATA.is_dir():
+        print(f"evaluation data not found at {DATA}", file=sys.stderr)
+        return 1
+    extractors = [e for e in args.extractors.split(",") if e]
+    sets = [s for s in args.sets.split(",") if s]
+    loaded: dict[str, tuple[list[dict[str, str]], Any]] = {}
+    if "aeb" in sets:
+        loaded["aeb"] = aeb_pages(args.limit)
+    if "trafilatura" in sets:
+        loaded["trafilatura"] = trafilatura_pages(args.limit)
+    if "readability" in sets:
+        loaded["readability"] = readability_pages(args.limit)
+    langs = {p["id"]: page_language(p["path"]) for p in loaded["trafilatura"][0]} if "trafilatura" in loaded else {}
+
+    results: dict[str, Any] = {"extractors": {}}
+    for name in extractors:
+        entry: dict[str, Any] = {}
+        total_pages = 0
+        total_seconds = 0.0
+        for set_name, (pages, gold) in loaded.items():
+            outputs, version, seconds, errors = run_extractor(name, pages)
+            entry["version"] = version
+            total_pages += len(pages)
+            total_seconds += seconds
+            if set_name == "aeb":
+                scored = score_aeb(outputs, gold)
+            elif set_name == "trafilatura":
+                scored = score_trafilatura(outputs, gold, langs)
+            else:
+                scored = score_readability(outputs, gold)
+            scored["pages_per_s"] = round(len(pages) / seconds, 1) if seconds else None
+            scored["errors"] = errors
+            entry[set_name] = scored
+            if args.dump:
+                d = Path(args.dump) / name / set_name
+                d.mkdir(parents=True, exist_ok=True)
+                for i, rec in outputs.items():
+                    safe = re.sub(r"[^A-Za-z0-9._-]", "_", i)[:150]
+                    (d / f"{safe}.txt").write_text(rec["text"] or "")
+            print(f"{name:<22} {set_name:<12} {json.dumps({k: v for k, v in scored.items() if k not in ('ci95', 'by_language')})}",
+                  flush=True)
+        entry["pages_per_s"] = round(total_pages / total_seconds, 1) if total_seconds else None
+        results["extractors"][name] = entry
+    results["machine"] = {"platform": platform.platform(), "python": platform.python_version(),
+                          "processor": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
+    results["date"] = datetime.date.today().isoformat()
+    results["limit"] = args.limit
+    if not args.no_write:
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+        print(f"wrote {RESULTS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

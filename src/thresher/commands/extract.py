@@ -1,0 +1,77 @@
+"""`thresher extract PAGE`: print the main content of one HTML page (a file, `.html.gz`, or `-` for
+stdin) as text, or with `--json` as an object with title, text, metadata and tables."""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import time
+from typing import Any, Literal, get_args, get_origin
+
+from thresher.core.config import flat_fields, from_dict
+from thresher.core.errors import InputError
+from thresher.extract.base import ExtractionTimeout
+from thresher.extract.config import ExtractConfig
+from thresher.extract.registry import get_extractor
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("extract", help="print the main content of one HTML page", description=__doc__)
+    p.add_argument("page", help="HTML file (.html or .html.gz), or - for stdin")
+    p.add_argument("--json", action="store_true", help="print title, text, metadata and tables as JSON")
+    p.add_argument("--url", default=None, help="the page's URL (helps resolve metadata)")
+    for ff in flat_fields(ExtractConfig):
+        if ff.flag is None:
+            continue
+        choices = get_args(ff.type) if get_origin(ff.type) is Literal else None
+        p.add_argument(ff.flag, dest=ff.path[-1], default=None, choices=choices,
+                       help=f"{ff.help} (default: {ff.default})")
+    p.set_defaults(handler=run)
+
+
+def read_page(path: str) -> str:
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"{path}: not a readable gzip file: {exc}") from exc
+    try:
+        from thresher.read.decode import decode_html
+    except ImportError:  # the reader package is optional for this verb
+        return data.decode("utf-8", "replace")
+    return decode_html(data)[0]
+
+
+def run(args: argparse.Namespace) -> int:
+    overrides = {ff.path[-1]: getattr(args, ff.path[-1]) for ff in flat_fields(ExtractConfig)
+                 if ff.flag is not None and getattr(args, ff.path[-1], None) is not None}
+    config: ExtractConfig = from_dict(ExtractConfig, overrides, "extract")
+    extractor = get_extractor(config)
+    html = read_page(args.page)
+    deadline = time.monotonic() + config.timeout_s if config.timeout_s is not None else None
+    try:
+        result = extractor.extract(html, url=args.url, deadline=deadline)
+    except ExtractionTimeout as exc:
+        raise InputError(f"{args.page}: extraction passed the {config.timeout_s} s time limit") from exc
+    if args.json:
+        out = {"title": result.title, "text": result.text, "metadata": result.metadata,
+               "extractor": extractor.name, "extractor_version": extractor.version()}
+        if config.tables == "split":
+            out["tables"] = result.tables
+        sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(result.text + ("\n" if result.text else ""))
+        if config.tables == "split":
+            for table in result.tables:
+                sys.stdout.write("\n" + table + "\n")
+    return 0

@@ -1,0 +1,228 @@
+"""Cut a parsed page into text blocks (paragraphs, headings, list items, code, quotes, tables).
+
+A block is the text between two block-level boundaries, attributed to the nearest block-level
+element that owns it. Content selection scores blocks; rendering turns the chosen ones into plain
+text or Markdown. The walk is iterative; removed subtrees (flag `REMOVED`) are skipped.
+"""
+
+from __future__ import annotations
+
+import time
+
+from thresher.extract.base import ExtractionTimeout
+from thresher.extract.tree import BR, Node, iter_text
+
+REMOVED = 1
+
+BLOCK_TAGS = frozenset(
+    "address article aside blockquote body center dd details dialog dir div dl dt fieldset figcaption figure "
+    "footer form frame frameset h1 h2 h3 h4 h5 h6 header hgroup hr li main menu nav noframes noscript ol p pre "
+    "section summary table tbody td tfoot th thead tr ul caption legend option output #root".split()
+)
+_HEADING_LEVEL = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_CHECK_EVERY = 1024
+
+
+class Block:
+    __slots__ = ("kind", "text", "owner", "text_len", "link_len", "level", "ordered", "score", "table")
+
+    def __init__(self, kind: str, text: str, owner: Node, text_len: int, link_len: int, level: int = 0,
+                 ordered: bool = False, table: list[list[str]] | None = None) -> None:
+        self.kind = kind  # p, heading, li, pre, quote, table, caption
+        self.text = text
+        self.owner = owner
+        self.text_len = text_len
+        self.link_len = link_len
+        self.level = level  # heading level, or list nesting depth
+        self.ordered = ordered
+        self.score = 0.0
+        self.table = table
+
+    @property
+    def link_density(self) -> float:
+        return self.link_len / self.text_len if self.text_len else 0.0
+
+    def __repr__(self) -> str:
+        return f"Block({self.kind}, {self.text[:40]!r})"
+
+
+def _clean_lines(parts: list[str]) -> str:
+    raw = "".join(parts)
+    if BR not in raw:
+        return " ".join(raw.split())
+    lines = [" ".join(line.split()) for line in raw.split(BR)]
+    return "\n".join(line for line in lines if line)
+
+
+def _nonspace(text: str) -> int:
+    return len(text) - text.count(" ") - text.count("\n")
+
+
+def is_data_table(table: Node) -> bool:
+    """A table of data (rendered as a pipe table) rather than page layout (walked as blocks)."""
+    rows = 0
+    max_cells = 0
+    cells = 0
+    stack: list[Node | str] = list(table.children)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            continue
+        tag = item.tag
+        if tag == "table":
+            return False  # nested tables: layout
+        if tag in ("p", "div", "ul", "ol", "pre", "blockquote", "h1", "h2", "h3", "form", "section", "article"):
+            if item.text_len > 200:
+                return False
+        if tag == "tr":
+            rows += 1
+            n = sum(1 for c in item.children if not isinstance(c, str) and c.tag in ("td", "th"))
+            max_cells = max(max_cells, n)
+        elif tag in ("td", "th"):
+            cells += 1
+        stack.extend(item.children)
+    if rows < 2 or max_cells < 2:
+        return False
+    return table.text_len / max(cells, 1) < 400
+
+
+def table_rows(table: Node) -> list[list[str]]:
+    """Cell texts, row by row; `colspan` cells are followed by empty cells to keep columns aligned."""
+    rows: list[list[str]] = []
+    stack: list[Node | str] = list(reversed(table.children))
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str) or item.flags & REMOVED:
+            continue
+        if item.tag == "tr":
+            row: list[str] = []
+            for cell in item.children:
+                if isinstance(cell, str) or cell.tag not in ("td", "th") or cell.flags & REMOVED:
+                    continue
+                text = " ".join("".join(iter_text(cell)).split()).replace("|", "\\|")
+                row.append(text)
+                try:
+                    span = int(cell.get("colspan", "1") or 1)
+                except ValueError:
+                    span = 1
+                row.extend([""] * max(0, min(span, 50) - 1))
+            if any(row):
+                rows.append(row)
+        else:
+            stack.extend(reversed(item.children))
+    return rows
+
+
+def render_table(rows: list[list[str]]) -> str:
+    width = max(len(r) for r in rows)
+    lines = []
+    for i, row in enumerate(rows):
+        cells = row + [""] * (width - len(row))
+        lines.append("| " + " | ".join(cells) + " |")
+        if i == 0:
+            lines.append("|" + "|".join(["---"] * width) + "|")
+    return "\n".join(lines)
+
+
+def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED) -> list[Block]:
+    """The blocks under `root`, in document order."""
+    blocks: list[Block] = []
+    parts: list[str] = []
+    link_chars = 0
+    owners: list[Node] = [root]
+    list_stack: list[bool] = []  # ordered?
+    link_depth = 0
+    ticks = 0
+
+    def flush() -> None:
+        nonlocal parts, link_chars
+        if not parts:
+            return
+        text = _clean_lines(parts)
+        parts = []
+        links = link_chars
+        link_chars = 0
+        if not text:
+            return
+        owner = owners[-1]
+        tag = owner.tag
+        n = _nonspace(text)
+        if tag in _HEADING_LEVEL:
+            blocks.append(Block("heading", text, owner, n, links, _HEADING_LEVEL[tag]))
+        elif tag == "li":
+            blocks.append(Block("li", text, owner, n, links, len(list_stack), bool(list_stack and list_stack[-1])))
+        elif tag == "blockquote":
+            blocks.append(Block("quote", text, owner, n, links))
+        elif tag in ("figcaption", "caption"):
+            blocks.append(Block("caption", text, owner, n, links))
+        elif tag in ("dt",):
+            blocks.append(Block("dt", text, owner, n, links))
+        else:
+            blocks.append(Block("p", text, owner, n, links))
+
+    # stack items: a Node to enter, or the int -1 - index marking the exit of owners[-1]
+    stack: list[Node | str | int] = [root]
+    while stack:
+        ticks += 1
+        if ticks >= _CHECK_EVERY:
+            ticks = 0
+            if deadline is not None and time.monotonic() > deadline:
+                raise ExtractionTimeout("segmentation passed the deadline")
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+            if link_depth:
+                link_chars += _nonspace(item)
+            continue
+        if isinstance(item, int):
+            if item == -2:
+                link_depth -= 1
+                continue
+            flush()
+            node = owners.pop()
+            if node.tag in ("ul", "ol", "menu", "dir") and list_stack:
+                list_stack.pop()
+            continue
+        node = item
+        if node.flags & skip_flags:
+            continue
+        tag = node.tag
+        if tag == "a":
+            link_depth += 1
+            stack.append(-2)
+            stack.extend(reversed(node.children))
+            continue
+        if tag not in BLOCK_TAGS or node is root:
+            if tag in ("img", "input", "image"):
+                continue
+            if tag == "hr":
+                flush()
+                continue
+            if node is root:
+                stack.append(-1)
+                owners.append(node)
+            stack.extend(reversed(node.children))
+            continue
+        flush()
+        if tag == "pre":
+            text = "".join(iter_text(node)).replace(BR, "\n").strip("\n")
+            if text.strip():
+                blocks.append(Block("pre", text, node, _nonspace(text), 0))
+            continue
+        if tag == "table" and is_data_table(node):
+            rows = table_rows(node)
+            if rows:
+                rendered = render_table(rows)
+                n = sum(_nonspace(c) for r in rows for c in r)
+                blocks.append(Block("table", rendered, node, n, node.link_len, table=rows))
+            continue
+        if tag in ("ul", "ol", "menu", "dir"):
+            list_stack.append(tag == "ol")
+        owners.append(node)
+        stack.append(-1)
+        stack.extend(reversed(node.children))
+    flush()
+    for b in blocks:
+        if b.link_len > b.text_len:
+            b.link_len = b.text_len
+    return blocks

@@ -1,0 +1,274 @@
+"""The built-in main-content extractor (standard library only).
+
+1. Parse iteratively (`tree.parse`) and read the page's declared metadata.
+2. Mark boilerplate subtrees: non-text tags, page furniture (`nav`, `aside`, `footer`, `header`,
+   ARIA landmark roles), hidden elements, and class/id vocabulary (comments, share bars, cookie
+   banners, related links, ads...). A marked subtree that holds most of the page's text is kept:
+   some sites put such classes on their outermost wrapper.
+3. Cut the page into blocks and give each a goodness: long, sentence-like, link-poor text is
+   positive; link lists and stock phrases are negative. When the page declares its `articleBody` in
+   JSON-LD, agreement with it is the goodness instead.
+4. The main content is the subtree with the largest total goodness (a maximum-sum subtree, so text
+   split across sibling containers is kept together while a link-heavy sidebar is not).
+5. Inside it, drop link lists, stock phrases and trailing furniture; render text or Markdown.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import thresher
+from thresher.extract.base import Extraction, ExtractionTimeout
+from thresher.extract.blocks import REMOVED, Block, segment
+from thresher.extract.hints import (
+    BOILER_LINE,
+    DROP_TAGS,
+    FURNITURE_ROLES,
+    FURNITURE_TAGS,
+    NEGATIVE,
+    POSITIVE,
+    class_id,
+    is_hidden,
+    role,
+)
+from thresher.extract.metadata import article_body_hint, declared_titles, extract_metadata
+from thresher.extract.tree import HtmlDocument, Node, parse, text_of
+
+# A marked subtree holding more than this share of the page's text is a page wrapper, not furniture.
+_WRAPPER_SHARE = 0.5
+_WORD = re.compile(r"\w+")
+_SENTENCE_END = re.compile(r"[.!?…。！？:;\"”»)]\s*$")
+_CHECK_EVERY = 4096
+
+
+def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_noscript: bool = False) -> None:
+    total = doc.root.text_len or 1
+    ticks = 0
+    for node in doc.nodes[1:]:
+        ticks += 1
+        if ticks >= _CHECK_EVERY:
+            ticks = 0
+            if deadline is not None and time.monotonic() > deadline:
+                raise ExtractionTimeout("cleaning passed the deadline")
+        parent = node.parent
+        if parent is not None and parent.flags & REMOVED:
+            node.flags |= REMOVED
+            continue
+        tag = node.tag
+        if tag in DROP_TAGS:
+            if not (keep_noscript and tag == "noscript"):
+                node.flags |= REMOVED
+            continue
+        share = node.text_len / total
+        if share > _WRAPPER_SHARE:
+            continue
+        if tag in FURNITURE_TAGS:
+            node.flags |= REMOVED
+            continue
+        if not node.raw_attrs:
+            continue
+        if is_hidden(node) or role(node) in FURNITURE_ROLES:
+            node.flags |= REMOVED
+            continue
+        ci = class_id(node)
+        if ci and NEGATIVE.search(ci):
+            if POSITIVE.search(ci) and (share > 0.15 or node.text_len > 1000):
+                continue
+            node.flags |= REMOVED
+
+
+def goodness(b: Block) -> float:
+    """How much a block looks like main-content text (positive) or furniture (negative)."""
+    n = b.text_len
+    ld = b.link_density
+    if b.kind == "heading":
+        return 0.0
+    if ld > 0.5:
+        return -float(n)
+    if b.kind == "table":
+        return 0.3 * n * (1.0 - ld)
+    if n < 25:
+        return -0.5 * n
+    score = n * (1.0 - 2.0 * ld)
+    if n < 150:
+        score *= n / 150.0
+    if not _SENTENCE_END.search(b.text) and n < 100:
+        score *= 0.3
+    return score
+
+
+def _tokens(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _hint_scores(blocks: list[Block], hint: str) -> tuple[list[float], list[float]]:
+    """Per block: goodness from agreement with the declared article body, and the agreeing share."""
+    vocab = set(_tokens(hint))
+    scores: list[float] = []
+    shares: list[float] = []
+    for b in blocks:
+        toks = _tokens(b.text)
+        if not toks:
+            scores.append(0.0)
+            shares.append(0.0)
+            continue
+        hit = sum(1 for t in toks if t in vocab)
+        share = hit / len(toks)
+        shares.append(share)
+        scores.append(hit - 2.0 * (len(toks) - hit) if b.kind != "heading" else 0.0)
+    return scores, shares
+
+
+def best_subtree(doc: HtmlDocument, blocks: list[Block], scores: list[float]) -> Node:
+    """The node whose subtree has the largest total block score (the deepest one on ties)."""
+    acc = [0.0] * len(doc.nodes)
+    for b, s in zip(blocks, scores, strict=True):
+        acc[b.owner.index] += s
+    nodes = doc.nodes
+    for node in reversed(nodes):
+        if node.parent is not None:
+            acc[node.parent.index] += acc[node.index]
+    best = doc.root
+    best_score = acc[0]
+    for node in nodes:
+        s = acc[node.index]
+        if s >= best_score and s > 0:
+            best, best_score = node, s
+    return best
+
+
+def _norm(text: str) -> str:
+    return " ".join(_tokens(text))
+
+
+def choose_title(doc: HtmlDocument) -> str | None:
+    declared = declared_titles(doc)
+    h1s = []
+    for node in doc.nodes:
+        if node.tag == "h1" and not (node.flags & REMOVED and node.parent and node.parent.tag in DROP_TAGS):
+            t = text_of(node)
+            if t:
+                h1s.append(t)
+            if len(h1s) >= 5:
+                break
+    norm_declared = [_norm(d) for d in declared]
+    for h in h1s:
+        nh = _norm(h)
+        if nh and any(nh in d or (d and d in nh) for d in norm_declared):
+            return h
+    if declared:
+        return declared[0]
+    return h1s[0] if h1s else None
+
+
+def filter_blocks(chosen: list[Block], title: str | None) -> list[Block]:
+    out: list[Block] = []
+    for b in chosen:
+        if b.link_density > 0.5 and b.kind != "table":
+            continue
+        if b.text_len < 80 and BOILER_LINE.match(b.text.strip(" .:!|»›>-–—")):
+            continue
+        out.append(b)
+    # the title repeated as the first heading
+    if title and out and out[0].kind == "heading" and _norm(out[0].text) == _norm(title):
+        out.pop(0)
+    # trailing furniture: headings with nothing under them, short non-sentences
+    while out and (out[-1].kind == "heading" or (
+            out[-1].kind in ("p", "caption") and out[-1].text_len < 40 and not _SENTENCE_END.search(out[-1].text))):
+        out.pop()
+    return out
+
+
+class BuiltinExtractor:
+    """Main content, title and metadata of a page, standard library only. See the module docstring."""
+
+    name = "builtin"
+
+    def __init__(self, text_format: str = "text", tables: str = "keep") -> None:
+        self.text_format = text_format
+        self.tables = tables
+
+    def version(self) -> str:
+        return thresher.__version__
+
+    def extract(self, html: str, url: str | None = None, deadline: float | None = None) -> Extraction:
+        doc = parse(html, deadline)
+        metadata = extract_metadata(doc, url)
+        mark_boilerplate(doc, deadline)
+        title = choose_title(doc)
+        blocks = segment(doc.root, deadline)
+        chosen = self._select(doc, blocks, title)
+        if not chosen:
+            chosen = self._fallback(doc, deadline)
+        text, tables = render(chosen, self.text_format, self.tables)
+        return Extraction(text=text, title=title, metadata=metadata, tables=tables)
+
+    def _select(self, doc: HtmlDocument, blocks: list[Block], title: str | None) -> list[Block]:
+        if not blocks:
+            return []
+        hint = article_body_hint(doc)
+        shares: list[float] | None = None
+        if hint:
+            scores, shares = _hint_scores(blocks, hint)
+            root = best_subtree(doc, blocks, scores)
+            covered = sum(len(_tokens(b.text)) for b in blocks if root.contains(b.owner))
+            if covered == 0:
+                shares = None
+                root = best_subtree(doc, blocks, [goodness(b) for b in blocks])
+            elif len(_tokens(hint)) < 0.7 * covered:
+                shares = None  # a teaser or truncated body: choose with it, do not filter with it
+        else:
+            root = best_subtree(doc, blocks, [goodness(b) for b in blocks])
+        chosen = []
+        for i, b in enumerate(blocks):
+            if not root.contains(b.owner) and b.owner is not root:
+                continue
+            if shares is not None and b.kind not in ("heading", "table") and len(b.text) > 20 and shares[i] < 0.5:
+                continue
+            chosen.append(b)
+        return filter_blocks(chosen, title)
+
+    def _fallback(self, doc: HtmlDocument, deadline: float | None) -> list[Block]:
+        """Nothing looked like main content: keep every link-poor block, noscript fallbacks included."""
+        for node in doc.nodes:
+            node.flags &= ~REMOVED
+        for node in doc.nodes[1:]:
+            if node.parent is not None and node.parent.flags & REMOVED or node.tag in DROP_TAGS and node.tag != "noscript":
+                node.flags |= REMOVED
+        blocks = segment(doc.root, deadline)
+        return [b for b in blocks if b.link_density <= 0.5 or b.text_len > 200]
+
+
+def render(blocks: list[Block], text_format: str, tables_mode: str) -> tuple[str, list[str]]:
+    markdown = text_format == "markdown"
+    pieces: list[tuple[str, str]] = []
+    tables: list[str] = []
+    for b in blocks:
+        kind = b.kind
+        if kind == "table":
+            if tables_mode == "split":
+                tables.append(b.text)
+            elif tables_mode == "keep":
+                pieces.append((kind, b.text))
+            continue
+        if kind == "heading":
+            pieces.append((kind, ("#" * b.level + " " + b.text) if markdown else b.text))
+        elif kind == "li":
+            indent = "  " * max(0, b.level - 1) if markdown else ""
+            bullet = "1. " if b.ordered and markdown else "- "
+            pieces.append((kind, indent + bullet + b.text.replace("\n", " ")))
+        elif kind == "pre":
+            pieces.append((kind, "```\n" + b.text + "\n```" if markdown else b.text))
+        elif kind == "quote" and markdown:
+            pieces.append((kind, "\n".join("> " + line for line in b.text.split("\n"))))
+        else:
+            pieces.append((kind, b.text))
+    if not pieces:
+        return "", tables
+    sep = "\n\n" if markdown else "\n"
+    out = [pieces[0][1]]
+    for (prev, _), (kind, text) in zip(pieces, pieces[1:], strict=False):
+        out.append("\n" if kind == "li" and prev == "li" else sep)
+        out.append(text)
+    return "".join(out), tables

@@ -1,0 +1,58 @@
+"""Adapter for trafilatura (the `trafilatura` extra), behind the extractor protocol.
+
+trafilatura cannot be interrupted, so the deadline is checked when it returns: a page that took
+too long still becomes a `timeout` drop, as with the built-in extractor.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from thresher.core.errors import ConfigError
+from thresher.extract.base import Extraction, ExtractionTimeout
+
+_META_KEYS = {"author": "author", "date": "date", "description": "description", "url": "canonical_url",
+              "sitename": "sitename"}
+
+
+def _import() -> Any:
+    try:
+        import trafilatura
+    except ImportError as exc:
+        raise ConfigError(
+            "extractor 'trafilatura' needs the trafilatura extra: pip install 'thresher[trafilatura]'"
+        ) from exc
+    return trafilatura
+
+
+class TrafilaturaExtractor:
+    name = "trafilatura"
+
+    def __init__(self, text_format: str = "text", tables: str = "keep") -> None:
+        self._lib = _import()
+        self.text_format = text_format
+        self.tables = tables
+
+    def version(self) -> str:
+        return str(self._lib.__version__)
+
+    def extract(self, html: str, url: str | None = None, deadline: float | None = None) -> Extraction:
+        lib = self._lib
+        doc = lib.bare_extraction(
+            html,
+            url=url,
+            output_format="markdown" if self.text_format == "markdown" else "txt",
+            include_tables=self.tables != "drop",
+            with_metadata=True,
+        )
+        if deadline is not None and time.monotonic() > deadline:
+            raise ExtractionTimeout("trafilatura passed the deadline")
+        if doc is None:
+            return Extraction(text="")
+        data = doc.as_dict() if hasattr(doc, "as_dict") else dict(doc)
+        text = data.get("text") or ""
+        metadata = {ours: data[theirs] for theirs, ours in _META_KEYS.items() if data.get(theirs)}
+        if data.get("language"):
+            metadata["lang"] = data["language"]
+        return Extraction(text=text, title=data.get("title") or None, metadata=metadata)

@@ -1,0 +1,332 @@
+"""A forgiving, iterative HTML tree builder (standard library only).
+
+It is not a full HTML5 parser: it tokenizes with one compiled pattern, builds the tree with an
+explicit stack and applies the few implied-end-tag rules that matter for text extraction (`p`, `li`,
+table cells, `dt`/`dd`, `option`, headings). It never recurses, so a page nested 100,000 levels deep
+costs the same as a flat one: elements opened beyond `MAX_DEPTH` are not materialized and their text
+flows into the deepest open element.
+
+Raw-text elements (`script`, `style`, `svg`, `math`, `template`, `textarea`, `title`) are skipped
+in one search for their end tag; `application/ld+json` scripts are kept for metadata. Along the
+way the builder records what the page declares in `<head>`: `<title>`, `<meta>`, `<link>` and
+`<html lang>`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from html import unescape
+
+from thresher.extract.base import ExtractionTimeout
+
+# Deeper elements are flattened into their deepest materialized ancestor. Real pages stay far
+# below this (the deepest of the ~1,300 evaluation pages nests about 60 levels).
+MAX_DEPTH = 256
+# How many tokens between two deadline checks.
+_CHECK_EVERY = 2048
+# A <br> in the tree: a line break that is not source-formatting whitespace.
+BR = "\u2028"
+
+VOID = frozenset(
+    "area base basefont bgsound br col embed frame hr image img input keygen link meta param source track wbr".split()
+)
+# Skipped in one search for the end tag; their content is never text of the page.
+RAW_SKIP = frozenset("script style svg math template textarea xmp iframe noembed plaintext".split())
+IGNORED_STRUCTURE = frozenset(("html", "head", "body", "frameset"))
+# Opening one of these closes an open <p> (HTML's "close a p element" rule, simplified).
+CLOSES_P = frozenset(
+    "address article aside blockquote center details dialog dir div dl fieldset figcaption figure footer form "
+    "h1 h2 h3 h4 h5 h6 header hgroup hr li main menu nav ol p pre section summary table ul dd dt".split()
+)
+PHRASING = frozenset(
+    "a abbr b bdi bdo big cite code data del dfn em font i ins kbd mark q rp rt ruby s samp small span strike "
+    "strong sub sup time tt u var label nobr".split()
+)
+_HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+
+_TOKEN = re.compile(
+    r"<(?:"
+    r"(/?)([a-zA-Z][^\s/>]*)((?:[^>\"']|\"[^\"]{0,2000}\"|'[^']{0,2000}')*)>"  # 1-3 tag, quote-aware
+    r"|(/?)([a-zA-Z][^\s/>]*)([^>]*)>"  # 4-6 tag whose quotes do not balance
+    r"|!--.*?(?:--!?>|\Z)"  # comment (an unclosed one runs to the end, as in browsers)
+    r"|![^>]*>|\?[^>]*>"  # doctype, processing instruction
+    r")",
+    re.S,
+)
+_ATTR = re.compile(r"([^\s=/>\"']+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+)))?")
+_END_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _end_pattern(tag: str) -> re.Pattern[str]:
+    pat = _END_CACHE.get(tag)
+    if pat is None:
+        pat = _END_CACHE[tag] = re.compile(r"</" + re.escape(tag) + r"\s*>", re.I)
+    return pat
+
+
+def parse_attrs(raw: str) -> dict[str, str]:
+    attrs: dict[str, str] = {}
+    if not raw:
+        return attrs
+    for m in _ATTR.finditer(raw):
+        name = m.group(1).lower()
+        if name in attrs:
+            continue
+        value = m.group(2)
+        if value is None:
+            value = m.group(3)
+            if value is None:
+                value = m.group(4) or ""
+        attrs[name] = unescape(value) if "&" in value else value
+    return attrs
+
+
+class Node:
+    """An element. `children` holds `Node`s and text strings (entities already decoded)."""
+
+    __slots__ = ("tag", "raw_attrs", "_attrs", "children", "parent", "index", "end", "text_len", "link_len", "flags")
+
+    def __init__(self, tag: str, raw_attrs: str, parent: Node | None, index: int) -> None:
+        self.tag = tag
+        self.raw_attrs = raw_attrs
+        self._attrs: dict[str, str] | None = None
+        self.children: list[Node | str] = []
+        self.parent = parent
+        self.index = index  # pre-order position in Document.nodes
+        self.end = index + 1  # one past the last descendant's index
+        self.text_len = 0  # non-space characters in the subtree (after aggregate())
+        self.link_len = 0  # of which inside <a>
+        self.flags = 0
+
+    @property
+    def attrs(self) -> dict[str, str]:
+        if self._attrs is None:
+            self._attrs = parse_attrs(self.raw_attrs)
+        return self._attrs
+
+    def get(self, name: str, default: str = "") -> str:
+        if not self.raw_attrs:
+            return default
+        return self.attrs.get(name, default)
+
+    def contains(self, other: Node) -> bool:
+        return self.index <= other.index < self.end
+
+    def __repr__(self) -> str:
+        return f"<{self.tag} #{self.index}>"
+
+
+class HtmlDocument:
+    """The parsed page: a root node, every element in document order, and what `<head>` declared."""
+
+    __slots__ = ("root", "nodes", "title", "lang", "metas", "links", "json_ld")
+
+    def __init__(self) -> None:
+        self.root = Node("#root", "", None, 0)
+        self.nodes: list[Node] = [self.root]
+        self.title: str | None = None
+        self.lang: str | None = None
+        self.metas: list[dict[str, str]] = []
+        self.links: list[dict[str, str]] = []
+        self.json_ld: list[str] = []
+
+
+def _count_text(text: str) -> int:
+    return len(text) - text.count(" ") - text.count("\n") - text.count("\t") - text.count("\r")
+
+
+def parse(html: str, deadline: float | None = None) -> HtmlDocument:
+    """Build the tree of `html`; raise `ExtractionTimeout` past `deadline` (a monotonic time)."""
+    doc = HtmlDocument()
+    root = doc.root
+    nodes = doc.nodes
+    stack: list[Node] = [root]
+    open_count: dict[str, int] = {}  # tag -> how many are on the stack
+    skipped: dict[str, int] = {}  # tag -> opened beyond MAX_DEPTH and not yet closed
+    cur = root
+    link_depth = 0  # open <a> elements
+    pos = 0
+    n = len(html)
+    ticks = 0
+    finditer = _TOKEN.finditer
+
+    def add_text(text: str) -> None:
+        if "&" in text:
+            text = unescape(text)
+        cur.children.append(text)
+        c = _count_text(text)
+        if c:
+            cur.text_len += c
+            if link_depth:
+                cur.link_len += c
+
+    def pop_to(tag: str) -> None:
+        nonlocal cur, link_depth
+        while len(stack) > 1:
+            node = stack.pop()
+            open_count[node.tag] -= 1
+            if node.tag == "a":
+                link_depth -= 1
+            if node.tag == tag:
+                break
+        cur = stack[-1]
+
+    def close_if_open(tag: str, boundary: frozenset[str]) -> None:
+        if not open_count.get(tag):
+            return
+        for i in range(len(stack) - 1, 0, -1):
+            t = stack[i].tag
+            if t == tag:
+                pop_to(tag)
+                return
+            if t in boundary:
+                return
+
+    it = finditer(html)
+    while True:
+        m = next(it, None)
+        if m is None:
+            if pos < n:
+                add_text(html[pos:])
+            break
+        ticks += 1
+        if ticks >= _CHECK_EVERY:
+            ticks = 0
+            if deadline is not None and time.monotonic() > deadline:
+                raise ExtractionTimeout("parsing passed the deadline")
+        start = m.start()
+        if start > pos:
+            add_text(html[pos:start])
+        pos = m.end()
+        tag = m.group(2)
+        if tag is None:
+            tag = m.group(5)
+            if tag is None:
+                continue  # comment, doctype, processing instruction
+            closing = m.group(4)
+            raw = m.group(6)
+        else:
+            closing = m.group(1)
+            raw = m.group(3)
+        tag = tag.lower()
+        if closing:
+            if skipped.get(tag):
+                skipped[tag] -= 1
+                continue
+            if tag == "br":
+                cur.children.append(BR)
+                continue
+            if tag == "p" and not open_count.get("p"):
+                continue
+            if open_count.get(tag):
+                pop_to(tag)
+            continue
+        # start tag
+        if tag in RAW_SKIP:
+            end = _end_pattern(tag).search(html, pos)
+            content_end = end.start() if end else n
+            if tag == "script" and "ld+json" in raw.lower():
+                doc.json_ld.append(html[pos:content_end])
+            pos = end.end() if end else n
+            it = finditer(html, pos)
+            continue
+        if tag == "title":
+            end = _end_pattern(tag).search(html, pos)
+            content_end = end.start() if end else n
+            if doc.title is None:
+                doc.title = unescape(html[pos:content_end]).strip()
+            pos = end.end() if end else n
+            it = finditer(html, pos)
+            continue
+        if tag in VOID:
+            if tag == "br":
+                cur.children.append(BR)
+            elif tag == "meta":
+                doc.metas.append(parse_attrs(raw))
+            elif tag == "link":
+                doc.links.append(parse_attrs(raw))
+            elif tag in ("img", "hr", "input", "image"):
+                node = Node(tag, raw, cur, len(nodes))
+                nodes.append(node)
+                cur.children.append(node)
+            continue
+        if tag in IGNORED_STRUCTURE:
+            if tag == "html" and doc.lang is None and raw:
+                lang = parse_attrs(raw).get("lang") or parse_attrs(raw).get("xml:lang")
+                if lang:
+                    doc.lang = lang.strip()
+            continue
+        # implied end tags
+        if open_count.get("p") and tag in CLOSES_P:
+            close_if_open("p", _P_BOUNDARY)
+        if tag == "li":
+            close_if_open("li", _LI_BOUNDARY)
+        elif tag in ("td", "th"):
+            close_if_open("td", _CELL_BOUNDARY)
+            close_if_open("th", _CELL_BOUNDARY)
+        elif tag == "tr":
+            close_if_open("tr", _ROW_BOUNDARY)
+        elif tag in ("dt", "dd"):
+            close_if_open("dt", _DL_BOUNDARY)
+            close_if_open("dd", _DL_BOUNDARY)
+        elif tag == "option":
+            close_if_open("option", _SELECT_BOUNDARY)
+        elif tag == "a":
+            close_if_open("a", _A_BOUNDARY)
+        elif tag in _HEADINGS and cur.tag in _HEADINGS:
+            pop_to(cur.tag)
+        if len(stack) > MAX_DEPTH:
+            skipped[tag] = skipped.get(tag, 0) + 1
+            continue
+        node = Node(tag, raw, cur, len(nodes))
+        nodes.append(node)
+        cur.children.append(node)
+        if raw.endswith("/") and tag not in _CONTAINERS_EVEN_SELF_CLOSED:
+            continue  # XHTML-style <div/>: nothing inside
+        stack.append(node)
+        open_count[tag] = open_count.get(tag, 0) + 1
+        if tag == "a":
+            link_depth += 1
+        cur = node
+    aggregate(nodes)
+    return doc
+
+
+_P_BOUNDARY = frozenset("div td th li table body section article blockquote button dd dt".split())
+_LI_BOUNDARY = frozenset(("ul", "ol", "menu", "table", "div"))
+_CELL_BOUNDARY = frozenset(("tr", "table"))
+_ROW_BOUNDARY = frozenset(("table", "tbody", "thead", "tfoot"))
+_DL_BOUNDARY = frozenset(("dl", "table"))
+_SELECT_BOUNDARY = frozenset(("select", "datalist"))
+_A_BOUNDARY = frozenset(("div", "td", "table", "li", "p"))
+_CONTAINERS_EVEN_SELF_CLOSED: frozenset[str] = frozenset()
+
+
+def aggregate(nodes: list[Node]) -> None:
+    """Sum text and link lengths into ancestors and set each node's subtree end (reverse pre-order)."""
+    for node in reversed(nodes):
+        parent = node.parent
+        if parent is not None:
+            parent.text_len += node.text_len
+            parent.link_len += node.link_len
+            if node.end > parent.end:
+                parent.end = node.end
+
+
+def iter_text(node: Node) -> list[str]:
+    """Every text string under `node`, in document order, without recursion."""
+    out: list[str] = []
+    stack: list[Node | str] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        else:
+            stack.extend(reversed(item.children))
+    return out
+
+
+def text_of(node: Node) -> str:
+    """The whitespace-collapsed text of a subtree (inline children concatenated as rendered)."""
+    return " ".join("".join(iter_text(node)).split())
