@@ -20,6 +20,6 @@ class InputConfig:
     id_field: str | None = setting(None, "JSONL field holding a caller-supplied id (kept as metadata.source_id)")
     max_record_bytes: int = setting(64 * 1024 * 1024, "input lines/records larger than this are malformed (too_large)")
     partition_bytes: int = setting(
-        64 * 1024 * 1024, "uncompressed JSONL files larger than this are split into byte ranges"
+        64 * 1024 * 1024, "uncompressed JSONL files larger than this are split into byte ranges", hashed=False
     )
-    html_files_per_partition: int = setting(512, "HTML files grouped into one scan task")
+    html_files_per_partition: int = setting(512, "HTML files grouped into one scan task", hashed=False)

@@ -1,5 +1,11 @@
 """Bytes to text for HTML payloads: declared charset → `<meta>` charset → UTF-8 → a safe fallback.
 
+One deliberate refinement of that order: bytes that are valid UTF-8 and not plain ASCII are read as
+UTF-8 even when a legacy single- or double-byte charset is declared. Legacy-encoded text is almost
+never valid UTF-8 by accident, while pages that declare a legacy charset but are UTF-8 are common in
+crawls; trusting the declaration there turns every accented letter into mojibake. A declared UTF-16
+or UTF-32 is always trusted (its ASCII-range text is also valid UTF-8).
+
 The fallback is cp1252 with undecodable bytes replaced: every byte sequence decodes, and Western
 pages mislabelled as UTF-8 (the most common mistake) come out right. The charset used and whether
 a fallback happened are recorded on the document (`source.charset`, event counters).
@@ -38,8 +44,14 @@ def decode_html(data: bytes, declared: str | None = None) -> tuple[str, str, boo
     for bom, enc in _BOM:
         if data.startswith(bom):
             return data[len(bom):].decode(enc, "replace"), enc, False
+    declared_codec = normalize_charset(declared)
     tried: list[str] = []
-    for candidate in (normalize_charset(declared), meta_charset(data), "utf-8"):
+    if not (declared_codec or "").startswith(("utf-16", "utf-32")) and not data.isascii():
+        try:
+            return data.decode("utf-8"), "utf-8", False
+        except UnicodeDecodeError:
+            tried.append("utf-8")
+    for candidate in (declared_codec, meta_charset(data), "utf-8"):
         if candidate is None or candidate in tried:
             continue
         tried.append(candidate)

@@ -86,7 +86,8 @@ def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
                 yield Event("invalid_utf8", where, "undecodable bytes replaced")
             if isinstance(item, Document):
                 item.ordinal = make_ordinal(partition.index, index)
-                item.source = {"file": path, "line": line_no} if not ranged else {"file": path, "offset": line_start}
+                # the byte offset, not the line number: it is the same however the file is split
+                item.source = {"file": path, "offset": line_start}
             index += 1
             yield item
         if not any_line and partition.start == 0:

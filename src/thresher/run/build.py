@@ -30,6 +30,7 @@ from thresher.run import progress
 from thresher.run.engines import make_engine
 from thresher.run.tasks import (
     TaskContext,
+    assemble_task,
     cluster_task,
     group_task,
     gzip_concat,
@@ -41,8 +42,7 @@ from thresher.run.tasks import (
 from thresher.run.workdir import BuildLock, WorkDir
 from thresher.write.atomic import write_json_atomic
 from thresher.write.card import render_card
-from thresher.write.formats import get_format
-from thresher.write.manifest import FORMAT_VERSION, MANIFEST, file_digest
+from thresher.write.manifest import FORMAT_VERSION, MANIFEST
 
 log = logging.getLogger(__name__)
 
@@ -206,7 +206,7 @@ def _build_locked(
         dropped = {int(p): n for p, n in cluster["dropped"].items()}
         starts = []
         g = 0
-        for p, r in zip(partitions, scan_results):
+        for p, r in zip(partitions, scan_results, strict=True):
             starts.append(g)
             g += r["survivors"] - dropped.get(p.index, 0)
         aggregator.start_phase("write", len(partitions))
@@ -214,12 +214,22 @@ def _build_locked(
             [(run_task, (write_task, ctx, f"write-{p.index:06d}", p.index, starts[i])) for i, p in enumerate(partitions)],
             on_done=lambda i, _: aggregator.task_done(),
         )
+        for r in write_results:
+            stats += Stats.from_dict(r["stats"])
+        # assemble: one task per shard, pieces in partition order
+        pieces: dict[int, list[str]] = defaultdict(list)
+        for r in write_results:
+            for shard, path, _ in r["pieces"]:
+                pieces[shard].append(path)
+        aggregator.start_phase("assemble", len(pieces))
+        shards = engine.run(
+            [(run_task, (assemble_task, ctx, f"assemble-{k:05d}", k, pieces[k])) for k in sorted(pieces)],
+            on_done=lambda i, _: aggregator.task_done(),
+        )
     finally:
         engine.close()
-    for r in write_results:
-        stats += Stats.from_dict(r["stats"])
     aggregator.start_phase("finalize", 1)
-    manifest = _finalize(out, work, config, inputs, partitions, write_results, stats, rejects)
+    manifest = _finalize(out, work, config, inputs, partitions, shards, stats, rejects)
     aggregator.task_done()
     aggregator.emit(final=True)
     if not config.exec.keep_work:
@@ -252,22 +262,10 @@ def _finalize(
     config: RunConfig,
     inputs: list[str],
     partitions: list[Partition],
-    write_results: list[dict[str, Any]],
+    shards: list[dict[str, Any]],
     stats: Stats,
     rejects: str | Path | None,
 ) -> dict[str, Any]:
-    fmt = get_format(config.output.format, config.output.compression_level)
-    pieces: dict[int, list[tuple[int, str, int]]] = defaultdict(list)
-    for p, r in zip(partitions, write_results):
-        for shard, path, n in r["pieces"]:
-            pieces[shard].append((p.index, path, n))
-    shards = []
-    for shard in sorted(pieces):
-        name = f"shard-{shard:05d}{fmt.suffix}"
-        parts = sorted(pieces[shard])
-        fmt.assemble([Path(path) for _, path, _ in parts], out / name)
-        size, digest = file_digest(out / name)
-        shards.append({"path": name, "records": sum(n for _, _, n in parts), "bytes": size, "sha256": digest})
     # shards of an earlier build into this folder that this build did not produce
     keep = {s["path"] for s in shards}
     for stale in out.glob("shard-*"):

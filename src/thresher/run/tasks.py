@@ -12,6 +12,7 @@ Phases (see docs/architecture.md):
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import logging
@@ -64,11 +65,6 @@ def run_task(fn: Callable[..., dict[str, Any]], ctx: TaskContext, task_id: str, 
 
 
 # -- scan ---------------------------------------------------------------------------------------
-
-
-def _gz_writer(path: Path) -> Any:
-    raw = atomic_open(path, "wb")
-    return raw
 
 
 def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
@@ -361,7 +357,6 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
     output shards: global kept index g goes to shard g // shard_max_records."""
     config = ctx.config
     work = ctx.work
-    fmt = get_format(config.output.format, config.output.compression_level)
     per_shard = config.output.shard_max_records
     decisions: dict[int, dict[str, Any]] = {}
     decisions_path = work.decisions(p)
@@ -400,28 +395,36 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
                 yield record
 
     g = global_start
-    with (atomic_open(work.write_rejects(p), "wb") if ctx.write_rejects else _NullWriter()) as rejects_out:
-        records = kept_records()
-        pending = next(records, None)
-        while pending is not None:
+    with (
+        contextlib.ExitStack() as stack,
+        (atomic_open(work.write_rejects(p), "wb") if ctx.write_rejects else _NullWriter()) as rejects_out,
+    ):
+        handle: Any = None
+        for record in kept_records():
             shard = g // per_shard
-            room = (shard + 1) * per_shard - g
-
-            def take(first: dict[str, Any] = pending, room: int = room) -> Any:
-                yield first
-                for _ in range(room - 1):
-                    nxt = next(records, None)
-                    if nxt is None:
-                        return
-                    yield nxt
-
-            path = work.piece(shard, p, fmt.suffix)
-            n = fmt.write_piece(take(), path)
-            pieces.append([shard, str(path), n])
-            g += n
-            pending = next(records, None)
+            if not pieces or pieces[-1][0] != shard:
+                # a new shard: close the previous piece (atomically renamed) and open this one
+                stack.close()
+                path = work.piece(shard, p, ".jsonl")
+                handle = stack.enter_context(atomic_open(path, "wb"))
+                pieces.append([shard, str(path), 0])
+            handle.write(dumps_line(record))
+            pieces[-1][2] += 1
+            g += 1
     reporter.flush()
     return {"stats": stats.to_dict(), "pieces": pieces, "kept": g - global_start}
+
+
+def assemble_task(ctx: TaskContext, shard: int, pieces: list[str]) -> dict[str, Any]:
+    """Turn one shard's pieces (in partition order) into the final shard file in the output."""
+    from thresher.write.manifest import file_digest
+
+    fmt = get_format(ctx.config.output.format, ctx.config.output.compression_level)
+    name = f"shard-{shard:05d}{fmt.suffix}"
+    dest = Path(ctx.workdir).parent / name
+    records = fmt.assemble([Path(p) for p in pieces], dest)
+    size, digest = file_digest(dest)
+    return {"path": name, "records": records, "bytes": size, "sha256": digest}
 
 
 def malformed_examples(work: WorkDir, partitions: list[int], limit: int = 50) -> list[dict[str, Any]]:

@@ -1,0 +1,215 @@
+"""The build end to end on generated input: the output contract of issue 2."""
+
+import gzip
+import json
+
+import pytest
+from tests.conftest import article_html, local_config, write_jsonl
+
+from thresher.core.errors import DatasetError, InputError, WorkDirError
+from thresher.run import build as build_module
+from thresher.run.build import build
+from thresher.write.manifest import read_shards, verify_dataset
+
+
+def crawl(tmp_path, n=60, dup_every=5):
+    records = []
+    for i in range(n):
+        # every dup_every-th page repeats an earlier article under another URL
+        src = i - 1 if i % dup_every == 4 else i
+        records.append({"url": f"https://s.example/{i}", "html": article_html(src), "crawl": "test"})
+    return write_jsonl(tmp_path / "crawl.jsonl", records, ['{"url": "x", "html": ', "[]"])
+
+
+def test_build_writes_shards_manifest_stats_and_card(tmp_path):
+    src = crawl(tmp_path)
+    result = build([str(src)], tmp_path / "out", local_config(output={"shard_max_records": 10}))
+    out = tmp_path / "out"
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["complete"] is True and m["format"] == "jsonl.gz"
+    assert [s["path"] for s in m["shards"]] == [f"shard-{i:05d}.jsonl.gz" for i in range(5)]
+    assert [s["records"] for s in m["shards"]] == [10, 10, 10, 10, 8]
+    assert m["config_hash"] == result.manifest["config_hash"] and len(m["config_hash"]) == 16
+    assert m["extractor"]["name"] == "builtin"
+    stats = json.loads((out / "stats.json").read_text())
+    assert (stats["seen"], stats["kept"], stats["dropped"], stats["malformed"]) == (62, 48, 12, 2)
+    assert stats["reconciles"] is True
+    assert stats["drops"] == {"dedup.exact": {"exact_duplicate": 12}}
+    assert stats["malformed_reasons"] == {"invalid_json": 1, "not_an_object": 1}
+    assert stats["malformed_examples"][0]["location"] == f"{src}:61"
+    card = (out / "README.md").read_text()
+    assert "48 documents in 5 shard(s)" in card and "exact_duplicate" in card
+    assert not (out / ".work").exists()
+
+
+def test_output_records_are_in_input_order_with_provenance_and_dedup_annotations(tmp_path):
+    src = crawl(tmp_path, n=10)
+    build([str(src)], tmp_path / "out", local_config())
+    records = list(read_shards(tmp_path / "out"))
+    urls = [r["url"] for r in records]
+    assert urls == [f"https://s.example/{i}" for i in range(10) if i % 5 != 4]
+    first = records[0]
+    assert first["title"] == "Article 0"
+    assert "Home" not in first["text"] and "Privacy policy" not in first["text"]
+    assert first["metadata"] == {"crawl": "test"}
+    assert first["source"] == {"file": str(src), "offset": 0}
+    keeper = records[3]  # page 3 absorbed page 4
+    assert keeper["annotations"]["dedup.duplicates"] == 1
+
+
+def test_rebuild_gives_byte_identical_shards(tmp_path):
+    src = crawl(tmp_path)
+    a = build([str(src)], tmp_path / "a", local_config(output={"shard_max_records": 7}))
+    b = build([str(src)], tmp_path / "b", local_config(output={"shard_max_records": 7}, exec={"key_partitions": 5}))
+    assert [s["sha256"] for s in a.manifest["shards"]] == [s["sha256"] for s in b.manifest["shards"]]
+    assert a.manifest == b.manifest
+
+
+def test_partitioned_input_gives_the_same_output(tmp_path):
+    src = crawl(tmp_path)
+    a = build([str(src)], tmp_path / "a", local_config())
+    b = build([str(src)], tmp_path / "b", local_config(input={"partition_bytes": 4096}))
+    assert [s["sha256"] for s in a.manifest["shards"]] == [s["sha256"] for s in b.manifest["shards"]]
+
+
+def test_pool_engine_matches_local(tmp_path):
+    src = crawl(tmp_path)
+    a = build([str(src)], tmp_path / "a", local_config(input={"partition_bytes": 8192}))
+    b = build([str(src)], tmp_path / "b", local_config(input={"partition_bytes": 8192}, exec={"engine": "pool", "workers": 2}))
+    assert a.manifest == b.manifest
+    assert a.stats.counters == b.stats.counters
+
+
+def test_verify_detects_flipped_byte_and_deleted_shard(tmp_path):
+    build([str(crawl(tmp_path))], tmp_path / "out", local_config(output={"shard_max_records": 10}))
+    out = tmp_path / "out"
+    assert verify_dataset(out, count_records=True) == []
+    shard = out / "shard-00001.jsonl.gz"
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    shard.write_bytes(bytes(data))
+    (out / "shard-00003.jsonl.gz").unlink()
+    problems = [p.describe() for p in verify_dataset(out)]
+    assert problems == [
+        "shard-00001.jsonl.gz: sha256 differs from the manifest (altered)",
+        "shard-00003.jsonl.gz: missing",
+    ]
+    with pytest.raises(DatasetError, match="shard-00001.jsonl.gz: sha256 differs"):
+        list(read_shards(out))
+
+
+def test_read_shards_raises_on_truncated_shard(tmp_path):
+    build([str(crawl(tmp_path))], tmp_path / "out", local_config(output={"shard_max_records": 10}))
+    shard = tmp_path / "out" / "shard-00000.jsonl.gz"
+    shard.write_bytes(shard.read_bytes()[:-20])
+    with pytest.raises(DatasetError, match="truncated or altered"):
+        list(read_shards(tmp_path / "out"))
+
+
+def test_interrupted_build_leaves_no_manifest_and_resumes_to_identical_output(tmp_path, monkeypatch):
+    src = crawl(tmp_path)
+    config = local_config(input={"partition_bytes": 8192}, output={"shard_max_records": 9})
+    reference = build([str(src)], tmp_path / "ref", config)
+    out = tmp_path / "out"
+    build([str(src)], out, config)  # an earlier complete build into the same folder
+    assert (out / "manifest.json").exists()
+    calls = {"n": 0}
+    real_write_task = build_module.write_task
+
+    def crashing_write_task(ctx, p, start):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("simulated crash")
+        return real_write_task(ctx, p, start)
+
+    monkeypatch.setattr(build_module, "write_task", crashing_write_task)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        build([str(src)], out, config)
+    assert not (out / "manifest.json").exists()  # never a manifest that claims completeness
+    done = sorted(p.name for p in (out / ".work" / "done").iterdir())
+    assert "cluster.json" in done and "write-000000.json" in done
+    monkeypatch.setattr(build_module, "write_task", real_write_task)
+    resumed = build([str(src)], out, config)
+    assert resumed.manifest == reference.manifest
+
+
+def test_changed_config_on_unfinished_work_dir_is_refused_unless_overwrite(tmp_path, monkeypatch):
+    src = crawl(tmp_path)
+    out = tmp_path / "out"
+    monkeypatch.setattr(build_module, "cluster_task", lambda *a: (_ for _ in ()).throw(RuntimeError("stop")))
+    with pytest.raises(RuntimeError):
+        build([str(src)], out, local_config())
+    monkeypatch.undo()
+    with pytest.raises(WorkDirError, match="another config or input"):
+        build([str(src)], out, local_config(output={"shard_max_records": 3}))
+    result = build([str(src)], out, local_config(output={"shard_max_records": 3}), overwrite=True)
+    assert result.manifest["records"] == 48
+
+
+def test_two_builds_on_one_output_are_refused(tmp_path):
+    from thresher.run.workdir import BuildLock, WorkDir
+
+    src = crawl(tmp_path, n=5)
+    with BuildLock(WorkDir(tmp_path / "out" / ".work")):
+        with pytest.raises(WorkDirError, match="another build is running"):
+            build([str(src)], tmp_path / "out", local_config())
+
+
+def test_output_folder_with_foreign_files_is_refused(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "thesis.docx").write_text("precious")
+    with pytest.raises(WorkDirError, match="not empty and not a thresher dataset"):
+        build([str(crawl(tmp_path, n=5))], tmp_path / "out", local_config())
+
+
+def test_strict_and_max_malformed_fail_the_run_without_a_manifest(tmp_path):
+    src = crawl(tmp_path, n=5)
+    with pytest.raises(InputError, match="2 malformed input record"):
+        build([str(src)], tmp_path / "a", local_config(exec={"strict": True}))
+    assert not (tmp_path / "a" / "manifest.json").exists()
+    with pytest.raises(InputError, match="more than --max-malformed 1"):
+        build([str(src)], tmp_path / "b", local_config(exec={"max_malformed": 1}))
+    assert build([str(src)], tmp_path / "c", local_config(exec={"max_malformed": 2})).ok
+
+
+def test_rejects_hold_every_dropped_document_with_its_drop(tmp_path):
+    src = crawl(tmp_path, n=10)
+    result = build([str(src)], tmp_path / "out", local_config(), rejects=tmp_path / "rej")
+    with gzip.open(tmp_path / "rej" / "rejects.jsonl.gz", "rt") as f:
+        rejects = [json.loads(line) for line in f]
+    assert len(rejects) == result.stats.dropped == 2
+    assert rejects[0]["url"] == "https://s.example/4"
+    assert rejects[0]["drop"]["stage"] == "dedup.exact" and rejects[0]["drop"]["reason"] == "exact_duplicate"
+    kept_ids = {r["id"] for r in read_shards(tmp_path / "out")}
+    assert rejects[0]["drop"]["detail"]["kept_id"] in kept_ids
+    with gzip.open(tmp_path / "rej" / "malformed.jsonl.gz", "rt") as f:
+        malformed = [json.loads(line) for line in f]
+    assert [m["reason"] for m in malformed] == ["invalid_json", "not_an_object"]
+
+
+@pytest.mark.parametrize(
+    ("level", "expected_kept"),
+    [("raw", 3), ("normalized", 2), ("structural", 1), (None, 4)],
+)
+def test_exact_dedup_levels(tmp_path, level, expected_kept):
+    texts = ["Price is 10 dollars today.", "Price is 10 dollars today.", "price IS 10 dollars, today!", "Price is 12 dollars today."]
+    src = write_jsonl(tmp_path / "t.jsonl", [{"url": f"u{i}", "text": t} for i, t in enumerate(texts)])
+    result = build([str(src)], tmp_path / "out", local_config(dedup={"exact": {"level": level}}))
+    assert result.stats.kept == expected_kept
+
+
+def test_keep_longest_policy_keeps_the_longest_member(tmp_path):
+    texts = ["Same words here.", "same words HERE", "Same words here!!!"]
+    src = write_jsonl(tmp_path / "t.jsonl", [{"url": f"u{i}", "text": t} for i, t in enumerate(texts)])
+    build([str(src)], tmp_path / "out", local_config(dedup={"keep": "longest"}))
+    (record,) = list(read_shards(tmp_path / "out"))
+    assert record["url"] == "u2" and record["annotations"]["dedup.duplicates"] == 2
+
+
+def test_empty_input_gives_an_empty_complete_dataset(tmp_path):
+    src = tmp_path / "empty.jsonl"
+    src.write_text("")
+    result = build([str(src)], tmp_path / "out", local_config())
+    assert result.manifest["shards"] == [] and result.stats.seen == 0
+    assert result.stats.counters["event/empty_file"] == 1
+    assert verify_dataset(tmp_path / "out") == []
