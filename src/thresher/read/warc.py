@@ -21,6 +21,7 @@ reader in `warc_fast`.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -183,8 +184,9 @@ class RecordReader:
         if nl >= 0 and self._is_header(nxt[:nl + 1]):
             return None
         if block:
-            m = header_pattern.search(block)
-            if m is not None:
+            # the swallowed header may continue past the block: search the bytes after it too
+            m = header_pattern.search(block + nxt)
+            if m is not None and m.start() + 1 < len(block):
                 s.unread(block[m.start() + 1:] + tail)
                 return Malformed(
                     "bad_content_length",
@@ -265,6 +267,9 @@ def iter_records(
         return
     with raw:
         try:
+            if start == 0 and os.fstat(raw.fileno()).st_size == 0:
+                yield Event("empty_file", path, "no records")
+                return
             raw.seek(start)
             stream = ArchiveStream(raw, start)
         except OSError as exc:

@@ -33,6 +33,8 @@ _BINARY_MAGIC = (
     (b"CWS", "swf"),
     (b"FWS", "swf"),
 )
+_PAGE_TYPES = frozenset({"response", "resource", "revisit", "conversion"})
+_OTHER_TYPES = frozenset({"warcinfo", "request", "metadata", "continuation"})
 _HTML_MARKS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<title")
 
 
@@ -225,7 +227,9 @@ def to_items(
     """The items one record gives: nothing for records that are not pages (warcinfo, request,
     metadata), else a Document, a Skip with its reason, or a Malformed."""
     rtype = rec.type
-    if rtype not in ("response", "resource", "revisit", "conversion"):
+    if rtype not in _PAGE_TYPES:
+        if rtype not in _OTHER_TYPES:
+            yield Event("unknown_record_type", rec.where(path), rtype or "(no WARC-Type)")
         return
     where = rec.where(path)
     url = rec.target_uri
