@@ -1,0 +1,166 @@
+"""C4 rules (Raffel et al. 2020, "Exploring the Limits of Transfer Learning", section 2.2).
+
+Two stages:
+
+- `C4LineFilter` (stage `quality.c4_lines`), a *transform*: removes lines with a word longer than
+  `max_word_chars`, strips Wikipedia-style citation marks (`[1]`, `[edit]`, `[citation needed]`),
+  and removes lines with fewer than `min_words_per_line` words, lines mentioning `javascript`, and
+  cookie/terms-of-use/privacy-policy boilerplate; with `require_terminal_punctuation` (the `c4`
+  preset) also lines that do not end in terminal punctuation (or end in an ellipsis). It drops a
+  document only when no line is left (`no_lines_left`).
+- `C4Quality` (stage `quality.c4`), a rule set on the cleaned text: `lorem_ipsum`, `curly_bracket`
+  and `too_few_sentences`.
+
+Writing-system aware: the terminal punctuation is the document script's (`。` for Chinese, `।` for
+Hindi, ...); for scripts that do not mark sentence ends (Thai, Lao) neither the punctuation line
+rule nor the sentence count applies, and in scripts without spaces a "word" of the per-line minimum
+is a character.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from thresher.core.config import setting
+from thresher.core.document import Document, Drop
+from thresher.lang.script import TRAITS, detect_script
+from thresher.quality.rules import Bound, QualityRuleSet
+from thresher.quality.text import AnalysisCache, TextAnalysis
+
+LINES_STAGE = "quality.c4_lines"
+STAGE = "quality.c4"
+
+CITATION = re.compile(r"\[\d*\]|\[edit\]|\[citation needed\]")
+POLICY_PHRASES = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies")
+# C4's own list: a closing quote also ends a quoted sentence
+LATIN_LINE_ENDS = (".", "?", "!", '"', "'")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class C4Config:
+    min_words_per_line: int | None = setting(3, "remove lines with fewer words (characters in scripts without spaces)")
+    max_word_chars: int | None = setting(1000, "remove lines containing a longer word")
+    remove_citations: bool = setting(True, "strip [1], [edit], [citation needed] marks")
+    remove_javascript_lines: bool = setting(True, "remove lines that mention javascript")
+    remove_policy_lines: bool = setting(True, "remove cookie, privacy-policy and terms-of-use lines")
+    max_lorem_ipsum: int | None = setting(0, "most occurrences of 'lorem ipsum' a document may have")
+    max_curly_brackets: int | None = setting(0, "most '{' a document may have")
+    min_sentences: int | None = setting(5, "fewest sentences a document may have")
+
+
+def _line_ends(code: str) -> tuple[str, ...]:
+    marks = TRAITS[code].terminal_punctuation
+    return tuple(dict.fromkeys(LATIN_LINE_ENDS + tuple(marks))) if marks else ()
+
+
+_LINE_ENDS = {code: _line_ends(code) for code in TRAITS}
+
+
+class C4LineFilter:
+    """C4's line cleanup as a transform (see the module docstring)."""
+
+    name = LINES_STAGE
+
+    def __init__(self, config: C4Config = C4Config(), *, require_terminal_punctuation: bool = False) -> None:
+        self.config = config
+        self.require_terminal_punctuation = require_terminal_punctuation
+
+    def transform(self, doc: Document) -> Drop | None:
+        c = self.config
+        text = doc.text
+        script = detect_script(text)
+        spaced = script.traits.space_delimited
+        ends = _LINE_ENDS.get(script.code, ()) if self.require_terminal_punctuation else ()
+        check_ends = bool(ends)
+        max_word = c.max_word_chars
+        min_words = c.min_words_per_line
+        kept: list[str] = []
+        removed = 0
+        for raw in text.split("\n"):
+            line = raw.strip()
+            if not line:
+                continue
+            words = line.split()
+            if max_word is not None and len(line) > max_word and any(len(w) > max_word for w in words):
+                removed += 1
+                continue
+            if c.remove_citations and "[" in line:
+                line = CITATION.sub("", line)
+            if check_ends and (not line.endswith(ends) or line.endswith("...")):
+                removed += 1
+                continue
+            if min_words is not None:
+                n = len(words) if spaced else sum(1 for ch in line if ch.isalpha())
+                if n < min_words:
+                    removed += 1
+                    continue
+            low = line.lower()
+            if c.remove_javascript_lines and "javascript" in low:
+                removed += 1
+                continue
+            if c.remove_policy_lines and any(p in low for p in POLICY_PHRASES):
+                removed += 1
+                continue
+            kept.append(line)
+        doc.annotations["quality.c4_removed_lines"] = removed
+        new_text = "\n".join(kept).strip()
+        if new_text != text:
+            doc.text = new_text
+        if not new_text:
+            return Drop(self.name, "no_lines_left", value=0, limit=1)
+        return None
+
+
+_SENTENCE_END = {
+    code: re.compile(
+        rf"[{re.escape(t.terminal_punctuation)}]+[\"'”’»)\]]*(?=\s|$)"
+        if t.space_delimited
+        else rf"[{re.escape(t.terminal_punctuation)}]+[\"'”’»)\]」』]*"
+    )
+    for code, t in TRAITS.items()
+    if t.terminal_punctuation
+}
+
+
+def sentence_count(a: TextAnalysis) -> int | None:
+    """Sentences in the text, line by line: each run of terminal punctuation that ends a sentence,
+    plus one for text after the last such run (a line without punctuation is one sentence)."""
+    pattern = _SENTENCE_END.get(a.script.code)
+    if pattern is None:
+        return None
+    total = 0
+    for line in a.nonblank_lines:
+        matches = pattern.findall(line)
+        total += len(matches)
+        if not matches or not line.rstrip().endswith(matches[-1]):
+            total += 1
+    return total
+
+
+def lorem_ipsum_count(a: TextAnalysis) -> int:
+    return a.lower.count("lorem ipsum")
+
+
+def curly_bracket_count(a: TextAnalysis) -> int:
+    """Curly brackets, C4's sign of code; MediaWiki's language-conversion markup `-{...}-`, which
+    leaks into Serbian and Chinese Wikipedia text, is prose and does not count."""
+    n = a.text.count("{")
+    return n - a.text.count("-{") if n else 0
+
+
+def c4_rules(config: C4Config) -> list[Bound]:
+    c = config
+    return [
+        Bound("lorem_ipsum_count", lorem_ipsum_count, None, c.max_lorem_ipsum, too_high="lorem_ipsum"),
+        Bound("curly_bracket_count", curly_bracket_count, None, c.max_curly_brackets, too_high="curly_bracket"),
+        Bound("sentence_count", sentence_count, c.min_sentences, None, "too_few_sentences"),
+    ]
+
+
+class C4Quality(QualityRuleSet):
+    """C4 document rules as one rule set, stage `quality.c4`."""
+
+    def __init__(self, config: C4Config = C4Config(), cache: AnalysisCache | None = None) -> None:
+        super().__init__(STAGE, c4_rules(config), cache)
+        self.config = config

@@ -1,0 +1,187 @@
+"""Gopher repetition rules (Rae et al. 2021, appendix A.1.1, table A1).
+
+Drops documents with too many duplicated lines or paragraphs (by count and by characters), a top
+n-gram (n = 2..4) covering too many characters, or too many characters inside duplicated n-grams
+(n = 5..10). All character fractions are over the length of the whole text.
+
+Duplicate n-grams are counted as the reference implementations do: scanning left to right, an
+n-gram already seen counts its characters and the scan jumps past it, so overlapping repeats are not
+counted twice. N-grams run over the document's tokens (words and punctuation); in scripts without
+spaces, over characters, with n scaled by the script's letters per word (`chars_per_word`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from itertools import accumulate
+
+from thresher.core.config import setting
+from thresher.quality.rules import Bound, QualityRuleSet
+from thresher.quality.text import AnalysisCache, TextAnalysis
+
+STAGE = "quality.repetition"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GopherRepetitionConfig:
+    max_duplicate_line_fraction: float | None = setting(0.3, "largest share of lines that repeat an earlier line")
+    max_duplicate_paragraph_fraction: float | None = setting(0.3, "largest share of paragraphs that repeat one")
+    max_duplicate_line_char_fraction: float | None = setting(0.2, "largest share of characters in repeated lines")
+    max_duplicate_paragraph_char_fraction: float | None = setting(
+        0.2, "largest share of characters in repeated paragraphs"
+    )
+    max_top_2_gram_char_fraction: float | None = setting(0.20, "largest character share of the top 2-gram")
+    max_top_3_gram_char_fraction: float | None = setting(0.18, "largest character share of the top 3-gram")
+    max_top_4_gram_char_fraction: float | None = setting(0.16, "largest character share of the top 4-gram")
+    max_duplicate_5_gram_char_fraction: float | None = setting(0.15, "largest character share in repeated 5-grams")
+    max_duplicate_6_gram_char_fraction: float | None = setting(0.14, "largest character share in repeated 6-grams")
+    max_duplicate_7_gram_char_fraction: float | None = setting(0.13, "largest character share in repeated 7-grams")
+    max_duplicate_8_gram_char_fraction: float | None = setting(0.12, "largest character share in repeated 8-grams")
+    max_duplicate_9_gram_char_fraction: float | None = setting(0.11, "largest character share in repeated 9-grams")
+    max_duplicate_10_gram_char_fraction: float | None = setting(
+        0.10, "largest character share in repeated 10-grams"
+    )
+
+
+def duplicates(items: list[str]) -> tuple[int, int]:
+    """(number of items that repeat an earlier one, their total characters)."""
+    counts = Counter(items)
+    if len(counts) == len(items):
+        return 0, 0
+    dup_chars = sum(len(x) * (c - 1) for x, c in counts.items() if c > 1)
+    return len(items) - len(counts), dup_chars
+
+
+def _fraction(a: TextAnalysis, key: str) -> tuple[int, int] | None:
+    cache = a.__dict__.setdefault("_repetition", {})
+    if key not in cache:
+        cache[key] = duplicates(a.paragraphs if key == "paragraphs" else a.repetition_lines)
+    return cache[key]
+
+
+def duplicate_paragraph_fraction(a: TextAnalysis) -> float | None:
+    if not a.text:
+        return None
+    n, _ = _fraction(a, "paragraphs")
+    return n / len(a.paragraphs)
+
+
+def duplicate_paragraph_char_fraction(a: TextAnalysis) -> float | None:
+    if not a.text:
+        return None
+    return _fraction(a, "paragraphs")[1] / len(a.text)
+
+
+def duplicate_line_fraction(a: TextAnalysis) -> float | None:
+    if not a.text:
+        return None
+    n, _ = _fraction(a, "lines")
+    return n / len(a.repetition_lines)
+
+
+def duplicate_line_char_fraction(a: TextAnalysis) -> float | None:
+    if not a.text:
+        return None
+    return _fraction(a, "lines")[1] / len(a.text)
+
+
+def _prefix_lengths(a: TextAnalysis) -> list[int]:
+    cached = a.__dict__.get("_prefix")
+    if cached is None:
+        cached = a.__dict__["_prefix"] = [0, *accumulate(map(len, a.tokens))]
+    return cached
+
+
+def top_ngram_chars(tokens: list[str], n: int, separator_chars: int) -> int:
+    """Characters covered by the most frequent n-gram (first seen wins a tie), counted as its
+    length, separators included, times its count."""
+    grams = Counter(zip(*(tokens[i:] for i in range(n)), strict=False))
+    if not grams:
+        return 0
+    gram, count = grams.most_common(1)[0]
+    return (sum(map(len, gram)) + separator_chars * (n - 1)) * count
+
+
+def duplicate_ngram_chars(tokens: list[str], n: int, prefix: list[int]) -> int:
+    """Characters inside repeated n-grams, scanning left to right and jumping past each repeat."""
+    grams = list(zip(*(tokens[i:] for i in range(n)), strict=False))
+    if len(set(grams)) == len(grams):
+        return 0
+    seen: set[tuple[str, ...]] = set()
+    add = seen.add
+    repeated = 0
+    idx = 0
+    end = len(grams)
+    while idx < end:
+        gram = grams[idx]
+        if gram in seen:
+            repeated += prefix[idx + n] - prefix[idx]
+            idx += n
+        else:
+            add(gram)
+            idx += 1
+    return repeated
+
+
+def top_ngram_fraction(n: int):  # noqa: ANN201
+    def measure(a: TextAnalysis) -> float | None:
+        m = n * a.traits.chars_per_word
+        if not a.text or len(a.tokens) < m:
+            return None
+        sep = 1 if a.traits.space_delimited else 0
+        return top_ngram_chars(a.tokens, m, sep) / len(a.text)
+
+    measure.__name__ = f"top_{n}_gram_char_fraction"
+    return measure
+
+
+def duplicate_ngram_fraction(n: int):  # noqa: ANN201
+    def measure(a: TextAnalysis) -> float | None:
+        if not a.text:
+            return None
+        m = n * a.traits.chars_per_word
+        if len(a.tokens) < m:
+            return 0.0
+        # no repeated shorter n-gram means no repeated longer one: skip the scan
+        none_below = a.__dict__.setdefault("_no_dup_from", None)
+        if none_below is not None and m >= none_below:
+            return 0.0
+        chars = duplicate_ngram_chars(a.tokens, m, _prefix_lengths(a))
+        if chars == 0:
+            a.__dict__["_no_dup_from"] = m
+        return chars / len(a.text)
+
+    measure.__name__ = f"duplicate_{n}_gram_char_fraction"
+    return measure
+
+
+def gopher_repetition_rules(config: GopherRepetitionConfig) -> list[Bound]:
+    c = config
+    rules = [
+        Bound("duplicate_paragraph_fraction", duplicate_paragraph_fraction, None,
+              c.max_duplicate_paragraph_fraction, too_high="duplicate_paragraphs"),
+        Bound("duplicate_paragraph_char_fraction", duplicate_paragraph_char_fraction, None,
+              c.max_duplicate_paragraph_char_fraction, too_high="duplicate_paragraph_chars"),
+        Bound("duplicate_line_fraction", duplicate_line_fraction, None,
+              c.max_duplicate_line_fraction, too_high="duplicate_lines"),
+        Bound("duplicate_line_char_fraction", duplicate_line_char_fraction, None,
+              c.max_duplicate_line_char_fraction, too_high="duplicate_line_chars"),
+    ]
+    for n in (2, 3, 4):
+        limit = getattr(c, f"max_top_{n}_gram_char_fraction")
+        rules.append(Bound(f"top_{n}_gram_char_fraction", top_ngram_fraction(n), None, limit,
+                           too_high=f"top_{n}_gram_too_frequent"))
+    for n in range(5, 11):
+        limit = getattr(c, f"max_duplicate_{n}_gram_char_fraction")
+        rules.append(Bound(f"duplicate_{n}_gram_char_fraction", duplicate_ngram_fraction(n), None, limit,
+                           too_high=f"duplicate_{n}_grams"))
+    return rules
+
+
+class GopherRepetition(QualityRuleSet):
+    """Gopher repetition rules as one rule set, stage `quality.repetition`."""
+
+    def __init__(self, config: GopherRepetitionConfig = GopherRepetitionConfig(), cache: AnalysisCache | None = None):
+        super().__init__(STAGE, gopher_repetition_rules(config), cache)
+        self.config = config

@@ -1,0 +1,91 @@
+"""The pieces every quality rule set is made of.
+
+A *metric* is a function of a `TextAnalysis` that returns a number, or `None` where the metric does
+not apply to the document (a punctuation ratio for a script without terminal punctuation, a mean
+word length for a script without spaces). A *rule* bounds one metric and names what is wrong when
+the bound is crossed. A `QualityRuleSet` runs every rule of its set on a document, writes each
+measured metric as the annotation `quality.<metric>`, and returns one `Drop` per failing rule, in
+rule order; the first is the one the document is attributed to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from thresher.core.document import Document, Drop
+from thresher.quality.text import AnalysisCache, TextAnalysis
+
+Metric = Callable[[TextAnalysis], "float | int | None"]
+
+DIGITS = 4  # decimals kept in annotations and Drop values (decisions use the exact value)
+
+
+def rounded(value: float | int) -> float | int:
+    return round(value, DIGITS) if isinstance(value, float) else value
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """Bounds one metric: below `min_value` is `too_low`, above `max_value` is `too_high`.
+
+    A bound set to `None` is off. `min_for` lets the floor depend on the document (a dense script
+    lowers the mean-word-length floor); it returns the floor to use, or None to skip the floor.
+    """
+
+    metric: str
+    measure: Metric
+    min_value: float | int | None = None
+    max_value: float | int | None = None
+    too_low: str = ""
+    too_high: str = ""
+    min_for: Callable[[TextAnalysis, float | int | None], float | int | None] | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.min_value is not None or self.max_value is not None
+
+    def decide(self, stage: str, analysis: TextAnalysis, value: float | int) -> Drop | None:
+        lo = self.min_value if self.min_for is None else self.min_for(analysis, self.min_value)
+        if lo is not None and value < lo:
+            return Drop(stage, self.too_low, rounded(value), lo)
+        hi = self.max_value
+        if hi is not None and value > hi:
+            return Drop(stage, self.too_high, rounded(value), hi)
+        return None
+
+
+class QualityRuleSet:
+    """Runs all its rules on every document (never stopping at the first failure) and annotates
+    the measured metrics. Never changes the text."""
+
+    def __init__(self, name: str, rules: Sequence[Bound], cache: AnalysisCache | None = None) -> None:
+        self.name = name
+        self.rules = [r for r in rules if r.enabled]
+        self.cache = cache or AnalysisCache()
+
+    def check_all(self, doc: Document) -> list[Drop]:
+        analysis = self.cache.get(doc)
+        annotations = doc.annotations
+        drops: list[Drop] = []
+        measured: dict[str, float | int | None] = {}
+        for rule in self.rules:
+            if rule.metric in measured:
+                value = measured[rule.metric]
+            else:
+                value = measured[rule.metric] = rule.measure(analysis)
+                if value is not None:
+                    annotations["quality." + rule.metric] = rounded(value)
+            if value is None:
+                continue
+            drop = rule.decide(self.name, analysis, value)
+            if drop is not None:
+                drops.append(drop)
+        return drops
+
+    def check(self, doc: Document) -> Drop | None:
+        drops = self.check_all(doc)
+        return drops[0] if drops else None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, {len(self.rules)} rules)"

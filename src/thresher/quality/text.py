@@ -1,0 +1,137 @@
+"""Shared, script-aware splitting of a document into lines, paragraphs, tokens and words.
+
+Every quality rule reads its inputs from one `TextAnalysis` per document text, so each split is
+computed once however many rules use it. `AnalysisCache` hands the same analysis to all the rule
+sets of a chain until a transform replaces the text.
+
+Tokens follow the shape of a treebank tokenizer: a word is a run of letters, digits and combining
+marks, joined across an inner apostrophe, hyphen or period (`don't`, `e-mail`, `3.5`, `U.S`); every
+other non-space character is a symbol token of its own, except that a run of periods is one token
+(`...`). In scripts written without spaces (Han, Japanese, Thai, Lao, Khmer, Myanmar, Tibetan) each
+letter with its combining marks is a word, so length and n-gram rules count characters there.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cached_property
+
+from thresher.core.document import Document
+from thresher.lang.script import CHARACTER_WORD_RANGES, ScriptProfile, ScriptTraits, detect_script
+
+
+def _mark_class() -> str:
+    """A regex character-class body of the combining marks of the Basic Multilingual Plane."""
+    parts: list[str] = []
+    start = None
+    for cp in range(0x10000):
+        is_mark = unicodedata.category(chr(cp))[0] == "M"
+        if is_mark and start is None:
+            start = cp
+        elif not is_mark and start is not None:
+            parts.append(f"\\u{start:04x}-\\u{cp - 1:04x}" if cp - 1 > start else f"\\u{start:04x}")
+            start = None
+    return "".join(parts)
+
+
+def _range_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    return "".join(f"{chr(lo)}-{chr(hi)}" if hi > lo else chr(lo) for lo, hi in ranges)
+
+
+_MARKS = _mark_class()
+_W = r"\w" + _MARKS
+_CW = _range_class(CHARACTER_WORD_RANGES)
+_SYMBOL = rf"\.{{2,}}|[^\s{_W}]"
+_TOKEN = re.compile(rf"[{_W}]+(?:['’.\-][{_W}]+)*|{_SYMBOL}")
+# letters of scripts without spaces are single-character words; other words exclude them
+_NW = rf"(?:[^\W{_CW}]|[{_MARKS}])"
+_TOKEN_CHARWORDS = re.compile(rf"[{_CW}][{_MARKS}]*|{_NW}+(?:['’.\-]{_NW}+)*|{_SYMBOL}")
+_PARAGRAPH_BREAK = re.compile(r"\n{2,}")
+_LINE_BREAKS = re.compile(r"\n+")
+
+
+def is_word_token(token: str) -> bool:
+    """True for a word token, False for a symbol token (punctuation, `...`, `#`, `$`)."""
+    return (len(token) > 1 and token[0] != ".") or token.isalnum() or token == "_"
+
+
+def tokenize(text: str, character_words: bool = False) -> list[str]:
+    """Word and symbol tokens of `text` in order (see the module docstring)."""
+    return (_TOKEN_CHARWORDS if character_words else _TOKEN).findall(text)
+
+
+class TextAnalysis:
+    """Splits and counts of one document text, each computed on first use and then kept.
+
+    `language` is the document's language code when known (from `lang.code`, or the configured
+    assumption), used for stop words and bad words.
+    """
+
+    def __init__(self, text: str, language: str | None = None) -> None:
+        self.text = text
+        self.language = language
+
+    @cached_property
+    def script(self) -> ScriptProfile:
+        return detect_script(self.text)
+
+    @property
+    def traits(self) -> ScriptTraits:
+        return self.script.traits
+
+    @cached_property
+    def tokens(self) -> list[str]:
+        return tokenize(self.text, self.script.has_character_words)
+
+    @cached_property
+    def words(self) -> list[str]:
+        """Tokens that are words, without symbol tokens."""
+        return [t for t in self.tokens if (len(t) > 1 and t[0] != ".") or t.isalnum() or t == "_"]
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """All lines, blank ones included (`str.splitlines`)."""
+        return self.text.splitlines()
+
+    @cached_property
+    def nonblank_lines(self) -> list[str]:
+        return [line for line in self.text.split("\n") if line.strip()]
+
+    @cached_property
+    def repetition_lines(self) -> list[str]:
+        """Lines as Gopher's repetition rules see them: split on runs of newlines."""
+        return _LINE_BREAKS.split(self.text)
+
+    @cached_property
+    def paragraphs(self) -> list[str]:
+        return _PARAGRAPH_BREAK.split(self.text.strip())
+
+    @cached_property
+    def lower(self) -> str:
+        return self.text.lower()
+
+
+class AnalysisCache:
+    """Hands out one `TextAnalysis` per document text.
+
+    Keeps only the last analysis and reuses it while the document and its text object are the same;
+    a transform that rewrites `doc.text` makes a new string, so the next rule set analyses afresh.
+    Owned by one chain of stages (never module-global); the result never depends on the cache.
+    """
+
+    __slots__ = ("_doc_id", "_text", "_analysis", "assume_language")
+
+    def __init__(self, assume_language: str | None = None) -> None:
+        self._doc_id: str | None = None
+        self._text: str | None = None
+        self._analysis: TextAnalysis | None = None
+        self.assume_language = assume_language
+
+    def get(self, doc: Document) -> TextAnalysis:
+        if self._analysis is not None and self._text is doc.text and self._doc_id == doc.id:
+            return self._analysis
+        language = doc.annotations.get("lang.code") or self.assume_language
+        analysis = TextAnalysis(doc.text, language if isinstance(language, str) else None)
+        self._doc_id, self._text, self._analysis = doc.id, doc.text, analysis
+        return analysis
