@@ -18,32 +18,6 @@ from pathlib import Path
 SITES = ("riverbend-news.example", "quietlab.example", "hearth-and-table.example", "wandering-rails.example")
 
 TOPICS: dict[str, list[str]] = {
-    "en": [
-        "The city council voted on Tuesday to extend the river path by another four kilometres.",
-        "Residents had asked for a safer route to the market for years, and the new plan finally answers them.",
-        "Work is expected to begin in early spring, once the ground has dried out after the winter floods.",
-        "Engineers say the biggest challenge is the old rail bridge, which was never designed for foot traffic.",
-        "A local cycling group welcomed the decision but warned that the budget looks too small for the bridge.",
-        "The mayor said the path would connect three schools, two parks and the hospital on the northern bank.",
-        "Several shop owners along the water told us they expect more visitors on weekends.",
-        "Critics point out that the previous extension ran two years late and far over its budget.",
-        "The council has promised monthly progress reports and a public meeting before construction starts.",
-        "Bird watchers asked that the marsh section stay closed during the nesting season, and the plan agrees.",
-        "Lighting will be added along the busiest stretch, although the exact design is still under discussion.",
-        "For most people in the neighbourhood, the news simply means a quieter way to get to work.",
-        "Bread dough needs time more than it needs effort, which is why a slow overnight rise works so well.",
-        "Mix the flour, water and a pinch of yeast until no dry patches remain, then cover the bowl.",
-        "In the morning the dough should have doubled and show large bubbles under the surface.",
-        "Fold it gently onto a floured table and shape it without pressing out all of the air.",
-        "A heavy pot with a lid traps steam during the first half of baking and gives the crust its shine.",
-        "Let the loaf cool for at least an hour before cutting, or the crumb will turn gummy.",
-        "The telescope arrived in two boxes, and assembling it took most of a rainy afternoon.",
-        "On the first clear night we pointed it at the moon, and the craters along the terminator looked sharp.",
-        "Jupiter came next, with four small moons lined up beside it like beads on a string.",
-        "Light pollution from the town limits what you can see, so we drove to a field outside the village.",
-        "There the sky was dark enough to pick out the faint smudge of the Andromeda galaxy.",
-        "Anyone starting out should learn the constellations first and buy equipment later.",
-    ],
     "de": [
         "Der Gemeinderat hat am Dienstag beschlossen, den Uferweg um weitere vier Kilometer zu verlängern.",
         "Anwohner hatten seit Jahren einen sicheren Weg zum Markt gefordert, und der neue Plan gibt ihnen recht.",
@@ -102,6 +76,56 @@ TITLES = {
     "zh": ("河边步道将延长四公里",),
 }
 
+# English articles are generated from templates, so that two articles share sentences only by
+# design (a duplicate), not by chance; other languages draw from the small banks above.
+TEMPLATES = (
+    "{person} said on {weekday} that the {thing} near {place} will need about {n} more weeks of work.",
+    "Most of the {n} people who came to the meeting at {place} wanted to know who would pay for the {thing}.",
+    "In {month}, the {thing} at {place} was closed after inspectors found cracks in the old supports.",
+    "{person}, who has lived near {place} for {n} years, remembers when the {thing} was first built.",
+    "The plan for the {thing} still has to be approved by the regional office, which meets again in {month}.",
+    "According to {person}, a simpler design for the {thing} could save close to {n} thousand euros.",
+    "Children from the school by {place} painted a mural beside the {thing} last {month}.",
+    "Nobody expects the work on the {thing} to finish before {month}, but the first section could open sooner.",
+    "Traffic around {place} has been slower since the {thing} was fenced off on a {weekday} in {month}.",
+    "{person} wants the council to publish every contract related to the {thing} before {month}.",
+    "Shops near {place} report fewer customers on weekdays, although {weekday} markets still draw crowds.",
+    "A survey of {n} households found that most support the {thing}, though many worry about noise.",
+    "Engineers from {place} tested the soil under the {thing} {n} times before they agreed on the depth.",
+    "{person} described the {thing} as the most useful thing the town has built in a generation.",
+)
+PEOPLE = ("Maria Okafor", "Tom Brennan", "Dr. Ines Varga", "the deputy mayor", "Priya Raman", "Jonas Berg",
+          "a spokesperson for the contractor", "Helen Doyle", "Samuel Adeyemi", "the head of the parents' council")
+PLACES = ("Old Harbour", "Elm Row", "the north bank", "Castle Hill", "the railway yard", "Marsh Lane",
+          "the market square", "Linden Park", "Quarry Road", "St. Anne's church")
+THINGS = ("footbridge", "library extension", "bus depot", "community pool", "flood barrier", "cycle path",
+          "school gym", "water tower", "tram stop", "sports hall")
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def _english_article(rng: random.Random) -> tuple[str, list[list[str]]]:
+    thing = rng.choice(THINGS)
+    place = rng.choice(PLACES)
+    sentences = []
+    for template in rng.sample(TEMPLATES, k=rng.randint(9, 13)):
+        sentences.append(
+            template.format(
+                person=rng.choice(PEOPLE), place=place if rng.random() < 0.6 else rng.choice(PLACES), thing=thing,
+                n=rng.randint(3, 400), month=rng.choice(MONTHS), weekday=rng.choice(WEEKDAYS),
+            )
+        )
+    sentences = [s[0].upper() + s[1:] for s in sentences]
+    paragraphs = []
+    while sentences:
+        k = rng.randint(2, 4)
+        paragraphs.append(sentences[:k])
+        sentences = sentences[k:]
+    title = f"What next for the {thing} at {place}?"
+    return title, paragraphs
+
+
 NAV = ("Home", "World", "Local", "Food", "Science", "Opinion", "Subscribe", "Log in")
 FOOTER = "© {year} {site}. All rights reserved. Privacy policy · Terms of use · Cookie settings · Contact"
 COOKIE = "We use cookies to improve your experience. By continuing to browse you accept our use of cookies. Accept all · Manage preferences"
@@ -124,12 +148,10 @@ def _template(site: str, title: str, body_html: str, lang: str, year: int, relat
     )
 
 
-def _article(rng: random.Random, lang: str, n_paragraphs: int) -> list[list[str]]:
-    sentences = TOPICS[lang]
-    paragraphs = []
-    for _ in range(n_paragraphs):
-        paragraphs.append(rng.sample(sentences, k=min(len(sentences), rng.randint(3, 5))))
-    return paragraphs
+def _article(rng: random.Random, lang: str) -> list[list[str]]:
+    """A bank article: the language's sentences, each used once, in a random order."""
+    sentences = rng.sample(TOPICS[lang], k=len(TOPICS[lang]))
+    return [sentences[i : i + 3] for i in range(0, len(sentences), 3)]
 
 
 def _body(paragraphs: list[list[str]]) -> str:
@@ -139,7 +161,7 @@ def _body(paragraphs: list[list[str]]) -> str:
 def generate_crawl(n_pages: int = 600, seed: int = 7) -> Iterator[str]:
     """Lines of a JSONL crawl (`url`, `html`, `fetched_at`), with a few malformed lines mixed in."""
     rng = random.Random(seed)
-    langs = ["en"] * 5 + ["de", "de", "fr", "es", "zh"]
+    langs = ["en"] * 12 + ["de", "fr", "es", "zh"]
     originals: list[dict[str, str]] = []
     for i in range(n_pages):
         site = SITES[i % len(SITES)]
@@ -168,8 +190,10 @@ def generate_crawl(n_pages: int = 600, seed: int = 7) -> Iterator[str]:
             record = {"url": url, "html": html, "fetched_at": fetched}
         else:
             lang = rng.choice(langs)
-            title = rng.choice(TITLES[lang])
-            paragraphs = _article(rng, lang, rng.randint(3, 6))
+            if lang == "en":
+                title, paragraphs = _english_article(rng)
+            else:
+                title, paragraphs = rng.choice(TITLES[lang]), _article(rng, lang)
             related = [rng.choice(TITLES[rng.choice(langs)]) for _ in range(4)]
             html = _template(site, title, _body(paragraphs), lang, year, related)
             record = {"url": url, "html": html, "fetched_at": fetched}

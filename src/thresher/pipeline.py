@@ -32,13 +32,11 @@ def build_corpus_stages(config: RunConfig) -> list[CorpusStage]:
     stages: list[CorpusStage] = []
     if config.dedup.exact.level is not None:
         stages.append(ExactDedup(config.dedup.exact.level))
-    near_config = getattr(config.dedup, "near", None)
-    if near_config is not None:
-        from thresher.dedup.near import build_near_stage
+    from thresher.dedup.near import build_near_stage
 
-        near = build_near_stage(near_config)
-        if near is not None:
-            stages.append(near)
+    near = build_near_stage(config.dedup.near)
+    if near is not None:
+        stages.append(near)
     return stages
 
 

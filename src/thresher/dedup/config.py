@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from thresher.core.config import section, setting
+from thresher.dedup.near_config import NearDedupConfig
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -21,6 +22,7 @@ class ExactDedupConfig:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DedupConfig:
     exact: ExactDedupConfig = section(ExactDedupConfig, "exact duplicate removal")
+    near: NearDedupConfig = section(NearDedupConfig, "near-duplicate removal (MinHash/LSH or SimHash)")
     keep: Literal["first", "longest", "best_quality"] = setting(
         "first", "which member of a duplicate cluster is kept", flag="--keep"
     )

@@ -194,14 +194,14 @@ def test_rejects_hold_every_dropped_document_with_its_drop(tmp_path):
 def test_exact_dedup_levels(tmp_path, level, expected_kept):
     texts = ["Price is 10 dollars today.", "Price is 10 dollars today.", "price IS 10 dollars, today!", "Price is 12 dollars today."]
     src = write_jsonl(tmp_path / "t.jsonl", [{"url": f"u{i}", "text": t} for i, t in enumerate(texts)])
-    result = build([str(src)], tmp_path / "out", local_config(dedup={"exact": {"level": level}}))
+    result = build([str(src)], tmp_path / "out", local_config(dedup={"exact": {"level": level}, "near": {"method": None}}))
     assert result.stats.kept == expected_kept
 
 
 def test_keep_longest_policy_keeps_the_longest_member(tmp_path):
     texts = ["Same words here.", "same words HERE", "Same words here!!!"]
     src = write_jsonl(tmp_path / "t.jsonl", [{"url": f"u{i}", "text": t} for i, t in enumerate(texts)])
-    build([str(src)], tmp_path / "out", local_config(dedup={"keep": "longest"}))
+    build([str(src)], tmp_path / "out", local_config(dedup={"keep": "longest", "near": {"method": None}}))
     (record,) = list(read_shards(tmp_path / "out"))
     assert record["url"] == "u2" and record["annotations"]["dedup.duplicates"] == 2
 
