@@ -105,13 +105,13 @@ def main() -> int:
     out.write(json.dumps({"extractor": name, "version": version}) + "\n")
     for page in pages:
         html = read_page(page["path"])
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         try:
             text, title = run(html)
             error = None
         except Exception as exc:  # a crash on one page is a result (empty text), not the end of the run
             text, title, error = "", None, f"{type(exc).__name__}: {exc}"[:200]
-        seconds = time.perf_counter() - t0
+        seconds = time.process_time() - t0
         if title is None and "fn" in TITLE_OUTSIDE_TIMING:
             try:
                 title = TITLE_OUTSIDE_TIMING["fn"](html)

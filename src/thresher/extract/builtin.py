@@ -23,11 +23,14 @@ from thresher.extract.base import Extraction, ExtractionTimeout
 from thresher.extract.blocks import REMOVED, Block, segment
 from thresher.extract.hints import (
     BOILER_LINE,
+    CONSENT,
+    CONTENT_CONTAINER,
     DROP_TAGS,
     FURNITURE_ROLES,
     FURNITURE_TAGS,
-    NEGATIVE,
     POSITIVE,
+    STRONG_NEGATIVE,
+    WEAK_NEGATIVE,
     class_id,
     is_hidden,
     role,
@@ -37,9 +40,18 @@ from thresher.extract.tree import HtmlDocument, Node, parse, text_of
 
 # A marked subtree holding more than this share of the page's text is a page wrapper, not furniture.
 _WRAPPER_SHARE = 0.5
+# Weak class words (sidebar, widget, header...) remove only subtrees holding less than this share.
+_WEAK_SHARE = 0.3
 _WORD = re.compile(r"\w+")
+# An excerpt cut short: "... para …", "[…]", "[...]" at the end of a block.
+_TRUNCATED = re.compile(r"(?:\s(?:…|\.\.\.)|[\[(](?:…|\.\.\.)[\])])\s*$")
 _SENTENCE_END = re.compile(r"[.!?…。！？:;\"”»)]\s*$")
 _CHECK_EVERY = 4096
+# Selection moves into a child that holds this share of the positive goodness of its parent.
+_DESCEND_SHARE = 0.93
+# Furniture inside a region is filtered block by block later, so it counts against a region at a
+# discount: flat containers (wiki pages, CMS bodies with inline link lists) are still chosen whole.
+_NEGATIVE_WEIGHT = 0.5
 
 
 def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_noscript: bool = False) -> None:
@@ -62,6 +74,8 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
             continue
         share = node.text_len / total
         if share > _WRAPPER_SHARE:
+            if share < 0.9 and node.raw_attrs and CONSENT.search(class_id(node)):
+                node.flags |= REMOVED
             continue
         if tag in FURNITURE_TAGS:
             node.flags |= REMOVED
@@ -72,7 +86,9 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
             node.flags |= REMOVED
             continue
         ci = class_id(node)
-        if ci and NEGATIVE.search(ci):
+        if not ci:
+            continue
+        if STRONG_NEGATIVE.search(ci) or (share <= _WEAK_SHARE and WEAK_NEGATIVE.search(ci)):
             if POSITIVE.search(ci) and (share > 0.15 or node.text_len > 1000):
                 continue
             node.flags |= REMOVED
@@ -82,10 +98,10 @@ def goodness(b: Block) -> float:
     """How much a block looks like main-content text (positive) or furniture (negative)."""
     n = b.text_len
     ld = b.link_density
-    if b.kind == "heading":
-        return 0.0
     if ld > 0.5:
         return -float(n)
+    if b.kind == "heading":
+        return 0.5 * (n - 60) if n > 60 else 0.0  # a long "heading" is a styled paragraph
     if b.kind == "table":
         return 0.3 * n * (1.0 - ld)
     if n < 25:
@@ -95,7 +111,43 @@ def goodness(b: Block) -> float:
         score *= n / 150.0
     if not _SENTENCE_END.search(b.text) and n < 100:
         score *= 0.3
+    elif _TRUNCATED.search(b.text):
+        score *= -0.5
     return score
+
+
+def block_scores(blocks: list[Block]) -> list[float]:
+    """Goodness of every block, in context: text right after a linked heading is a teaser."""
+    scores = []
+    after_linked_heading = False
+    for b in blocks:
+        s = goodness(b)
+        if b.kind == "heading":
+            after_linked_heading = b.link_density > 0.5
+        elif after_linked_heading:
+            if b.text_len < 500 and s > 0:
+                s = -0.5 * s
+            after_linked_heading = False
+        scores.append(s)
+    return scores
+
+
+def container_bonus(node: Node) -> float:
+    """Share of its own positive goodness a node gains (not passed to ancestors) for naming itself
+    as the main text: itemprop=articleBody, content-like class/id, <article>, <main>."""
+    bonus = 0.0
+    if node.tag == "article":
+        bonus = 0.15
+    elif node.tag == "main":
+        bonus = 0.1
+    if node.raw_attrs:
+        attrs = node.attrs
+        if attrs.get("itemprop", "").lower() in ("articlebody", "text", "articletext", "reviewbody"):
+            return 0.5
+        ci = class_id(node)
+        if ci and CONTENT_CONTAINER.search(ci):
+            bonus += 0.25
+    return bonus
 
 
 def _tokens(text: str) -> list[str]:
@@ -120,22 +172,39 @@ def _hint_scores(blocks: list[Block], hint: str) -> tuple[list[float], list[floa
     return scores, shares
 
 
-def best_subtree(doc: HtmlDocument, blocks: list[Block], scores: list[float]) -> Node:
+def best_subtree(doc: HtmlDocument, blocks: list[Block], scores: list[float], use_bonus: bool = True) -> Node:
     """The node whose subtree has the largest total block score (the deepest one on ties)."""
     acc = [0.0] * len(doc.nodes)
     for b, s in zip(blocks, scores, strict=True):
-        acc[b.owner.index] += s
+        acc[b.owner.index] += s if s > 0 else _NEGATIVE_WEIGHT * s
     nodes = doc.nodes
     for node in reversed(nodes):
         if node.parent is not None:
             acc[node.parent.index] += acc[node.index]
+    pos = [0.0] * len(nodes)
+    for b, s in zip(blocks, scores, strict=True):
+        if s > 0:
+            pos[b.owner.index] += s
+    for node in reversed(nodes):
+        if node.parent is not None:
+            pos[node.parent.index] += pos[node.index]
     best = doc.root
     best_score = acc[0]
+    floor = 0.2 * pos[0]
     for node in nodes:
         s = acc[node.index]
+        if s > 0 and use_bonus and pos[node.index] > floor:
+            s += container_bonus(node) * pos[node.index]
         if s >= best_score and s > 0:
             best, best_score = node, s
-    return best
+    # Descend while one child holds nearly all of the positive mass: a stray positive block far
+    # from the content (a notice, a footer sentence) should not pull the selection up to <body>.
+    while True:
+        total = pos[best.index]
+        child = max((c for c in best.children if not isinstance(c, str)), key=lambda c: pos[c.index], default=None)
+        if child is None or total <= 0 or pos[child.index] < _DESCEND_SHARE * total:
+            return best
+        best = child
 
 
 def _norm(text: str) -> str:
@@ -170,11 +239,15 @@ def filter_blocks(chosen: list[Block], title: str | None) -> list[Block]:
         if b.text_len < 80 and BOILER_LINE.match(b.text.strip(" .:!|»›>-–—")):
             continue
         out.append(b)
-    # the title repeated as the first heading
-    if title and out and out[0].kind == "heading" and _norm(out[0].text) == _norm(title):
-        out.pop(0)
+    # the title repeated as a heading at the top
+    if title:
+        nt = _norm(title)
+        for k, b in enumerate(out[:3]):
+            if b.kind == "heading" and _norm(b.text) == nt:
+                del out[k]
+                break
     # trailing furniture: headings with nothing under them, short non-sentences
-    while out and (out[-1].kind == "heading" or (
+    while out and ((out[-1].kind == "heading" and out[-1].text_len < 60) or (
             out[-1].kind in ("p", "caption") and out[-1].text_len < 40 and not _SENTENCE_END.search(out[-1].text))):
         out.pop()
     return out
@@ -209,17 +282,19 @@ class BuiltinExtractor:
             return []
         hint = article_body_hint(doc)
         shares: list[float] | None = None
+        root = best_subtree(doc, blocks, block_scores(blocks))
         if hint:
-            scores, shares = _hint_scores(blocks, hint)
-            root = best_subtree(doc, blocks, scores)
-            covered = sum(len(_tokens(b.text)) for b in blocks if root.contains(b.owner))
-            if covered == 0:
-                shares = None
-                root = best_subtree(doc, blocks, [goodness(b) for b in blocks])
-            elif len(_tokens(hint)) < 0.7 * covered:
-                shares = None  # a teaser or truncated body: choose with it, do not filter with it
-        else:
-            root = best_subtree(doc, blocks, [goodness(b) for b in blocks])
+            # Trusted only when it is about as long as what the page shows (not a teaser).
+            generic = sum(len(_tokens(b.text)) for b in blocks if root.contains(b.owner))
+            if len(_tokens(hint)) >= 0.6 * generic:
+                scores, shares = _hint_scores(blocks, hint)
+                root = best_subtree(doc, blocks, scores, use_bonus=False)
+                covered = sum(len(_tokens(b.text)) for b in blocks if root.contains(b.owner))
+                if covered == 0:
+                    shares = None
+                    root = best_subtree(doc, blocks, block_scores(blocks))
+                elif len(_tokens(hint)) < 0.7 * covered:
+                    shares = None
         chosen = []
         for i, b in enumerate(blocks):
             if not root.contains(b.owner) and b.owner is not root:

@@ -19,20 +19,34 @@ FURNITURE_ROLES = frozenset(
 )
 
 # class/id vocabulary of boilerplate containers (matched on the lower-cased class + id string).
-NEGATIVE = re.compile(
+# Strong words name furniture unambiguously; weak ones also appear on content wrappers
+# (`theiaStickySidebar` on the main column, `has-sidebar` on the page), so they remove less.
+STRONG_NEGATIVE = re.compile(
     r"comment|disqus|cookie|consent|gdpr|onetrust|\bshare|sharing|sharethis|social|newsletter|related|recommend"
-    r"|breadcrumb|sidebar|side-bar|navbar|\bnav\b|navigation|\bmenu|footer|pagination|\bpager\b|popup|modal"
-    r"|advert|\bads?\b|\bad[-_]|[-_]ads?\b|adsbygoogle|sponsor|\bpromo|outbrain|taboola|subscri|signup|sign-up"
-    r"|paywall|\brating|\btags?\b|tag-?list|tag-?cloud|\bwidget|masthead|skip-?link|\bprint\b|toolbar|byline"
-    r"|\bauthor|post-?meta|entry-?meta|article-?meta|\bmeta\b|dateline|\bdate\b|\btimestamp"
-    r"|\bhidden\b|\bhide\b|sr-only|visually-?hidden|screen-?reader|\bbanner|\bfollow|read-?more|more-?stories"
-    r"|trending|most-?popular|most-?read|\bteaser|app-?promo|\bcta\b|call-?to-?action|\blogin|\bsearch"
-    r"|site-?header|\bheader\b|top-?bar|\bcredits?\b|\bshop\b|newsletter|\bjump-?link|\bskip\b|\bsocial",
+    r"|breadcrumb|footer|advert|\bads?\b|\bad[-_]|[-_]ads?\b|adsbygoogle|sponsor|outbrain|taboola|\bpromo"
+    r"|subscri|signup|sign-up|popup|modal|\bbanner|\bcta\b|call-?to-?action|skip-?link|\bprint\b|jump-?link"
+    r"|sr-only|visually-?hidden|screen-?reader|\bhidden\b|\bhide\b",
+    re.I,
+)
+# Consent and cookie layers can hold more text than the page itself (per-vendor descriptions).
+CONSENT = re.compile(r"cookie|consent|gdpr|dsgvo|onetrust|\bcmp\b|cmp[-_]|privacy-?(?:popup|banner|overlay|notice)", re.I)
+WEAK_NEGATIVE = re.compile(
+    r"sidebar|side-bar|navbar|\bnav\b|navigation|\bmenu|pagination|\bpager\b|\brating|\btags?\b|tag-?list"
+    r"|tag-?cloud|\bwidget|masthead|toolbar|byline|\bauthor|post-?meta|entry-?meta|article-?meta|\bmeta\b"
+    r"|dateline|\bdate\b|\btimestamp|\bfollow|read-?more|more-?stories|trending|most-?popular|most-?read"
+    r"|\bteaser|app-?promo|\blogin|\bsearch|site-?header|\bheader\b|top-?bar|\bcredits?\b|\bshop\b|\bskip\b",
     re.I,
 )
 POSITIVE = re.compile(
     r"article|\bcontent|\bmain\b|main-?content|\bpost\b|post-?(?:body|content|text)|\bentry\b|entry-?content"
     r"|\bstory\b|story-?body|\bbody\b|\btext\b|\bprose\b|\bblog",
+    re.I,
+)
+# Containers that name themselves as the main text (CMS conventions across the web).
+CONTENT_CONTAINER = re.compile(
+    r"(?:article|post|entry|story|blog|news|page|main|single|node)[-_]?(?:body|content|text|entry|detail|main|copy)"
+    r"|(?:content|body|rich|story)[-_]?(?:body|main|article|text)|articlebody|\bprose\b|markdown-?body|\bbodytext"
+    r"|\bcontent\b|\bentry\b|\bpost\b|\barticle\b|\bstory\b",
     re.I,
 )
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
@@ -49,7 +63,13 @@ BOILER_LINE = re.compile(
 )
 
 
+# Class names that carry a value, not a role: CMS taxonomy and post-type classes such as
+# `tag-advertising`, `category-social-media`, `post-1234`, `format-standard`.
+_VALUE_CLASS = re.compile(r"^(?:tag|tags|category|cat|postid|post|term|type|status|format|page-id|parent-pageid|topic|section)[-_]\S")
+
+
 def class_id(node: Node) -> str:
+    """The element's class names and id as one string, value-carrying class names left out."""
     if not node.raw_attrs:
         return ""
     attrs = node.attrs
@@ -57,6 +77,8 @@ def class_id(node: Node) -> str:
     i = attrs.get("id", "")
     if not c and not i:
         return ""
+    if c and ("-" in c or "_" in c):
+        c = " ".join(name for name in c.split() if not _VALUE_CLASS.match(name))
     return c + " " + i
 
 
