@@ -34,6 +34,7 @@ from thresher.read.warc_payload import RawRecord, arc_date, to_items
 from thresher.read.warc_stream import ArchiveStream, other_compression
 
 _WARC_LINE = re.compile(rb"WARC/\d+\.\d+\r?\n")
+_NEXT_WARC = re.compile(rb"\r\n\r\nWARC/\d+\.\d+\r?\n")
 _WARC_IN_BLOCK = re.compile(rb"\nWARC/\d+\.\d+\r?\n")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _ARC_CANDIDATE = re.compile(rb"\n[A-Za-z][A-Za-z0-9+.\-]*:[^\n]* \d{8,18} [^\n]* -?\w+\r?\n")
@@ -168,6 +169,9 @@ class RecordReader:
         """After a block: blank lines then a header or the end. When a header hides inside the block
         the length ran too long: put the bytes back from there and report the record."""
         s = self.s
+        if _NEXT_WARC.match(s.peek(24)):
+            s.skip(4)  # the usual case: the separator and the next WARC record
+            return None
         tail = b""
         while True:
             head = s.peek(2)
@@ -195,8 +199,37 @@ class RecordReader:
                 )
         return None  # stray bytes after a good record: reported as garbage by the next scan
 
+    def _fast_headers(self) -> dict[str, str] | None:
+        """The header fields when the block is plain (CRLF lines, `Name: value`, within the size
+        limit), read in one piece; None with nothing consumed otherwise (the line reader decides)."""
+        s = self.s
+        block = s.take_until(b"\r\n\r\n", self.wcfg.max_header_bytes + 2)
+        if block is None:
+            return None
+        if block.count(b"\n") != block.count(b"\r\n") or len(block) - 2 > self.wcfg.max_header_bytes:
+            s.unread(block)
+            return None
+        headers: dict[str, str] = {}
+        last: str | None = None
+        for line in block[:-4].split(b"\r\n"):
+            if line[:1] in (b" ", b"\t") and last is not None:
+                headers[last] += " " + line.strip().decode("utf-8", "replace")
+                continue
+            name, sep, value = line.partition(b":")
+            if not sep or line.startswith(b"WARC/"):
+                s.unread(block)
+                return None
+            key = name.strip().lower().decode("latin-1")
+            last = key if key not in headers else None
+            if last is not None:
+                headers[key] = value.strip().decode("utf-8", "replace")
+        return headers
+
     def _warc_record(self, start: int) -> RawRecord | Malformed | None:
         s = self.s
+        fast = self._fast_headers()
+        if fast is not None:
+            return self._warc_block(start, fast)
         headers: dict[str, str] = {}
         size = 0
         last: str | None = None
@@ -221,6 +254,10 @@ class RecordReader:
             last = key if key not in headers else None
             if last is not None:
                 headers[key] = value.strip().decode("utf-8", "replace")
+        return self._warc_block(start, headers)
+
+    def _warc_block(self, start: int, headers: dict[str, str]) -> RawRecord | Malformed | None:
+        s = self.s
         length_text = headers.get("content-length", "")
         if not length_text.isdigit():
             return Malformed("bad_header", self.where(start), f"Content-Length missing or not a number: {length_text[:20]!r}")

@@ -23,6 +23,7 @@ from typing import BinaryIO
 GZIP_MAGIC = b"\x1f\x8b\x08"
 _CHUNK = 1 << 16
 _OUT_CHUNK = 1 << 20
+_IN_WINDOW = 1 << 14
 _OTHER_COMPRESSION = {
     b"\x28\xb5\x2f\xfd": "zstd",
     b"\x04\x22\x4d\x18": "lz4",
@@ -57,7 +58,10 @@ class ArchiveStream:
         self._eof = False
         # gzip state
         self._cbuf = head
-        self._cpos = start  # file offset of _cbuf[0]
+        self._ci = 0  # next unread byte of _cbuf
+        self._cpos = start  # file offset of _cbuf[_ci]
+        self._view: memoryview = memoryview(b"")
+        self._view_of: bytes | None = None
         self._dec: zlib._Decompress | None = None
         self._member_off = start
         self._logical_end = 0  # logical offset just past everything decompressed so far
@@ -77,24 +81,28 @@ class ArchiveStream:
         if not data:
             self._raw_eof = True
             return False
-        self._cbuf = self._cbuf + data if self._cbuf else data
+        self._cbuf = self._cbuf[self._ci:] + data if self._ci < len(self._cbuf) else data
+        self._ci = 0
         return True
 
+    def _cavail(self) -> int:
+        return len(self._cbuf) - self._ci
+
     def _advance_c(self, n: int) -> None:
-        self._cbuf = self._cbuf[n:]
+        self._ci += n
         self._cpos += n
 
     def _skip_to_member(self, reason: str, region_start: int, detail: str) -> None:
         """Drop compressed bytes up to the next gzip member header, recording the region skipped."""
         while True:
-            i = self._cbuf.find(GZIP_MAGIC)
+            i = self._cbuf.find(GZIP_MAGIC, self._ci)
             if i >= 0:
-                self._advance_c(i)
+                self._advance_c(i - self._ci)
                 break
-            keep = min(len(self._cbuf), len(GZIP_MAGIC) - 1)
-            self._advance_c(len(self._cbuf) - keep)
+            keep = min(self._cavail(), len(GZIP_MAGIC) - 1)
+            self._advance_c(self._cavail() - keep)
             if not self._fill_cbuf():
-                self._advance_c(len(self._cbuf))
+                self._advance_c(self._cavail())
                 break
         self.problems.append((reason, region_start, f"{detail}; {self._cpos - region_start} bytes skipped"))
 
@@ -103,38 +111,36 @@ class ArchiveStream:
     def _next_chunk(self) -> bytes | None:
         """The next piece of uncompressed data; None at the end of the file or at a new gap."""
         if not self.gzip:
-            if self._cbuf:
-                data, self._cbuf = self._cbuf, b""
+            if self._cavail():
+                data, self._cbuf, self._ci = self._cbuf[self._ci:], b"", 0
             else:
                 data = self.raw.read(_CHUNK)
             if not data:
                 return None
-            if not self._member_starts:
-                self._member_starts.append(0)
-                self._member_offsets.append(self.start)
             self._logical_end += len(data)
             return data
         while True:
             if self._dec is None:
-                if len(self._cbuf) < 18:
+                if self._cavail() < 18:
                     self._fill_cbuf()
-                if not self._cbuf:
+                if not self._cavail():
                     return None
-                if not self._cbuf.startswith(GZIP_MAGIC):
+                if not self._cbuf.startswith(GZIP_MAGIC, self._ci):
                     self._skip_to_member("not_gzip", self._cpos, "bytes that are not a gzip member")
                     continue
                 self._dec = zlib.decompressobj(31)
                 self._member_off = self._cpos
                 self._member_starts.append(self._logical_end)
                 self._member_offsets.append(self._cpos)
-            if not self._cbuf and not self._fill_cbuf():
+            if not self._cavail() and not self._fill_cbuf():
                 # the file ends inside this member
                 self.truncated_member = self._member_off
                 self._dec = None
                 return None
-            before = len(self._cbuf)
+            # a small input window: what follows the end of a member is copied into unused_data
+            window = self._cview()[self._ci:self._ci + _IN_WINDOW]
             try:
-                out = self._dec.decompress(self._cbuf, _OUT_CHUNK)
+                out = self._dec.decompress(window, _OUT_CHUNK)
             except zlib.error as exc:
                 self._dec = None
                 if self._cpos == self._member_off:
@@ -143,14 +149,19 @@ class ArchiveStream:
                 self.at_gap = True
                 return None
             if self._dec.eof:
-                rest = self._dec.unused_data
+                rest = len(self._dec.unused_data)
                 self._dec = None
             else:
-                rest = self._dec.unconsumed_tail
-            self._advance_c(before - len(rest))
+                rest = len(self._dec.unconsumed_tail)
+            self._advance_c(len(window) - rest)
             if out:
                 self._logical_end += len(out)
                 return out
+
+    def _cview(self) -> memoryview:
+        if self._view_of is not self._cbuf:
+            self._view, self._view_of = memoryview(self._cbuf), self._cbuf
+        return self._view
 
     # -- logical reads ----------------------------------------------------------------------------
 
@@ -214,6 +225,25 @@ class ArchiveStream:
                 line = self._buf[self._pos:self._pos + n]
                 self._pos += n
                 return line
+
+    def take_until(self, sep: bytes, limit: int) -> bytes | None:
+        """The bytes up to and including the first `sep` within `limit` bytes, consumed; None (and
+        nothing consumed) when there is none before the limit, the end of the file or a gap."""
+        start = self._pos
+        while True:
+            i = self._buf.find(sep, start, self._pos + limit)
+            if i >= 0:
+                out = self._buf[self._pos:i + len(sep)]
+                self._pos = i + len(sep)
+                return out
+            have = len(self._buf) - self._pos
+            if have >= limit:
+                return None
+            start = max(self._pos, len(self._buf) - len(sep) + 1)
+            before = self._pos
+            if not self._more():
+                return None
+            start -= before - self._pos  # the buffer was compacted: positions moved
 
     def read(self, n: int) -> bytes:
         """Up to `n` bytes; fewer only at the end of the file or at a gap."""
