@@ -35,7 +35,10 @@ _BLANKS = re.compile(r"\n{3,}")
 
 
 def normalize_text(text: str, config: NormalizeConfig = NormalizeConfig()) -> str:
-    if config.unicode_form is not None:
+    # ASCII text is invariant under every normalization form; skipping the call saves most of the
+    # cost on English pages
+    ascii_only = text.isascii()
+    if config.unicode_form is not None and not ascii_only:
         text = unicodedata.normalize(config.unicode_form, text)
     text = _LINE_BREAKS.sub("\n", text)
     text = _CONTROL.sub("", text)
@@ -49,7 +52,7 @@ def normalize_text(text: str, config: NormalizeConfig = NormalizeConfig()) -> st
     # NFKC can produce new control/space sequences only from compatibility characters that the
     # steps above already handle; one more pass of the form keeps the function idempotent when
     # removal of a control character joined two combining sequences.
-    if config.unicode_form is not None:
+    if config.unicode_form is not None and not ascii_only:
         text = unicodedata.normalize(config.unicode_form, text)
     return text
 

@@ -140,6 +140,7 @@ def _build_locked(
     # An interrupted run must never leave a manifest claiming completeness: remove it first.
     (out / MANIFEST).unlink(missing_ok=True)
     plan_path = work.path("plan.json")
+    given_inputs = list(inputs)
     if "-" in inputs:
         spooled = work.path("stdin.bin")
         if not (plan_path.exists() and spooled.exists()):
@@ -229,7 +230,7 @@ def _build_locked(
     finally:
         engine.close()
     aggregator.start_phase("finalize", 1)
-    manifest = _finalize(out, work, config, inputs, partitions, shards, stats, rejects)
+    manifest = _finalize(out, work, config, given_inputs, partitions, shards, stats, rejects)
     aggregator.task_done()
     aggregator.emit(final=True)
     if not config.exec.keep_work:
@@ -293,7 +294,7 @@ def _finalize(
         "config_hash": config.hash,
         "config": to_dict(config, hashed_only=True),
         "extractor": _extractor_info(config),
-        "inputs": [{"path": path, "bytes": os.path.getsize(path) if os.path.isfile(path) else None} for path in inputs],
+        "inputs": [{"path": p, "bytes": os.path.getsize(p) if p != "-" and os.path.isfile(p) else None} for p in inputs],
         "stats": {k: stats_dict[k] for k in ("seen", "kept", "dropped", "malformed")},
     }
     (out / "README.md").write_text(render_card(manifest, stats_dict), encoding="utf-8")
