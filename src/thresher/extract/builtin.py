@@ -52,6 +52,10 @@ _DESCEND_SHARE = 0.93
 # Furniture inside a region is filtered block by block later, so it counts against a region at a
 # discount: flat containers (wiki pages, CMS bodies with inline link lists) are still chosen whole.
 _NEGATIVE_WEIGHT = 0.5
+# Elements that hold a paragraph, not a region: the selection is always a container around them.
+_NOT_REGIONS = frozenset(
+    "p h1 h2 h3 h4 h5 h6 li pre dt dd figcaption caption tr a b i em strong span small font blockquote q code".split()
+)
 
 
 def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_noscript: bool = False) -> None:
@@ -192,6 +196,8 @@ def best_subtree(doc: HtmlDocument, blocks: list[Block], scores: list[float], us
     best_score = acc[0]
     floor = 0.2 * pos[0]
     for node in nodes:
+        if node.tag in _NOT_REGIONS:
+            continue
         s = acc[node.index]
         if s > 0 and use_bonus and pos[node.index] > floor:
             s += container_bonus(node) * pos[node.index]
@@ -201,7 +207,8 @@ def best_subtree(doc: HtmlDocument, blocks: list[Block], scores: list[float], us
     # from the content (a notice, a footer sentence) should not pull the selection up to <body>.
     while True:
         total = pos[best.index]
-        child = max((c for c in best.children if not isinstance(c, str)), key=lambda c: pos[c.index], default=None)
+        child = max((c for c in best.children if not isinstance(c, str) and c.tag not in _NOT_REGIONS),
+                    key=lambda c: pos[c.index], default=None)
         if child is None or total <= 0 or pos[child.index] < _DESCEND_SHARE * total:
             return best
         best = child
