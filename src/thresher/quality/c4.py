@@ -62,14 +62,16 @@ class C4LineFilter:
 
     name = LINES_STAGE
 
-    def __init__(self, config: C4Config = C4Config(), *, require_terminal_punctuation: bool = False) -> None:
+    def __init__(self, config: C4Config = C4Config(), *, require_terminal_punctuation: bool = False,
+                 cache: AnalysisCache | None = None) -> None:
         self.config = config
         self.require_terminal_punctuation = require_terminal_punctuation
+        self.cache = cache
 
     def transform(self, doc: Document) -> Drop | None:
         c = self.config
         text = doc.text
-        script = detect_script(text)
+        script = self.cache.get(doc).script if self.cache is not None else detect_script(text)
         spaced = script.traits.space_delimited
         ends = _LINE_ENDS.get(script.code, ()) if self.require_terminal_punctuation else ()
         check_ends = bool(ends)

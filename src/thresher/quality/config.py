@@ -5,10 +5,10 @@ declared in its rule set's config beside the rules. `None` switches a single rul
 
 | preset    | rule sets, in order                                                              |
 |-----------|----------------------------------------------------------------------------------|
-| `default` | urls, repetition, gopher, c4_lines, c4, fineweb, bad_words (FineWeb's recipe)    |
-| `gopher`  | repetition, gopher                                                               |
+| `default` | urls, gopher, repetition, c4_lines, c4, fineweb, bad_words (FineWeb's recipe)    |
+| `gopher`  | gopher, repetition                                                               |
 | `c4`      | urls, c4_lines + c4_terminal_punctuation, c4, bad_words                          |
-| `fineweb` | urls, repetition, gopher, c4_lines, c4, fineweb                                  |
+| `fineweb` | urls, gopher, repetition, c4_lines, c4, fineweb                                  |
 | `all`     | every rule set, c4_terminal_punctuation included                                 |
 
 `urls` runs only when a block list or URL word list is configured, `bad_words` only when
@@ -28,13 +28,13 @@ from thresher.quality.gopher import GopherQualityConfig
 from thresher.quality.repetition import GopherRepetitionConfig
 from thresher.quality.urls import UrlFilterConfig
 
-RULE_SETS = ("urls", "repetition", "gopher", "c4_lines", "c4_terminal_punctuation", "c4", "fineweb", "bad_words")
+RULE_SETS = ("urls", "gopher", "repetition", "c4_lines", "c4_terminal_punctuation", "c4", "fineweb", "bad_words")
 
 PRESETS: dict[str, tuple[str, ...]] = {
-    "default": ("urls", "repetition", "gopher", "c4_lines", "c4", "fineweb", "bad_words"),
-    "gopher": ("repetition", "gopher"),
+    "default": ("urls", "gopher", "repetition", "c4_lines", "c4", "fineweb", "bad_words"),
+    "gopher": ("gopher", "repetition"),
     "c4": ("urls", "c4_lines", "c4_terminal_punctuation", "c4", "bad_words"),
-    "fineweb": ("urls", "repetition", "gopher", "c4_lines", "c4", "fineweb"),
+    "fineweb": ("urls", "gopher", "repetition", "c4_lines", "c4", "fineweb"),
     "all": RULE_SETS,
 }
 

@@ -94,7 +94,8 @@ def ellipsis_line_ratio(a: TextAnalysis) -> float | None:
 def _words_with_alpha(a: TextAnalysis) -> int:
     words = a.words
     # most words start with a letter; only the others need a closer look
-    return len(words) - sum(1 for w in words if not w[0].isalpha() and not any(c.isalpha() for c in w))
+    others = [w for w in words if not w[0].isalpha()]
+    return len(words) - sum(1 for w in others if not any(c.isalpha() for c in w))
 
 
 def alpha_word_ratio(a: TextAnalysis) -> float | None:

@@ -12,9 +12,11 @@ spaces, over characters, with n scaled by the script's letters per word (`chars_
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, repeat
+from operator import add, mul
 
 from thresher.core.config import setting
 from thresher.quality.rules import Bound, QualityRuleSet
@@ -61,27 +63,27 @@ def _fraction(a: TextAnalysis, key: str) -> tuple[int, int] | None:
 
 
 def duplicate_paragraph_fraction(a: TextAnalysis) -> float | None:
-    if not a.text:
+    if not a.tokens:  # blank text: nothing repeats, the word-count rule names the problem
         return None
     n, _ = _fraction(a, "paragraphs")
     return n / len(a.paragraphs)
 
 
 def duplicate_paragraph_char_fraction(a: TextAnalysis) -> float | None:
-    if not a.text:
+    if not a.tokens:
         return None
     return _fraction(a, "paragraphs")[1] / len(a.text)
 
 
 def duplicate_line_fraction(a: TextAnalysis) -> float | None:
-    if not a.text:
+    if not a.tokens:
         return None
     n, _ = _fraction(a, "lines")
     return n / len(a.repetition_lines)
 
 
 def duplicate_line_char_fraction(a: TextAnalysis) -> float | None:
-    if not a.text:
+    if not a.tokens:
         return None
     return _fraction(a, "lines")[1] / len(a.text)
 
@@ -93,44 +95,88 @@ def _prefix_lengths(a: TextAnalysis) -> list[int]:
     return cached
 
 
-def top_ngram_chars(tokens: list[str], n: int, separator_chars: int) -> int:
+_SMALL_INT = 1 << 60
+
+
+def _gram_keys(a: TextAnalysis, n: int) -> list[int]:
+    """One integer per n-gram position, equal exactly when the n-grams are equal.
+
+    Tokens get dense ids; the key of an n-gram extends the (n-1)-gram key by one more id in base
+    `vocabulary size`, so keys are built level by level in C (`map`) without making tuples.
+    """
+    levels = a.__dict__.get("_gram_keys")
+    if levels is None:
+        tokens = a.tokens
+        index = {t: i for i, t in enumerate(dict.fromkeys(tokens))}
+        levels = a.__dict__["_gram_keys"] = [None, list(map(index.__getitem__, tokens))]
+        a.__dict__["_gram_bound"] = [len(index) or 1]
+    ids = levels[1]
+    base = len(set(ids)) or 1
+    bound = a.__dict__["_gram_bound"]  # keys of the last level are below bound[0]
+    while len(levels) <= n:
+        m = len(levels)
+        prev = levels[m - 1]
+        if bound[0] * base >= _SMALL_INT:  # renumber to keep keys machine-sized
+            index = {k: i for i, k in enumerate(dict.fromkeys(prev))}
+            prev = list(map(index.__getitem__, prev))
+            bound[0] = len(index) or 1
+        levels.append(list(map(add, map(mul, prev[:-1], repeat(base)), ids[m - 1:])))
+        bound[0] *= base
+    return levels[n]
+
+
+def top_ngram_chars(keys: list[int], n: int, prefix: list[int], separator_chars: int) -> int:
     """Characters covered by the most frequent n-gram (first seen wins a tie), counted as its
-    length, separators included, times its count."""
-    grams = Counter(zip(*(tokens[i:] for i in range(n)), strict=False))
-    if not grams:
+    length, separators included, times its count; 0 when no n-gram occurs twice."""
+    if not keys:
         return 0
-    gram, count = grams.most_common(1)[0]
-    return (sum(map(len, gram)) + separator_chars * (n - 1)) * count
+    key, count = Counter(keys).most_common(1)[0]
+    if count < 2:
+        return 0
+    at = keys.index(key)
+    return (prefix[at + n] - prefix[at] + separator_chars * (n - 1)) * count
 
 
-def duplicate_ngram_chars(tokens: list[str], n: int, prefix: list[int]) -> int:
-    """Characters inside repeated n-grams, scanning left to right and jumping past each repeat."""
-    grams = list(zip(*(tokens[i:] for i in range(n)), strict=False))
-    if len(set(grams)) == len(grams):
+def duplicate_ngram_chars(keys: list[int], n: int, prefix: list[int]) -> int:
+    """Characters inside repeated n-grams, scanning left to right and jumping past each repeat.
+
+    Equivalent to visiting every position, adding unseen n-grams to a set and jumping `n` ahead
+    after a repeat, but it only visits positions whose n-gram occurred earlier: every other position
+    holds a first occurrence, which is never a repeat and is in the set unless a jump skipped it.
+    """
+    end = len(keys)
+    if end == 0 or len(set(keys)) == end:
         return 0
-    seen: set[tuple[str, ...]] = set()
-    add = seen.add
+    first = dict(zip(reversed(keys), range(end - 1, -1, -1), strict=True))
+    candidates = [i for i, k in enumerate(keys) if first[k] != i]
+    added: set[int] = set()
+    jump_starts: list[int] = []  # skipped positions: [start, start + n - 1) for each start
     repeated = 0
-    idx = 0
-    end = len(grams)
-    while idx < end:
-        gram = grams[idx]
-        if gram in seen:
-            repeated += prefix[idx + n] - prefix[idx]
-            idx += n
+    frontier = 0
+    for pos in candidates:
+        if pos < frontier:
+            continue
+        key = keys[pos]
+        f = first[key]
+        j = bisect_right(jump_starts, f) - 1
+        first_visited = j < 0 or f >= jump_starts[j] + n - 1
+        if first_visited or key in added:
+            repeated += prefix[pos + n] - prefix[pos]
+            jump_starts.append(pos + 1)
+            frontier = pos + n
         else:
-            add(gram)
-            idx += 1
+            added.add(key)
+            frontier = pos + 1
     return repeated
 
 
 def top_ngram_fraction(n: int):  # noqa: ANN201
     def measure(a: TextAnalysis) -> float | None:
         m = n * a.traits.chars_per_word
-        if not a.text or len(a.tokens) < m:
+        if not a.tokens or len(a.tokens) < m:
             return None
         sep = 1 if a.traits.space_delimited else 0
-        return top_ngram_chars(a.tokens, m, sep) / len(a.text)
+        return top_ngram_chars(_gram_keys(a, m), m, _prefix_lengths(a), sep) / len(a.text)
 
     measure.__name__ = f"top_{n}_gram_char_fraction"
     return measure
@@ -138,7 +184,7 @@ def top_ngram_fraction(n: int):  # noqa: ANN201
 
 def duplicate_ngram_fraction(n: int):  # noqa: ANN201
     def measure(a: TextAnalysis) -> float | None:
-        if not a.text:
+        if not a.tokens:
             return None
         m = n * a.traits.chars_per_word
         if len(a.tokens) < m:
@@ -147,7 +193,7 @@ def duplicate_ngram_fraction(n: int):  # noqa: ANN201
         none_below = a.__dict__.setdefault("_no_dup_from", None)
         if none_below is not None and m >= none_below:
             return 0.0
-        chars = duplicate_ngram_chars(a.tokens, m, _prefix_lengths(a))
+        chars = duplicate_ngram_chars(_gram_keys(a, m), m, _prefix_lengths(a))
         if chars == 0:
             a.__dict__["_no_dup_from"] = m
         return chars / len(a.text)

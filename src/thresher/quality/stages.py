@@ -1,8 +1,10 @@
 """Builds the quality stages the pipeline runs, from `QualityConfig`.
 
-Order follows FineWeb's recipe, cheapest and most decisive first: the URL filter needs no text;
-Gopher repetition and quality judge the text as extracted; C4's line cleanup then rewrites it, and
-the C4 document rules, FineWeb's rules and the bad-words filter judge the cleaned text. All rule sets
+Order follows FineWeb's recipe, except that Gopher quality runs before Gopher repetition: the URL
+filter needs no text; Gopher quality (cheap, and its word-count bounds stop a pathological 10 MB
+page before the n-gram rules see it) and Gopher repetition judge the text as extracted; C4's line
+cleanup then rewrites it, and the C4 document rules, FineWeb's rules and the bad-words filter judge
+the cleaned text. All rule sets
 of one chain share an `AnalysisCache`, so the text is split and tokenized once per version of it.
 """
 
@@ -32,9 +34,10 @@ def build_quality_stages(config: QualityConfig) -> list[Stage]:
         elif name == "gopher":
             stages.append(GopherQuality(config.gopher, cache))
         elif name == "c4_lines":
-            stages.append(C4LineFilter(config.c4, require_terminal_punctuation="c4_terminal_punctuation" in sets))
+            stages.append(C4LineFilter(config.c4, require_terminal_punctuation="c4_terminal_punctuation" in sets,
+                                       cache=cache))
         elif name == "c4_terminal_punctuation" and "c4_lines" not in sets:
-            stages.append(C4LineFilter(config.c4, require_terminal_punctuation=True))
+            stages.append(C4LineFilter(config.c4, require_terminal_punctuation=True, cache=cache))
         elif name == "c4":
             stages.append(C4Quality(config.c4, cache))
         elif name == "fineweb":

@@ -44,9 +44,11 @@ _W = r"\w" + _MARKS
 _CW = _range_class(CHARACTER_WORD_RANGES)
 _SYMBOL = rf"\.{{2,}}|[^\s{_W}]"
 _TOKEN = re.compile(rf"[{_W}]+(?:['’.\-][{_W}]+)*|{_SYMBOL}")
+_WORD = re.compile(rf"[{_W}]+(?:['’.\-][{_W}]+)*")
 # letters of scripts without spaces are single-character words; other words exclude them
 _NW = rf"(?:[^\W{_CW}]|[{_MARKS}])"
 _TOKEN_CHARWORDS = re.compile(rf"[{_CW}][{_MARKS}]*|{_NW}+(?:['’.\-]{_NW}+)*|{_SYMBOL}")
+_WORD_CHARWORDS = re.compile(rf"[{_CW}][{_MARKS}]*|{_NW}+(?:['’.\-]{_NW}+)*")
 _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
 _LINE_BREAKS = re.compile(r"\n+")
 
@@ -87,7 +89,7 @@ class TextAnalysis:
     @cached_property
     def words(self) -> list[str]:
         """Tokens that are words, without symbol tokens."""
-        return [t for t in self.tokens if (len(t) > 1 and t[0] != ".") or t.isalnum() or t == "_"]
+        return (_WORD_CHARWORDS if self.script.has_character_words else _WORD).findall(self.text)
 
     @cached_property
     def lines(self) -> list[str]:
@@ -120,18 +122,20 @@ class AnalysisCache:
     Owned by one chain of stages (never module-global); the result never depends on the cache.
     """
 
-    __slots__ = ("_doc_id", "_text", "_analysis", "assume_language")
+    __slots__ = ("_doc_id", "_text", "_language", "_analysis", "assume_language")
 
     def __init__(self, assume_language: str | None = None) -> None:
         self._doc_id: str | None = None
         self._text: str | None = None
+        self._language: object = None
         self._analysis: TextAnalysis | None = None
         self.assume_language = assume_language
 
     def get(self, doc: Document) -> TextAnalysis:
-        if self._analysis is not None and self._text is doc.text and self._doc_id == doc.id:
-            return self._analysis
         language = doc.annotations.get("lang.code") or self.assume_language
+        if (self._analysis is not None and self._text is doc.text and self._doc_id == doc.id
+                and self._language == language):
+            return self._analysis
         analysis = TextAnalysis(doc.text, language if isinstance(language, str) else None)
-        self._doc_id, self._text, self._analysis = doc.id, doc.text, analysis
+        self._doc_id, self._text, self._language, self._analysis = doc.id, doc.text, language, analysis
         return analysis

@@ -34,6 +34,7 @@ from thresher.core.errors import ConfigError
 
 STAGE = "quality.urls"
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
+_OTHER_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+-]*:(?!\d)")  # mailto:, javascript:, data:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,8 +115,11 @@ def load_words(path: str | None) -> set[str]:
 
 def split_url(url: str) -> tuple[str, str] | None:
     """(host, `host/path` without scheme, `www.`, port and query), or None when there is no host."""
+    url = url.strip()
+    if "://" not in url and _OTHER_SCHEME.match(url):
+        return None
     try:
-        parts = urlsplit(url.strip() if "://" in url else "//" + url.strip())
+        parts = urlsplit(url if "://" in url else "//" + url)
         host = (parts.hostname or "").rstrip(".")
     except ValueError:
         return None
