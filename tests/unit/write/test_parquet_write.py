@@ -29,7 +29,12 @@ def records(n: int, start: int = 0) -> list[dict]:
             source={"file": "crawl.warc.gz", "offset": 1000 * i, "record_id": f"<urn:uuid:{i}>", "format": "warc"},
             fetched_at="2024-05-18T01:58:10Z",
             metadata={"content_type": "text/html"} if i % 2 else {},
-            annotations={"lang.code": "en", "lang.score": 0.5 + i % 5 / 10, "quality.word_count": i, "dedup.duplicates": i % 4},
+            annotations={
+                "lang.code": "en",
+                "lang.score": 0.5 + i % 5 / 10,
+                "quality.word_count": i,
+                "dedup.duplicates": i % 4,
+            },
         )
         out.append(doc.to_record())
     return out
@@ -50,8 +55,17 @@ def test_schema_is_fixed_and_typed_where_declared(tmp_path: Path) -> None:
     ParquetFormat().write_records(records(3), dest)
     schema = pq.read_schema(dest)
     assert schema.names == [
-        "id", "url", "title", "text", "fetched_at", "lang_code", "lang_score", "dedup_duplicates",
-        "annotations", "source", "metadata",
+        "id",
+        "url",
+        "title",
+        "text",
+        "fetched_at",
+        "lang_code",
+        "lang_score",
+        "dedup_duplicates",
+        "annotations",
+        "source",
+        "metadata",
     ]
     assert str(schema.field("lang_score").type) == "double"
     assert str(schema.field("dedup_duplicates").type) == "int64"
@@ -139,10 +153,15 @@ def test_duckdb_reads_the_layout(hf_dataset: Path) -> None:
     assert (count, words) == (30, sum(range(30)))
 
 
-def test_datasets_loads_the_layout(hf_dataset: Path) -> None:
+def test_datasets_loads_the_layout(hf_dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     datasets = pytest.importorskip("datasets")
-    ds = datasets.load_dataset("parquet", data_dir=str(hf_dataset / "data"), split="train")
+    ds = datasets.load_dataset(str(hf_dataset), split="train", cache_dir=str(tmp_path / "cache"))
     assert ds.num_rows == 30
+    assert ds.features["lang_score"].dtype == "float64"
+    assert sorted(ds["id"]) == [f"{i:016x}" for i in range(30)]
 
 
 def test_thresher_reads_its_own_shards(hf_dataset: Path) -> None:
