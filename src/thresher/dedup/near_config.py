@@ -37,7 +37,7 @@ class NearDedupConfig:
     )
     rows: int | None = setting(None, "minhash: rows per LSH band (none: derived with bands)", flag="--rows")
     verify_max_shingles: int | None = setting(
-        512,
+        1024,
         "minhash: candidates are verified by the Jaccard of up to this many shingle ids per document "
         "(exact for documents with at most this many distinct shingles); none: verify by the "
         "signature estimate only",
