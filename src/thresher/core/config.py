@@ -117,15 +117,15 @@ def coerce(tp: Any, value: Any, where: str) -> Any:
         args = get_args(tp)
         if value is None and type(None) in args:
             return None
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
+        options = [a for a in args if a is not type(None)]
+        for arg in options:
             try:
                 return coerce(arg, value, where)
             except ConfigError as exc:
-                errors.append(str(exc))
-        raise ConfigError(f"{where}: expected {_type_name(tp)}, got {value!r}")
+                if len(options) == 1:  # the usual Optional[X]: say what X wanted
+                    raise ConfigError(f"{exc} (or none)") from None
+        names = " or ".join(_type_name(a) for a in options)
+        raise ConfigError(f"{where}: expected {names} or none, got {value!r}")
     if origin is Literal:
         if value in get_args(tp):
             return value
