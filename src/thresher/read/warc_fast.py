@@ -41,6 +41,13 @@ def fast_available() -> bool:
     return True
 
 
+def _archive_iterator(cls: Any, fh: Any) -> Any:
+    try:
+        return cls(fh, parse_http=False, fsspec_args=False)  # FastWARC 2: never route through fsspec
+    except TypeError:
+        return cls(fh, parse_http=False)  # FastWARC before 2.0 has no fsspec_args
+
+
 def _pread(fd: int, n: int, offset: int) -> bytes:
     return os.pread(fd, n, offset) if offset >= 0 else b""
 
@@ -87,7 +94,7 @@ class _FastFramer:
             pending_end = 0  # where the next record must start (uncompressed) / header+block+4 (gzip)
             index = 0
             try:
-                for rec in ArchiveIterator(fh, parse_http=False, fsspec_args=False):
+                for rec in _archive_iterator(ArchiveIterator, fh):
                     pos = rec.stream_pos
                     if pending is None:
                         if pos != 0:
