@@ -23,6 +23,7 @@ from thresher.extract.base import Extraction, ExtractionTimeout
 from thresher.extract.blocks import REMOVED, Block, segment
 from thresher.extract.hints import (
     BOILER_LINE,
+    COMMENTS,
     CONSENT,
     CONTENT_CONTAINER,
     DROP_TAGS,
@@ -42,6 +43,7 @@ from thresher.extract.tree import HtmlDocument, Node, parse, text_of
 _WRAPPER_SHARE = 0.5
 # Weak class words (sidebar, widget, header...) remove only subtrees holding less than this share.
 _WEAK_SHARE = 0.3
+_CONTENT_MASS_SHARE = 0.35
 _WORD = re.compile(r"\w+")
 # An excerpt cut short: "... para …", "[…]", "[...]" at the end of a block.
 _TRUNCATED = re.compile(r"(?:\s(?:…|\.\.\.)|[\[(](?:…|\.\.\.)[\])])\s*$")
@@ -52,14 +54,32 @@ _DESCEND_SHARE = 0.93
 # Furniture inside a region is filtered block by block later, so it counts against a region at a
 # discount: flat containers (wiki pages, CMS bodies with inline link lists) are still chosen whole.
 _NEGATIVE_WEIGHT = 0.5
+_DROP_TITLE = True
+# How many paragraphs beside the region may join it on each side.
+_MAX_NEIGHBOURS = 3
 # Elements that hold a paragraph, not a region: the selection is always a container around them.
 _NOT_REGIONS = frozenset(
     "p h1 h2 h3 h4 h5 h6 li pre dt dd figcaption caption tr a b i em strong span small font blockquote q code".split()
 )
 
 
+def paragraph_mass(doc: HtmlDocument) -> list[int]:
+    """Per node: characters of link-poor paragraphs (`<p>` of 80+ characters) in its subtree."""
+    mass = [0] * len(doc.nodes)
+    for node in reversed(doc.nodes):
+        if node.tag == "p" and node.text_len >= 80 and node.link_len * 3 < node.text_len:
+            mass[node.index] += node.text_len - node.link_len
+        if node.parent is not None:
+            mass[node.parent.index] += mass[node.index]
+    return mass
+
+
 def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_noscript: bool = False) -> None:
     total = doc.root.text_len or 1
+    mass = paragraph_mass(doc)
+    # A subtree holding this much of the page's paragraph text is content whatever its class says
+    # (`banners-contenido-nota`, a "sticky sidebar" plugin on the main column).
+    content_mass = max(400, _CONTENT_MASS_SHARE * mass[0])
     ticks = 0
     for node in doc.nodes[1:]:
         ticks += 1
@@ -94,6 +114,8 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
             continue
         if STRONG_NEGATIVE.search(ci) or (share <= _WEAK_SHARE and WEAK_NEGATIVE.search(ci)):
             if POSITIVE.search(ci) and (share > 0.15 or node.text_len > 1000):
+                continue
+            if mass[node.index] >= content_mass and not COMMENTS.search(ci) and not CONSENT.search(ci):
                 continue
             node.flags |= REMOVED
 
@@ -214,6 +236,32 @@ def best_subtree(doc: HtmlDocument, blocks: list[Block], scores: list[float], us
         best = child
 
 
+def _is_lead(b: Block) -> bool:
+    return b.kind in ("p", "quote") and b.text_len >= 50 and b.link_density < 0.3 and bool(_SENTENCE_END.search(b.text))
+
+
+def _extend_to_neighbours(blocks: list[Block], inside: list[bool], region: Node) -> None:
+    """Take in the paragraphs just before the region, within its parent: a lead or standfirst set
+    apart from the body container. Captions are stepped over; anything else (a heading, a link
+    list, a short line) stops. (Extending forward too measured slightly worse on both sets: what
+    follows an article body is more often a bio or teaser than more article.)"""
+    parent = region.parent
+    if parent is None or not any(inside):
+        return
+    j = inside.index(True) - 1
+    taken = 0
+    while j >= 0 and taken < _MAX_NEIGHBOURS:
+        b = blocks[j]
+        if not parent.contains(b.owner):
+            break
+        if _is_lead(b):
+            inside[j] = True
+            taken += 1
+        elif b.kind != "caption":
+            break
+        j -= 1
+
+
 def _norm(text: str) -> str:
     return " ".join(_tokens(text))
 
@@ -247,7 +295,7 @@ def filter_blocks(chosen: list[Block], title: str | None) -> list[Block]:
             continue
         out.append(b)
     # the title repeated as a heading at the top
-    if title:
+    if title and _DROP_TITLE:
         nt = _norm(title)
         for k, b in enumerate(out[:3]):
             if b.kind == "heading" and _norm(b.text) == nt:
@@ -302,9 +350,12 @@ class BuiltinExtractor:
                     root = best_subtree(doc, blocks, block_scores(blocks))
                 elif len(_tokens(hint)) < 0.7 * covered:
                     shares = None
+        inside = [root.contains(b.owner) for b in blocks]
+        if shares is None:
+            _extend_to_neighbours(blocks, inside, root)
         chosen = []
         for i, b in enumerate(blocks):
-            if not root.contains(b.owner) and b.owner is not root:
+            if not inside[i]:
                 continue
             if shares is not None and b.kind not in ("heading", "table") and len(b.text) > 20 and shares[i] < 0.5:
                 continue

@@ -9,7 +9,7 @@ from thresher.extract.tree import Node
 
 # Never page text.
 DROP_TAGS = frozenset(
-    "head script style noscript template svg math iframe object embed canvas button select option input "
+    "head script style noscript template svg math iframe object embed canvas button select option input rt rp "
     "textarea dialog map audio video picture source frame".split()
 )
 # Page furniture by definition, unless it holds most of the page's text (some sites wrap everything).
@@ -28,10 +28,11 @@ STRONG_NEGATIVE = re.compile(
     r"|sr-only|visually-?hidden|screen-?reader|\bhidden\b|\bhide\b",
     re.I,
 )
+COMMENTS = re.compile(r"comment|disqus|repl(?:y|ies)|respond|discussion|forum", re.I)
 # Consent and cookie layers can hold more text than the page itself (per-vendor descriptions).
 CONSENT = re.compile(r"cookie|consent|gdpr|dsgvo|onetrust|\bcmp\b|cmp[-_]|privacy-?(?:popup|banner|overlay|notice)", re.I)
 WEAK_NEGATIVE = re.compile(
-    r"sidebar|side-bar|navbar|\bnav\b|navigation|\bmenu|pagination|\bpager\b|\brating|\btags?\b|tag-?list"
+    r"sidebar|side-bar|\baside\b|navbar|\bnav\b|navigation|\bmenu|pagination|\bpager\b|\brating|\btags?\b|tag-?list"
     r"|tag-?cloud|\bwidget|masthead|toolbar|byline|\bauthor|post-?meta|entry-?meta|article-?meta|\bmeta\b"
     r"|dateline|\bdate\b|\btimestamp|\bfollow|read-?more|more-?stories|trending|most-?popular|most-?read"
     r"|\bteaser|app-?promo|\blogin|\bsearch|site-?header|\bheader\b|top-?bar|\bcredits?\b|\bshop\b|\bskip\b",

@@ -96,6 +96,10 @@ def article_body_hint(doc: HtmlDocument) -> str | None:
     """`articleBody` declared in JSON-LD, when it is long enough to guide content selection."""
     for obj in _json_ld_objects(doc):
         body = obj.get("articleBody") or obj.get("text") if _is_article(obj) else None
+        if isinstance(body, str) and "<" in body:
+            from thresher.extract.tree import iter_text, parse
+
+            body = " ".join(iter_text(parse(body).root))
         if isinstance(body, str) and len(body.split()) >= 40:
             return body
     return None
