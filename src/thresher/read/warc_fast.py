@@ -21,6 +21,7 @@ by the pure reader from the start.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,6 +32,8 @@ from thresher.read.warc import iter_records, read_records_as_items
 from thresher.read.warc_config import WarcConfig
 from thresher.read.warc_payload import RawRecord
 from thresher.read.warc_stream import GZIP_MAGIC
+
+_BREAKS = re.compile(rb"[\r\n]")
 
 
 def fast_available() -> bool:
@@ -61,9 +64,13 @@ def _header_size(headers: Any) -> int:
     return size
 
 
-def _headers_dict(headers: Any) -> dict[str, str]:
+def _headers_dict(headers: Any) -> dict[str, str] | None:
+    """The fields as the pure reader keeps them, or None when a field is not one plain line (a line
+    break or control character in it, a folded or empty name): the pure reader must frame it."""
     out: dict[str, str] = {}
     for key, value in headers.items_bytes():
+        if not key or key[:1] in b" \t" or _BREAKS.search(key) or _BREAKS.search(value):
+            return None
         name = key.strip().lower().decode("latin-1")
         if name not in out:
             out[name] = value.strip().decode("utf-8", "replace")
@@ -105,6 +112,8 @@ class _FastFramer:
                         yield pending
                         self.resume_at, self.resume_index = pos, index
                     headers = _headers_dict(rec.headers)
+                    if headers is None:
+                        return
                     length_text = headers.get("content-length", "")
                     if not length_text.isdigit():
                         return
