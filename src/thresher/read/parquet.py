@@ -108,13 +108,15 @@ def read_parquet(partition: Partition, config: InputConfig) -> Iterator[ReadItem
     if problem is not None:
         yield problem
         return
-    groups = list(range(pf.num_row_groups))
-    if partition.end is not None or partition.start:
-        groups = groups[partition.start:partition.end]
-    row = sum(pf.metadata.row_group(i).num_rows for i in range(groups[0])) if groups else 0
     if pf.metadata.num_rows == 0:
         yield Event("empty_file", path, "no rows")
         return
+    groups = list(range(pf.num_row_groups))
+    if partition.end is not None or partition.start:
+        groups = groups[partition.start:partition.end]
+    if not groups:
+        return
+    row = sum(pf.metadata.row_group(i).num_rows for i in range(groups[0]))
     try:
         for batch in pf.iter_batches(batch_size=BATCH_ROWS, row_groups=groups, use_threads=False):
             columns = batch.schema.names

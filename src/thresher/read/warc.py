@@ -94,7 +94,6 @@ class RecordReader:
         """Skip bytes that are no record, up to the next header line (left unread)."""
         at_line_start = True
         while True:
-            pos = self.s.tell()
             line = self.s.readline(_MAX_LINE)
             if not line:
                 break
@@ -102,7 +101,6 @@ class RecordReader:
                 self.s.unread(line)
                 break
             at_line_start = line.endswith(b"\n")
-            del pos
         end = self.s.tell()
         if end > start:
             yield Malformed("garbage", self.where(start), f"{end - start} bytes that are not an archive record")
