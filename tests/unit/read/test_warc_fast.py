@@ -70,3 +70,23 @@ def test_auto_engine_uses_the_fast_reader_and_pure_engine_does_not(shared_data: 
     part = Partition(0, "warc", (str(shared_data / "warc" / "whirlwind" / "whirlwind.warc.gz"),))
     list(read_warc(part, InputConfig()))
     assert calls == [1]
+
+
+def test_fast_reader_skips_a_record_over_the_cap_like_the_pure_reader(tmp_path: Path) -> None:
+    from test_warc_bad_input import B
+
+    path = tmp_path / "big.warc"
+    size = 8 * 1024 * 1024
+    head = (
+        "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: http://big.example/\r\n"
+        f"Content-Type: application/http; msgtype=response\r\nContent-Length: {size}\r\n\r\n"
+    ).encode()
+    with open(path, "wb") as fh:
+        fh.write(head)
+        fh.seek(len(head) + size)  # a sparse hole
+        fh.write(b"\r\n\r\n" + B)
+    pure, fast = both(path, max_record_bytes=1024 * 1024)
+    assert fast == pure
+    assert [type(i).__name__ for i in fast] == ["Skip", "Document"]
+    framer = _FastFramer(str(path), 1024 * 1024)
+    assert [r.block is None for r in framer.records()] == [True, False] and framer.resume_at is None
