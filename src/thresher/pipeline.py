@@ -14,7 +14,7 @@ from typing import Any
 
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop, Malformed
-from thresher.core.stages import CorpusStage, RuleSet, Stage, apply_stage
+from thresher.core.stages import CorpusStage, RuleSet, Stage, stage_runner
 from thresher.core.stats import Stats
 from thresher.normalize.text import Normalize
 
@@ -26,7 +26,19 @@ def build_document_stages(config: RunConfig) -> list[Stage]:
     return [Extract(config.extract), Normalize(config.normalize), *build_quality_stages(config.quality)]
 
 
+_corpus_stages: dict[RunConfig, list[CorpusStage]] = {}
+
+
 def build_corpus_stages(config: RunConfig) -> list[CorpusStage]:
+    """The corpus stages of a config. Stage objects are stateless and their construction can be
+    costly (LSH parameters are derived numerically), so each process builds them once per config."""
+    stages = _corpus_stages.get(config)
+    if stages is None:
+        stages = _corpus_stages[config] = _make_corpus_stages(config)
+    return stages
+
+
+def _make_corpus_stages(config: RunConfig) -> list[CorpusStage]:
     from thresher.dedup.exact import ExactDedup
 
     stages: list[CorpusStage] = []
@@ -46,19 +58,21 @@ class DocumentChain:
     def __init__(self, config: RunConfig, stats: Stats | None = None) -> None:
         self.config = config
         self.stages = build_document_stages(config)
+        self.runners = [(stage.name, stage_runner(stage), isinstance(stage, RuleSet)) for stage in self.stages]
         self.stats = stats if stats is not None else Stats()
 
     def run(self, doc: Document) -> tuple[Drop, list[Drop]] | None:
         """None when the document passes every stage; else the attributed drop and all failures
         of the stage that dropped it. Counts are left to the caller (`seen`, `kept`, `dropped`)."""
         timings = self.stats.timings
-        for stage in self.stages:
-            t0 = time.perf_counter()
-            drops = apply_stage(stage, doc)
-            timings[stage.name] = timings.get(stage.name, 0.0) + time.perf_counter() - t0
+        clock = time.perf_counter
+        for name, run, is_rule_set in self.runners:
+            t0 = clock()
+            drops = run(doc)
+            timings[name] = timings.get(name, 0.0) + clock() - t0
             if drops:
                 # only a rule set reports a failure histogram; other stages have one reason
-                return drops[0], (drops if isinstance(stage, RuleSet) else [])
+                return drops[0], (drops if is_rule_set else [])
         return None
 
 

@@ -60,7 +60,7 @@ def run_task(fn: Callable[..., dict[str, Any]], ctx: TaskContext, task_id: str, 
         cached: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
         return cached
     result = fn(ctx, *args)
-    write_json_atomic(marker, result)
+    write_json_atomic(marker, result, durable=False)
     return result
 
 
@@ -86,9 +86,9 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
     reporter = progress.Throttle("scan")
     t_read = 0.0
     with (
-        atomic_open(work.scan_docs(partition.index), "wb") as docs_out,
-        atomic_open(work.scan_malformed(partition.index), "wb") as malformed_out,
-        (atomic_open(work.scan_rejects(partition.index), "wb") if ctx.write_rejects else _NullWriter()) as rejects_out,
+        atomic_open(work.scan_docs(partition.index), "wb", durable=False) as docs_out,
+        atomic_open(work.scan_malformed(partition.index), "wb", durable=False) as malformed_out,
+        (atomic_open(work.scan_rejects(partition.index), "wb", durable=False) if ctx.write_rejects else _NullWriter()) as rejects_out,
     ):
         items = read_partition(partition, config.input)
         while True:
@@ -150,11 +150,11 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
         f.close()
     for si, stage in enumerate(corpus):
         offsets = [0]
-        with atomic_open(work.keys(stage.name, partition.index), "wb") as out:
+        with atomic_open(work.keys(stage.name, partition.index), "wb", durable=False) as out:
             for buf in key_buffers[si]:
                 out.write(buf)
                 offsets.append(offsets[-1] + len(buf))
-        write_json_atomic(work.keys(stage.name, partition.index).with_suffix(".idx"), offsets)
+        write_json_atomic(work.keys(stage.name, partition.index).with_suffix(".idx"), offsets, durable=False)
     reporter.flush()
     return {"stats": stats.to_dict(), "survivors": survivors}
 
@@ -224,7 +224,7 @@ def group_task(ctx: TaskContext, stage_index: int, k: int, partitions: list[int]
     edges = 0
     candidates = 0
     t0 = time.perf_counter()
-    with atomic_open(work.edges(stage.name, k), "wb") as out:
+    with atomic_open(work.edges(stage.name, k), "wb", durable=False) as out:
         i = 0
         n_records = len(records)
         while i < n_records:
@@ -342,7 +342,7 @@ def cluster_task(ctx: TaskContext, key_partitions: int) -> dict[str, Any]:
     dropped_per_partition: dict[str, int] = {}
     for p, items in decisions.items():
         items.sort(key=lambda d: d["o"])
-        with atomic_open(work.decisions(p), "wb") as out:
+        with atomic_open(work.decisions(p), "wb", durable=False) as out:
             for d in items:
                 out.write(dumps_line(d))
         dropped_per_partition[str(p)] = sum(1 for d in items if "drop" in d)
@@ -397,7 +397,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
     g = global_start
     with (
         contextlib.ExitStack() as stack,
-        (atomic_open(work.write_rejects(p), "wb") if ctx.write_rejects else _NullWriter()) as rejects_out,
+        (atomic_open(work.write_rejects(p), "wb", durable=False) if ctx.write_rejects else _NullWriter()) as rejects_out,
     ):
         handle: Any = None
         for record in kept_records():
@@ -406,7 +406,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
                 # a new shard: close the previous piece (atomically renamed) and open this one
                 stack.close()
                 path = work.piece(shard, p, ".jsonl")
-                handle = stack.enter_context(atomic_open(path, "wb"))
+                handle = stack.enter_context(atomic_open(path, "wb", durable=False))
                 pieces.append([shard, str(path), 0])
             handle.write(dumps_line(record))
             pieces[-1][2] += 1

@@ -12,7 +12,11 @@ from typing import IO, Any
 
 
 @contextmanager
-def atomic_open(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
+def atomic_open(path: str | Path, mode: str = "wb", durable: bool = True) -> Iterator[IO[Any]]:
+    """Open `path` for writing through a temp file renamed into place on success.
+
+    `durable=False` skips the fsync: right for work files, which a process kill cannot leave half
+    written (the rename is atomic) and only an OS crash could lose; output files are fsynced."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
@@ -20,7 +24,8 @@ def atomic_open(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
     try:
         yield f
         f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            os.fsync(f.fileno())
         f.close()
         os.replace(tmp, path)
     except BaseException:
@@ -29,8 +34,8 @@ def atomic_open(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
         raise
 
 
-def write_json_atomic(path: str | Path, data: Any) -> None:
-    with atomic_open(path, "w") as f:
+def write_json_atomic(path: str | Path, data: Any, durable: bool = True) -> None:
+    with atomic_open(path, "w", durable=durable) as f:
         json.dump(data, f, indent=2, sort_keys=False, ensure_ascii=False)
         f.write("\n")
 
