@@ -87,6 +87,7 @@ class ParquetFormat:
         annotation_types: Mapping[str, str] | None = None,
         row_group_rows: int = 10_000,
         compression_level: int = 3,
+        row_group_bytes: int = 64 * 1024 * 1024,
     ) -> None:
         self.annotation_types = dict(DEFAULT_ANNOTATION_TYPES if annotation_types is None else annotation_types)
         for key, kind in self.annotation_types.items():
@@ -97,6 +98,7 @@ class ParquetFormat:
         if row_group_rows < 1:
             raise ValueError("row_group_rows must be at least 1")
         self.row_group_rows = row_group_rows
+        self.row_group_bytes = row_group_bytes  # bounds memory: a row group is built in memory
         self.compression_level = compression_level
 
     def schema(self) -> Any:
@@ -147,9 +149,9 @@ class ParquetFormat:
                 write_statistics=True,
             )
             try:
-                for batch in _batches(records, self.row_group_rows):
+                for batch in _batches(records, self.row_group_rows, self.row_group_bytes):
                     table = pa.Table.from_pydict(self._columns(batch), schema=schema)
-                    writer.write_table(table, row_group_size=self.row_group_rows)
+                    writer.write_table(table, row_group_size=len(batch))
                     n += len(batch)
                 if n == 0:
                     writer.write_table(pa.Table.from_pylist([], schema=schema))
@@ -163,13 +165,17 @@ class ParquetFormat:
         return self.write_records(iter_piece_records(pieces), dest)
 
 
-def _batches(records: Iterable[Mapping[str, Any]], size: int) -> Iterator[list[Mapping[str, Any]]]:
+def _batches(records: Iterable[Mapping[str, Any]], rows: int, text_bytes: int) -> Iterator[list[Mapping[str, Any]]]:
+    """Row groups of at most `rows` records and about `text_bytes` of text (the last record may pass
+    it): one group is held in memory while it is written."""
     batch: list[Mapping[str, Any]] = []
+    size = 0
     for rec in records:
         batch.append(rec)
-        if len(batch) >= size:
+        size += len(rec.get("text") or "")
+        if len(batch) >= rows or size >= text_bytes:
             yield batch
-            batch = []
+            batch, size = [], 0
     if batch:
         yield batch
 

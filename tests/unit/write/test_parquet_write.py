@@ -50,6 +50,17 @@ def test_records_round_trip_through_a_shard(tmp_path: Path) -> None:
     assert meta.row_group(0).column(0).compression == "ZSTD"
 
 
+def test_row_groups_are_bounded_by_text_size(tmp_path: Path) -> None:
+    dest = tmp_path / "big.parquet"
+    recs = records(12)
+    for r in recs:
+        r["text"] = "x" * 1000
+    ParquetFormat(row_group_bytes=3000).write_records(recs, dest)
+    meta = pq.ParquetFile(dest).metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [3, 3, 3, 3]
+    assert list(read_records(dest)) == recs
+
+
 def test_schema_is_fixed_and_typed_where_declared(tmp_path: Path) -> None:
     dest = tmp_path / "s.parquet"
     ParquetFormat().write_records(records(3), dest)
