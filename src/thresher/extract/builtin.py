@@ -35,6 +35,7 @@ from thresher.extract.hints import (
     class_id,
     is_hidden,
     role,
+    tokens_of,
 )
 from thresher.extract.metadata import article_body_hint, declared_titles, extract_metadata
 from thresher.extract.tree import HtmlDocument, Node, parse, text_of
@@ -74,12 +75,23 @@ def paragraph_mass(doc: HtmlDocument) -> list[int]:
     return mass
 
 
+def _class_verdict(ci: str) -> tuple[bool, bool, bool, bool]:
+    """(strong furniture word, weak furniture word, content word, never content) for a class+id."""
+    low, tokens = tokens_of(ci)
+    strong = STRONG_NEGATIVE.search(low, tokens)
+    weak = not strong and WEAK_NEGATIVE.search(low, tokens)
+    if not (strong or weak):
+        return False, False, False, False
+    return strong, weak, POSITIVE.search(low, tokens), COMMENTS.search(low, tokens) or CONSENT.search(low, tokens)
+
+
 def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_noscript: bool = False) -> None:
     total = doc.root.text_len or 1
     mass = paragraph_mass(doc)
     # A subtree holding this much of the page's paragraph text is content whatever its class says
     # (`banners-contenido-nota`, a "sticky sidebar" plugin on the main column).
     content_mass = max(400, _CONTENT_MASS_SHARE * mass[0])
+    verdicts: dict[str, tuple[bool, bool, bool, bool]] = {}  # class names repeat: match each once
     ticks = 0
     for node in doc.nodes[1:]:
         ticks += 1
@@ -98,7 +110,7 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
             continue
         share = node.text_len / total
         if share > _WRAPPER_SHARE:
-            if share < 0.9 and node.raw_attrs and CONSENT.search(class_id(node)):
+            if share < 0.9 and node.raw_attrs and CONSENT.search(*tokens_of(class_id(node))):
                 node.flags |= REMOVED
             continue
         if tag in FURNITURE_TAGS:
@@ -112,10 +124,14 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
         ci = class_id(node)
         if not ci:
             continue
-        if STRONG_NEGATIVE.search(ci) or (share <= _WEAK_SHARE and WEAK_NEGATIVE.search(ci)):
-            if POSITIVE.search(ci) and (share > 0.15 or node.text_len > 1000):
+        verdict = verdicts.get(ci)
+        if verdict is None:
+            verdict = verdicts[ci] = _class_verdict(ci)
+        strong, weak, positive, protected = verdict
+        if strong or (weak and share <= _WEAK_SHARE):
+            if positive and (share > 0.15 or node.text_len > 1000):
                 continue
-            if mass[node.index] >= content_mass and not COMMENTS.search(ci) and not CONSENT.search(ci):
+            if mass[node.index] >= content_mass and not protected:
                 continue
             node.flags |= REMOVED
 

@@ -18,30 +18,68 @@ FURNITURE_ROLES = frozenset(
     "navigation banner contentinfo complementary menu menubar search dialog alertdialog toolbar tablist".split()
 )
 
-# class/id vocabulary of boilerplate containers (matched on the lower-cased class + id string).
-# Strong words name furniture unambiguously; weak ones also appear on content wrappers
-# (`theiaStickySidebar` on the main column, `has-sidebar` on the page), so they remove less.
-STRONG_NEGATIVE = re.compile(
-    r"comment|disqus|cookie|consent|gdpr|onetrust|\bshare|sharing|sharethis|social|newsletter|related|recommend"
-    r"|breadcrumb|footer|advert|\bads?\b|\bad[-_]|[-_]ads?\b|adsbygoogle|sponsor|outbrain|taboola|\bpromo"
-    r"|subscri|signup|sign-up|popup|modal|\bbanner|\bcta\b|call-?to-?action|skip-?link|\bprint\b|jump-?link"
-    r"|sr-only|visually-?hidden|screen-?reader|\bhidden\b|\bhide\b",
-    re.I,
+class Vocabulary:
+    """Words matched against a lower-cased class + id string, faster than one big regex: whole
+    tokens (split on anything but letters and digits), token prefixes, and plain substrings."""
+
+    __slots__ = ("words", "prefixes", "substrings")
+
+    def __init__(self, words: str = "", prefixes: str = "", substrings: str = "") -> None:
+        self.words = frozenset(words.split())
+        self.prefixes = tuple(prefixes.split())
+        self.substrings = tuple(substrings.split())
+
+    def search(self, text: str, tokens: list[str]) -> bool:
+        for sub in self.substrings:
+            if sub in text:
+                return True
+        words = self.words
+        prefixes = self.prefixes
+        for token in tokens:
+            if token in words or (prefixes and token.startswith(prefixes)):
+                return True
+        return False
+
+
+_TOKEN_SPLIT = re.compile(r"[^a-z0-9]+")
+
+
+def tokens_of(ci: str) -> tuple[str, list[str]]:
+    low = ci.lower()
+    return low, [t for t in _TOKEN_SPLIT.split(low) if t]
+
+
+# class/id vocabulary of boilerplate containers. Strong words name furniture unambiguously; weak
+# ones also appear on content wrappers (`theiaStickySidebar` on the main column, `has-sidebar` on
+# the page), so they remove less.
+STRONG_NEGATIVE = Vocabulary(
+    words="ad ads promo banner cta print hidden hide",
+    prefixes="share",
+    substrings="comment disqus cookie consent gdpr onetrust sharing social newsletter related recommend breadcrumb "
+    "footer advert adsbygoogle sponsor outbrain taboola subscri signup sign-up popup modal call-to-action "
+    "calltoaction skiplink skip-link jumplink jump-link sr-only visually-hidden visuallyhidden screen-reader "
+    "screenreader",
 )
-COMMENTS = re.compile(r"comment|disqus|repl(?:y|ies)|respond|discussion|forum", re.I)
+COMMENTS = Vocabulary(substrings="comment disqus reply replies respond discussion forum")
 # Consent and cookie layers can hold more text than the page itself (per-vendor descriptions).
-CONSENT = re.compile(r"cookie|consent|gdpr|dsgvo|onetrust|\bcmp\b|cmp[-_]|privacy-?(?:popup|banner|overlay|notice)", re.I)
-WEAK_NEGATIVE = re.compile(
-    r"sidebar|side-bar|\baside\b|navbar|\bnav\b|navigation|\bmenu|pagination|\bpager\b|\brating|\btags?\b|tag-?list"
-    r"|tag-?cloud|\bwidget|masthead|toolbar|byline|\bauthor|post-?meta|entry-?meta|article-?meta|\bmeta\b"
-    r"|dateline|\bdate\b|\btimestamp|\bfollow|read-?more|more-?stories|trending|most-?popular|most-?read"
-    r"|\bteaser|app-?promo|\blogin|\bsearch|site-?header|\bheader\b|top-?bar|\bcredits?\b|\bshop\b|\bskip\b",
-    re.I,
+CONSENT = Vocabulary(
+    words="cmp",
+    prefixes="cmp",
+    substrings="cookie consent gdpr dsgvo onetrust privacy-popup privacy-banner privacy-overlay privacy-notice",
 )
-POSITIVE = re.compile(
-    r"article|\bcontent|\bmain\b|main-?content|\bpost\b|post-?(?:body|content|text)|\bentry\b|entry-?content"
-    r"|\bstory\b|story-?body|\bbody\b|\btext\b|\bprose\b|\bblog",
-    re.I,
+WEAK_NEGATIVE = Vocabulary(
+    words="aside nav pager tag tags meta date header credit credits shop skip",
+    prefixes="menu rating widget author follow teaser login search",
+    substrings="sidebar side-bar navbar navigation pagination tagcloud tag-cloud taglist tag-list masthead toolbar "
+    "byline postmeta post-meta entrymeta entry-meta articlemeta article-meta dateline timestamp readmore read-more "
+    "morestories more-stories trending mostpopular most-popular mostread most-read apppromo app-promo siteheader "
+    "site-header topbar top-bar",
+)
+POSITIVE = Vocabulary(
+    words="main post entry story body text prose",
+    prefixes="content blog",
+    substrings="article main-content maincontent post-body postbody post-content postcontent post-text entry-content "
+    "entrycontent story-body storybody",
 )
 # Containers that name themselves as the main text (CMS conventions across the web).
 CONTENT_CONTAINER = re.compile(
@@ -69,23 +107,26 @@ BOILER_LINE = re.compile(
 _VALUE_CLASS = re.compile(r"^(?:tag|tags|category|cat|postid|post|term|type|status|format|page-id|parent-pageid|topic|section)[-_]\S")
 
 
+_CLASS_OR_ID = re.compile(r"""(?:^|\s)(?:class|id)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.I)
+
+
 def class_id(node: Node) -> str:
     """The element's class names and id as one string, value-carrying class names left out."""
-    if not node.raw_attrs:
+    raw = node.raw_attrs
+    if not raw or ("class" not in raw and "id" not in raw and "CLASS" not in raw and "ID" not in raw):
         return ""
-    attrs = node.attrs
-    c = attrs.get("class", "")
-    i = attrs.get("id", "")
-    if not c and not i:
+    parts = [a or b or c for a, b, c in _CLASS_OR_ID.findall(raw)]
+    if not parts:
         return ""
-    if c and ("-" in c or "_" in c):
-        c = " ".join(name for name in c.split() if not _VALUE_CLASS.match(name))
-    return c + " " + i
+    ci = " ".join(parts)
+    if "-" in ci or "_" in ci:
+        ci = " ".join(name for name in ci.split() if not _VALUE_CLASS.match(name))
+    return ci
 
 
 def is_hidden(node: Node) -> bool:
     raw = node.raw_attrs
-    if not raw:
+    if not raw or ("hidden" not in raw and "style" not in raw and "HIDDEN" not in raw):
         return False
     attrs = node.attrs
     if "hidden" in attrs:

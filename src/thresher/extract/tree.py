@@ -43,6 +43,8 @@ PHRASING = frozenset(
     "a abbr b bdi bdo big cite code data del dfn em font i ins kbd mark q rp rt ruby s samp small span strike "
     "strong sub sup time tt u var label nobr".split()
 )
+# Formatting elements that, without attributes, carry nothing extraction uses: not materialized.
+BARE_INLINE = frozenset("b i em strong u s small big abbr cite sup sub mark q tt var kbd samp nobr font span".split())
 _HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 
 _TOKEN = re.compile(
@@ -132,10 +134,6 @@ class HtmlDocument:
         self.json_ld: list[str] = []
 
 
-def _count_text(text: str) -> int:
-    return len(text) - text.count(" ") - text.count("\n") - text.count("\t") - text.count("\r")
-
-
 def parse(html: str, deadline: float | None = None) -> HtmlDocument:
     """Build the tree of `html`; raise `ExtractionTimeout` past `deadline` (a monotonic time)."""
     doc = HtmlDocument()
@@ -144,6 +142,7 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
     stack: list[Node] = [root]
     open_count: dict[str, int] = {}  # tag -> how many are on the stack
     skipped: dict[str, int] = {}  # tag -> opened beyond MAX_DEPTH and not yet closed
+    flattened: dict[str, int] = {}  # tag -> attribute-less inline elements opened and not closed
     cur = root
     link_depth = 0  # open <a> elements
     pos = 0
@@ -152,14 +151,16 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
     finditer = _TOKEN.finditer
 
     def add_text(text: str) -> None:
+        if text.isspace():
+            cur.children.append(text if open_count.get("pre") else " ")
+            return
         if "&" in text:
             text = unescape(text)
         cur.children.append(text)
-        c = _count_text(text)
-        if c:
-            cur.text_len += c
-            if link_depth:
-                cur.link_len += c
+        c = len(text) - text.count(" ") - text.count("\n")
+        cur.text_len += c
+        if link_depth:
+            cur.link_len += c
 
     def pop_to(tag: str) -> None:
         nonlocal cur, link_depth
@@ -183,112 +184,116 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
             if t in boundary:
                 return
 
-    it = finditer(html)
-    while True:
-        m = next(it, None)
-        if m is None:
-            if pos < n:
-                add_text(html[pos:])
-            break
-        ticks += 1
-        if ticks >= _CHECK_EVERY:
-            ticks = 0
-            if deadline is not None and time.monotonic() > deadline:
-                raise ExtractionTimeout("parsing passed the deadline")
-        start = m.start()
-        if start > pos:
-            add_text(html[pos:start])
-        pos = m.end()
-        tag = m.group(2)
-        if tag is None:
-            tag = m.group(5)
+    restart = True
+    while restart:
+        restart = False
+        for m in finditer(html, pos):
+            start = m.start()
+            if start < pos:
+                if m.end() > pos:  # a token that began inside skipped raw text: rescan from its end
+                    restart = True
+                    break
+                continue
+            ticks += 1
+            if ticks >= _CHECK_EVERY:
+                ticks = 0
+                if deadline is not None and time.monotonic() > deadline:
+                    raise ExtractionTimeout("parsing passed the deadline")
+            if start > pos:
+                add_text(html[pos:start])
+            pos = m.end()
+            closing, tag, raw, closing2, tag2, raw2 = m.groups()
             if tag is None:
-                continue  # comment, doctype, processing instruction
-            closing = m.group(4)
-            raw = m.group(6)
-        else:
-            closing = m.group(1)
-            raw = m.group(3)
-        tag = tag.lower()
-        if closing:
-            if skipped.get(tag):
-                skipped[tag] -= 1
+                if tag2 is None:
+                    continue  # comment, doctype, processing instruction
+                closing, tag, raw = closing2, tag2, raw2
+            tag = tag.lower()
+            if closing:
+                if skipped.get(tag):
+                    skipped[tag] -= 1
+                    continue
+                if tag in BARE_INLINE and flattened.get(tag):
+                    flattened[tag] -= 1
+                    continue
+                if tag == "br":
+                    cur.children.append(BR)
+                    continue
+                if tag == "p" and not open_count.get("p"):
+                    continue
+                if open_count.get(tag):
+                    pop_to(tag)
                 continue
-            if tag == "br":
-                cur.children.append(BR)
+            # start tag
+            if tag in RAW_SKIP:
+                end = _end_pattern(tag).search(html, pos)
+                content_end = end.start() if end else n
+                if tag == "script" and "ld+json" in raw.lower():
+                    doc.json_ld.append(html[pos:content_end])
+                pos = end.end() if end else n
                 continue
-            if tag == "p" and not open_count.get("p"):
+            if tag == "title":
+                end = _end_pattern(tag).search(html, pos)
+                content_end = end.start() if end else n
+                if doc.title is None:
+                    doc.title = unescape(html[pos:content_end]).strip()
+                pos = end.end() if end else n
+                restart = True
+                break
+            if tag in VOID:
+                if tag == "br":
+                    cur.children.append(BR)
+                elif tag == "meta":
+                    doc.metas.append(parse_attrs(raw))
+                elif tag == "link":
+                    doc.links.append(parse_attrs(raw))
+                elif tag in ("img", "hr", "input", "image"):
+                    node = Node(tag, raw, cur, len(nodes))
+                    nodes.append(node)
+                    cur.children.append(node)
                 continue
-            if open_count.get(tag):
-                pop_to(tag)
-            continue
-        # start tag
-        if tag in RAW_SKIP:
-            end = _end_pattern(tag).search(html, pos)
-            content_end = end.start() if end else n
-            if tag == "script" and "ld+json" in raw.lower():
-                doc.json_ld.append(html[pos:content_end])
-            pos = end.end() if end else n
-            it = finditer(html, pos)
-            continue
-        if tag == "title":
-            end = _end_pattern(tag).search(html, pos)
-            content_end = end.start() if end else n
-            if doc.title is None:
-                doc.title = unescape(html[pos:content_end]).strip()
-            pos = end.end() if end else n
-            it = finditer(html, pos)
-            continue
-        if tag in VOID:
-            if tag == "br":
-                cur.children.append(BR)
-            elif tag == "meta":
-                doc.metas.append(parse_attrs(raw))
-            elif tag == "link":
-                doc.links.append(parse_attrs(raw))
-            elif tag in ("img", "hr", "input", "image"):
-                node = Node(tag, raw, cur, len(nodes))
-                nodes.append(node)
-                cur.children.append(node)
-            continue
-        if tag in IGNORED_STRUCTURE:
-            if tag == "html" and doc.lang is None and raw:
-                lang = parse_attrs(raw).get("lang") or parse_attrs(raw).get("xml:lang")
-                if lang:
-                    doc.lang = lang.strip()
-            continue
-        # implied end tags
-        if open_count.get("p") and tag in CLOSES_P:
-            close_if_open("p", _P_BOUNDARY)
-        if tag == "li":
-            close_if_open("li", _LI_BOUNDARY)
-        elif tag in ("td", "th"):
-            close_if_open("td", _CELL_BOUNDARY)
-            close_if_open("th", _CELL_BOUNDARY)
-        elif tag == "tr":
-            close_if_open("tr", _ROW_BOUNDARY)
-        elif tag in ("dt", "dd"):
-            close_if_open("dt", _DL_BOUNDARY)
-            close_if_open("dd", _DL_BOUNDARY)
-        elif tag == "option":
-            close_if_open("option", _SELECT_BOUNDARY)
-        elif tag == "a":
-            close_if_open("a", _A_BOUNDARY)
-        elif tag in _HEADINGS and cur.tag in _HEADINGS:
-            pop_to(cur.tag)
-        if len(stack) > MAX_DEPTH:
-            skipped[tag] = skipped.get(tag, 0) + 1
-            continue
-        node = Node(tag, raw, cur, len(nodes))
-        nodes.append(node)
-        cur.children.append(node)
-        if raw.endswith("/") and tag not in _CONTAINERS_EVEN_SELF_CLOSED:
-            continue  # XHTML-style <div/>: nothing inside
-        stack.append(node)
-        open_count[tag] = open_count.get(tag, 0) + 1
-        if tag == "a":
-            link_depth += 1
-        cur = node
+            if tag in IGNORED_STRUCTURE:
+                if tag == "html" and doc.lang is None and raw:
+                    lang = parse_attrs(raw).get("lang") or parse_attrs(raw).get("xml:lang")
+                    if lang:
+                        doc.lang = lang.strip()
+                continue
+            # implied end tags
+            if open_count.get("p") and tag in CLOSES_P:
+                close_if_open("p", _P_BOUNDARY)
+            if tag == "li":
+                close_if_open("li", _LI_BOUNDARY)
+            elif tag in ("td", "th"):
+                close_if_open("td", _CELL_BOUNDARY)
+                close_if_open("th", _CELL_BOUNDARY)
+            elif tag == "tr":
+                close_if_open("tr", _ROW_BOUNDARY)
+            elif tag in ("dt", "dd"):
+                close_if_open("dt", _DL_BOUNDARY)
+                close_if_open("dd", _DL_BOUNDARY)
+            elif tag == "option":
+                close_if_open("option", _SELECT_BOUNDARY)
+            elif tag == "a":
+                close_if_open("a", _A_BOUNDARY)
+            elif tag in _HEADINGS and cur.tag in _HEADINGS:
+                pop_to(cur.tag)
+            if tag in BARE_INLINE and (not raw or raw.isspace()):
+                flattened[tag] = flattened.get(tag, 0) + 1  # no attributes, no structure: text joins the parent
+                continue
+            if len(stack) > MAX_DEPTH:
+                skipped[tag] = skipped.get(tag, 0) + 1
+                continue
+            node = Node(tag, raw, cur, len(nodes))
+            nodes.append(node)
+            cur.children.append(node)
+            if raw.endswith("/") and tag not in _CONTAINERS_EVEN_SELF_CLOSED:
+                continue  # XHTML-style <div/>: nothing inside
+            stack.append(node)
+            open_count[tag] = open_count.get(tag, 0) + 1
+            if tag == "a":
+                link_depth += 1
+            cur = node
+    if pos < n:
+        add_text(html[pos:])
     aggregate(nodes)
     return doc
 
