@@ -30,6 +30,7 @@ from thresher.run import progress
 from thresher.run.engines import make_engine
 from thresher.run.tasks import (
     TaskContext,
+    _partition_size,
     assemble_task,
     cluster_task,
     group_task,
@@ -65,18 +66,6 @@ class BuildResult:
 
 def default_key_partitions(total_bytes: int) -> int:
     return max(1, min(1024, -(-total_bytes // KEY_PARTITION_BYTES)))
-
-
-def _partition_bytes(part: Partition) -> int:
-    if part.end is not None:
-        return part.end - part.start
-    total = 0
-    for path in part.paths:
-        try:
-            total += os.path.getsize(path)
-        except OSError:
-            pass
-    return total
 
 
 def _spool_stdin(work: WorkDir) -> str:
@@ -149,7 +138,7 @@ def _build_locked(
             spooled_path = str(spooled)
         inputs = [spooled_path if i == "-" else i for i in inputs]
     partitions = plan_partitions(inputs, config.input)
-    total_bytes = sum(_partition_bytes(p) for p in partitions)
+    total_bytes = sum(_partition_size(p) for p in partitions)
     key_partitions = config.exec.key_partitions or default_key_partitions(total_bytes)
     corpus = build_corpus_stages(config)
     plan = {
@@ -183,7 +172,7 @@ def _build_locked(
     try:
         # scan
         aggregator.start_phase("scan", len(partitions), total_bytes)
-        part_bytes = [_partition_bytes(p) for p in partitions]
+        part_bytes = [_partition_size(p) for p in partitions]
         scan_results = engine.run(
             [(run_task, (scan_task, ctx, f"scan-{p.index:06d}", p)) for p in partitions],
             on_done=lambda i, _: aggregator.task_done(part_bytes[i]),

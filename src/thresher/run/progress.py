@@ -56,7 +56,8 @@ class Snapshot:
     dropped: int = 0
     malformed: int = 0
     kept: int = 0  # write: documents written
-    bytes_done: int = 0
+    bytes_done: int = 0  # input bytes of finished scan tasks
+    bytes_read: int = 0  # input bytes reported by running scan tasks as they read
     bytes_total: int = 0
     started: float = field(default_factory=time.monotonic)
     phase_started: float = field(default_factory=time.monotonic)
@@ -72,7 +73,9 @@ class Snapshot:
 
     def fraction(self) -> float | None:
         if self.phase == "scan" and self.bytes_total > 0:
-            return min(1.0, self.bytes_done / self.bytes_total)
+            # tasks tick their bytes as they read and the remainder when they finish; a task skipped
+            # on resume only counts through bytes_done: the larger of the two is the better estimate
+            return min(1.0, max(self.bytes_done, self.bytes_read) / self.bytes_total)
         if self.tasks_total:
             return self.tasks_done / self.tasks_total
         return None
@@ -100,7 +103,7 @@ class Aggregator:
     def start_phase(self, phase: str, tasks_total: int, bytes_total: int = 0) -> None:
         s = self.snapshot
         s.phase, s.tasks_done, s.tasks_total = phase, 0, tasks_total
-        s.bytes_done, s.bytes_total = 0, bytes_total
+        s.bytes_done, s.bytes_read, s.bytes_total = 0, 0, bytes_total
         s.phase_started = time.monotonic()
         self.emit()
 
@@ -115,6 +118,7 @@ class Aggregator:
         s.dropped += dropped
         s.malformed += malformed
         s.kept += counts.get("kept", 0)
+        s.bytes_read += counts.get("bytes", 0)
         self.emit()
 
     def task_done(self, task_bytes: int = 0) -> None:

@@ -84,6 +84,11 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
     survivors = 0
     malformed_logged = 0
     reporter = progress.Throttle("scan")
+    # progress by bytes where a document's source offset is a position in the file itself
+    # (uncompressed JSONL, archives); compressed JSONL reports its bytes when the task ends
+    offsets_in_file = partition.kind == "warc" or (partition.kind == "jsonl" and not _is_compressed(partition.path))
+    bytes_total = _partition_size(partition)
+    bytes_reported = 0
     t_read = 0.0
     with (
         atomic_open(work.scan_docs(partition.index), "wb", durable=False) as docs_out,
@@ -144,8 +149,16 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
             record["_o"] = doc.ordinal
             docs_out.write(dumps_line(record))
             survivors += 1
-            reporter.tick(passed=1)
+            position = doc.source.get("offset") if offsets_in_file else None
+            if isinstance(position, int) and position - partition.start > bytes_reported:
+                delta = min(position - partition.start, bytes_total) - bytes_reported
+                bytes_reported += delta
+                reporter.tick(passed=1, bytes=delta)
+            else:
+                reporter.tick(passed=1)
     stats.add_time("read", t_read)
+    if bytes_total > bytes_reported:
+        reporter.tick(bytes=bytes_total - bytes_reported)
     for f in payload_files:
         f.close()
     for si, stage in enumerate(corpus):
@@ -157,6 +170,28 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
         write_json_atomic(work.keys(stage.name, partition.index).with_suffix(".idx"), offsets, durable=False)
     reporter.flush()
     return {"stats": stats.to_dict(), "survivors": survivors}
+
+
+def _is_compressed(path: str) -> bool:
+    from thresher.read.sniff import compression_of
+
+    try:
+        with open(path, "rb") as f:
+            return compression_of(f.read(4)) is not None
+    except OSError:
+        return False
+
+
+def _partition_size(partition: Partition) -> int:
+    if partition.end is not None:
+        return partition.end - partition.start
+    total = 0
+    for path in partition.paths:
+        try:
+            total += os.path.getsize(path)
+        except OSError:
+            pass
+    return total
 
 
 class _NullWriter:
