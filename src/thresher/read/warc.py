@@ -30,7 +30,7 @@ from thresher.core.document import Document, Malformed
 from thresher.read.base import Event, Partition, ReadItem, Skip
 from thresher.read.config import InputConfig
 from thresher.read.warc_config import WarcConfig
-from thresher.read.warc_payload import RawRecord, arc_date, to_items
+from thresher.read.warc_payload import RawRecord, arc_date, is_number, to_items
 from thresher.read.warc_stream import ArchiveStream, other_compression
 
 _WARC_LINE = re.compile(rb"WARC/\d+\.\d+\r?\n")
@@ -53,13 +53,13 @@ def parse_arc_header(line: bytes) -> tuple[dict[str, str], int] | str | None:
     fields = text.split(" ")
     if len(fields) < 5 or not _SCHEME.match(fields[0]):
         return None
-    if fields[-3].isdigit() and 8 <= len(fields[-3]) <= 18:
+    if is_number(fields[-3]) and 8 <= len(fields[-3]) <= 18:
         url, ip, date, ctype = " ".join(fields[:-4]), fields[-4], fields[-3], fields[-2]
-    elif len(fields) >= 10 and fields[-8].isdigit() and 8 <= len(fields[-8]) <= 18:
+    elif len(fields) >= 10 and is_number(fields[-8]) and 8 <= len(fields[-8]) <= 18:
         url, ip, date, ctype = " ".join(fields[:-9]), fields[-9], fields[-8], fields[-7]
     else:
         return None
-    if not fields[-1].isdigit():
+    if not is_number(fields[-1]):
         return f"ARC record length is not a number: {fields[-1][:20]!r}"
     headers = {"warc-target-uri": url, "warc-date": arc_date(date), "content-type": ctype, "arc-ip": ip}
     return headers, int(fields[-1])
@@ -257,7 +257,7 @@ class RecordReader:
     def _warc_block(self, start: int, headers: dict[str, str]) -> RawRecord | Malformed | None:
         s = self.s
         length_text = headers.get("content-length", "")
-        if not length_text.isdigit():
+        if not is_number(length_text):
             return Malformed("bad_header", self.where(start), f"Content-Length missing or not a number: {length_text[:20]!r}")
         length = int(length_text)
         index = self.index

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,10 +31,12 @@ from thresher.read.base import Partition, ReadItem
 from thresher.read.config import InputConfig
 from thresher.read.warc import iter_records, read_records_as_items
 from thresher.read.warc_config import WarcConfig
-from thresher.read.warc_payload import RawRecord
+from thresher.read.warc_payload import RawRecord, is_number
 from thresher.read.warc_stream import GZIP_MAGIC
 
 _BREAKS = re.compile(rb"[\r\n]")
+_VERSION = re.compile(rb"WARC/\d+\.\d+")
+_SEPARATOR = b"\r\n\r\n"
 
 
 def fast_available() -> bool:
@@ -55,13 +58,17 @@ def _pread(fd: int, n: int, offset: int) -> bytes:
     return os.pread(fd, n, offset) if offset >= 0 else b""
 
 
-def _header_size(headers: Any) -> int:
-    """Bytes of a WARC header written in the canonical form (version line, `Name: value` lines,
-    blank line)."""
-    size = len(headers.status_line_bytes) + 2 + 2
+def _canonical_header(headers: Any) -> bytes | None:
+    """The WARC header as `WARC/x.y`, `Name: value` lines and a blank line, all CRLF: the bytes the
+    record must start with for the pure reader to parse it as FastWARC did (None: not a version line)."""
+    status = headers.status_line_bytes
+    if not _VERSION.fullmatch(status):
+        return None
+    parts = [status, b"\r\n"]
     for key, value in headers.items_bytes():
-        size += len(key) + 2 + len(value) + 2
-    return size
+        parts += [key, b": ", value, b"\r\n"]
+    parts.append(b"\r\n")
+    return b"".join(parts)
 
 
 def _headers_dict(headers: Any) -> dict[str, str] | None:
@@ -98,7 +105,7 @@ class _FastFramer:
             if not (gzip or head.startswith(b"WARC/")):
                 return  # ARC, other compressions, leading garbage: the pure reader's job
             pending: RawRecord | None = None
-            pending_end = 0  # where the next record must start (uncompressed) / header+block+4 (gzip)
+            check: tuple[bytes, int, int] = (b"", 0, 0)  # pending's canonical header, size, CRC-32
             index = 0
             try:
                 for rec in _archive_iterator(ArchiveIterator, fh):
@@ -106,48 +113,64 @@ class _FastFramer:
                     if pending is None:
                         if pos != 0:
                             return
-                    elif not self._follows(fd, pending, pending_end, pos, gzip):
+                    elif not self._follows(fd, pending, check, pos, gzip):
                         return
                     else:
                         yield pending
                         self.resume_at, self.resume_index = pos, index
                     headers = _headers_dict(rec.headers)
-                    if headers is None:
+                    header = _canonical_header(rec.headers)
+                    if headers is None or header is None:
                         return
                     length_text = headers.get("content-length", "")
-                    if not length_text.isdigit():
+                    if not is_number(length_text) or int(length_text) != rec.content_length:
                         return
                     length = int(length_text)
+                    crc = zlib.crc32(header)
                     if length > self.cap:
-                        if length != rec.content_length:
-                            return
-                        block = None  # left unread: the iterator skips it
+                        got = 0
+                        while chunk := rec.reader.read(1 << 20):  # checked, never held whole
+                            crc = zlib.crc32(chunk, crc)
+                            got += len(chunk)
+                        block = None
                     else:
                         block = rec.reader.read()
-                        if len(block) != length:
-                            return
+                        got = len(block)
+                        crc = zlib.crc32(block, crc)
+                    if got != length:
+                        return
                     rtype = headers.get("warc-type", "").lower()
                     pending = RawRecord("warc", rtype, headers, block, length, pos, 0, index)
-                    pending_end = _header_size(rec.headers) + length + 4
+                    check = (header, len(header) + length + 4, zlib.crc32(_SEPARATOR, crc))
                     index += 1
             except Exception:  # noqa: BLE001 - whatever FastWARC cannot read, the pure reader reports
                 return
-            if pending is not None and self._follows(fd, pending, pending_end, size, gzip):
+            if pending is not None and self._follows(fd, pending, check, size, gzip):
                 yield pending
                 self.resume_at = None
             elif pending is None and size == 0:
                 self.resume_at = None
 
     @staticmethod
-    def _follows(fd: int, prev: RawRecord, prev_size: int, pos: int, gzip: bool) -> bool:
-        """Whether a record at `pos` (or the end of the file) starts exactly where `prev` ends."""
+    def _follows(fd: int, prev: RawRecord, check: tuple[bytes, int, int], pos: int, gzip: bool) -> bool:
+        """Whether `prev` is exactly its canonical header, block and separator, ending where the next
+        record starts at `pos` (or the file ends): uncompressed, by comparing the header bytes in the
+        file; gzip, by the member trailer (CRC-32 and size of the uncompressed member)."""
+        header, size, crc = check
         if not gzip:
-            return pos == prev.offset + prev_size
-        if pos <= prev.offset:
+            return (
+                pos == prev.offset + size
+                and _pread(fd, len(header), prev.offset) == header
+                and _pread(fd, 4, pos - 4) == _SEPARATOR
+            )
+        if pos - 8 <= prev.offset:
             return False
-        tail = _pread(fd, 7, pos - 4)
-        isize = int.from_bytes(tail[:4], "little")
-        return isize == prev_size % (1 << 32) and (len(tail) == 4 or tail[4:7] == GZIP_MAGIC)
+        tail = _pread(fd, 11, pos - 8)
+        return (
+            int.from_bytes(tail[0:4], "little") == crc
+            and int.from_bytes(tail[4:8], "little") == size % (1 << 32)
+            and (len(tail) == 8 or tail[8:11] == GZIP_MAGIC)
+        )
 
 
 def iter_records_fast(path: str, max_record_bytes: int, wcfg: WarcConfig, first_index: int = 0) -> Iterator[RawRecord | ReadItem]:

@@ -65,6 +65,12 @@ class RawRecord:
         return uri or None
 
 
+def is_number(text: str) -> bool:
+    """Whether `text` is a non-negative decimal number in ASCII digits (`str.isdigit` also accepts
+    superscripts and other scripts' digits, which `int` refuses)."""
+    return text.isascii() and text.isdigit()
+
+
 def split_media_type(value: str | None) -> tuple[str, str | None]:
     """('text/html', 'utf-8') from 'text/html; charset="UTF-8"'; the media type in lower case."""
     if not value:
@@ -95,7 +101,7 @@ def parse_http(block: bytes, max_header_bytes: int) -> tuple[int, dict[str, str]
     status_line = lines[0].split(None, 2)
     if len(status_line) < 2 or not status_line[0].upper().startswith("HTTP/"):
         return f"not an HTTP status line: {lines[0][:80]!r}"
-    if not status_line[1].isdigit():
+    if not is_number(status_line[1]):
         return f"HTTP status is not a number: {status_line[1][:20]!r}"
     headers: dict[str, str] = {}
     last = None
@@ -215,7 +221,7 @@ def looks_like_html(body: bytes) -> bool:
 
 def arc_date(value: str) -> str:
     """An ARC 14-digit timestamp as ISO 8601 UTC; other text is returned unchanged."""
-    if value.isdigit() and len(value) >= 12:
+    if is_number(value) and len(value) >= 12:
         v = (value + "00")[:14]
         return f"{v[0:4]}-{v[4:6]}-{v[6:8]}T{v[8:10]}:{v[10:12]}:{v[12:14]}Z"
     return value

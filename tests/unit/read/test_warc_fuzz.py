@@ -3,12 +3,13 @@ FastWARC-backed reader still gives exactly the pure reader's items."""
 
 from __future__ import annotations
 
+import gzip
 import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_warc_bad_input import A, B, C, gz
+from test_warc_bad_input import ARC_PAGE, ARC_VERSION_BLOCK, A, B, C, arc, gz
 
 from thresher.core.document import Document, Malformed
 from thresher.read.base import Event, Partition, Skip
@@ -16,7 +17,8 @@ from thresher.read.config import InputConfig
 from thresher.read.warc import read_warc_pure
 from thresher.read.warc_config import WarcConfig
 
-BASES = (gz(A, B, C), A + B + C, gz(A + B + C))
+_ARC = arc(ARC_VERSION_BLOCK, ARC_PAGE)
+BASES = (gz(A, B, C), A + B + C, gz(A + B + C), _ARC + _ARC.split(b"\n\n", 1)[1] * 2, gzip.compress(_ARC * 1, mtime=0))
 
 
 @st.composite
