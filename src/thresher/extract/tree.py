@@ -49,7 +49,7 @@ _HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 
 _TOKEN = re.compile(
     r"<(?:"
-    r"(/?)([a-zA-Z][^\s/>]*)((?:[^>\"']|\"[^\"]{0,2000}\"|'[^']{0,2000}')*)>"  # 1-3 tag, quote-aware
+    r"(/?)([a-zA-Z][^\s/>]*)([^>\"']*(?:(?:\"[^\"]{0,2000}\"|'[^']{0,2000}')[^>\"']*)*)>"  # 1-3 tag, quote-aware
     r"|(/?)([a-zA-Z][^\s/>]*)([^>]*)>"  # 4-6 tag whose quotes do not balance
     r"|!--.*?(?:--!?>|\Z)"  # comment (an unclosed one runs to the end, as in browsers)
     r"|![^>]*>|\?[^>]*>"  # doctype, processing instruction
@@ -150,18 +150,6 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
     ticks = 0
     finditer = _TOKEN.finditer
 
-    def add_text(text: str) -> None:
-        if text.isspace():
-            cur.children.append(text if open_count.get("pre") else " ")
-            return
-        if "&" in text:
-            text = unescape(text)
-        cur.children.append(text)
-        c = len(text) - text.count(" ") - text.count("\n")
-        cur.text_len += c
-        if link_depth:
-            cur.link_len += c
-
     def pop_to(tag: str) -> None:
         nonlocal cur, link_depth
         while len(stack) > 1:
@@ -200,7 +188,17 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                 if deadline is not None and time.monotonic() > deadline:
                     raise ExtractionTimeout("parsing passed the deadline")
             if start > pos:
-                add_text(html[pos:start])
+                text = html[pos:start]
+                if text.isspace():
+                    cur.children.append(text if open_count.get("pre") else " ")
+                else:
+                    if "&" in text:
+                        text = unescape(text)
+                    cur.children.append(text)
+                    c = len(text) - text.count(" ") - text.count("\n")
+                    cur.text_len += c
+                    if link_depth:
+                        cur.link_len += c
             pos = m.end()
             closing, tag, raw, closing2, tag2, raw2 = m.groups()
             if tag is None:
@@ -208,77 +206,60 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                     continue  # comment, doctype, processing instruction
                 closing, tag, raw = closing2, tag2, raw2
             tag = tag.lower()
+            kind = _KIND.get(tag, 0)
             if closing:
-                if skipped.get(tag):
+                if skipped and skipped.get(tag):
                     skipped[tag] -= 1
-                    continue
-                if tag in BARE_INLINE and flattened.get(tag):
+                elif kind == _BARE and flattened.get(tag):
                     flattened[tag] -= 1
-                    continue
-                if tag == "br":
+                elif tag == "br":
                     cur.children.append(BR)
-                    continue
-                if tag == "p" and not open_count.get("p"):
-                    continue
-                if open_count.get(tag):
+                elif open_count.get(tag):
                     pop_to(tag)
                 continue
-            # start tag
-            if tag in RAW_SKIP:
-                end = _end_pattern(tag).search(html, pos)
-                content_end = end.start() if end else n
-                if tag == "script" and "ld+json" in raw.lower():
-                    doc.json_ld.append(html[pos:content_end])
-                pos = end.end() if end else n
-                continue
-            if tag == "title":
-                end = _end_pattern(tag).search(html, pos)
-                content_end = end.start() if end else n
-                if doc.title is None:
-                    doc.title = unescape(html[pos:content_end]).strip()
-                pos = end.end() if end else n
-                restart = True
-                break
-            if tag in VOID:
-                if tag == "br":
-                    cur.children.append(BR)
-                elif tag == "meta":
-                    doc.metas.append(parse_attrs(raw))
-                elif tag == "link":
-                    doc.links.append(parse_attrs(raw))
-                elif tag in ("img", "hr", "input", "image"):
-                    node = Node(tag, raw, cur, len(nodes))
-                    nodes.append(node)
-                    cur.children.append(node)
-                continue
-            if tag in IGNORED_STRUCTURE:
-                if tag == "html" and doc.lang is None and raw:
-                    lang = parse_attrs(raw).get("lang") or parse_attrs(raw).get("xml:lang")
-                    if lang:
-                        doc.lang = lang.strip()
-                continue
+            if kind:
+                if kind == _BARE:
+                    if not raw or raw.isspace():
+                        flattened[tag] = flattened.get(tag, 0) + 1  # no attributes: text joins the parent
+                        continue
+                elif kind == _RAW:
+                    end = _end_pattern(tag).search(html, pos)
+                    content_end = end.start() if end else n
+                    if tag == "script" and "ld+json" in raw.lower():
+                        doc.json_ld.append(html[pos:content_end])
+                    elif tag == "title" and doc.title is None:
+                        doc.title = unescape(html[pos:content_end]).strip()
+                    pos = end.end() if end else n
+                    restart = True
+                    break
+                elif kind == _VOID:
+                    if tag == "br":
+                        cur.children.append(BR)
+                    elif tag == "meta":
+                        doc.metas.append(parse_attrs(raw))
+                    elif tag == "link":
+                        doc.links.append(parse_attrs(raw))
+                    elif tag in ("img", "hr", "input", "image"):
+                        node = Node(tag, raw, cur, len(nodes))
+                        nodes.append(node)
+                        cur.children.append(node)
+                    continue
+                elif kind == _STRUCTURE:
+                    if tag == "html" and doc.lang is None and raw:
+                        attrs = parse_attrs(raw)
+                        lang = attrs.get("lang") or attrs.get("xml:lang")
+                        if lang:
+                            doc.lang = lang.strip()
+                    continue
             # implied end tags
             if open_count.get("p") and tag in CLOSES_P:
                 close_if_open("p", _P_BOUNDARY)
-            if tag == "li":
-                close_if_open("li", _LI_BOUNDARY)
-            elif tag in ("td", "th"):
-                close_if_open("td", _CELL_BOUNDARY)
-                close_if_open("th", _CELL_BOUNDARY)
-            elif tag == "tr":
-                close_if_open("tr", _ROW_BOUNDARY)
-            elif tag in ("dt", "dd"):
-                close_if_open("dt", _DL_BOUNDARY)
-                close_if_open("dd", _DL_BOUNDARY)
-            elif tag == "option":
-                close_if_open("option", _SELECT_BOUNDARY)
-            elif tag == "a":
-                close_if_open("a", _A_BOUNDARY)
+            implied = _IMPLIED_END.get(tag)
+            if implied is not None:
+                for closes, boundary in implied:
+                    close_if_open(closes, boundary)
             elif tag in _HEADINGS and cur.tag in _HEADINGS:
                 pop_to(cur.tag)
-            if tag in BARE_INLINE and (not raw or raw.isspace()):
-                flattened[tag] = flattened.get(tag, 0) + 1  # no attributes, no structure: text joins the parent
-                continue
             if len(stack) > MAX_DEPTH:
                 skipped[tag] = skipped.get(tag, 0) + 1
                 continue
@@ -293,7 +274,14 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                 link_depth += 1
             cur = node
     if pos < n:
-        add_text(html[pos:])
+        text = html[pos:]
+        if not text.isspace():
+            text = unescape(text) if "&" in text else text
+            cur.children.append(text)
+            c = len(text) - text.count(" ") - text.count("\n")
+            cur.text_len += c
+            if link_depth:
+                cur.link_len += c
     aggregate(nodes)
     return doc
 
@@ -306,6 +294,27 @@ _DL_BOUNDARY = frozenset(("dl", "table"))
 _SELECT_BOUNDARY = frozenset(("select", "datalist"))
 _A_BOUNDARY = frozenset(("div", "td", "table", "li", "p"))
 _CONTAINERS_EVEN_SELF_CLOSED: frozenset[str] = frozenset()
+_BARE, _RAW, _VOID, _STRUCTURE = 1, 2, 3, 4
+_KIND: dict[str, int] = {}
+for _tag in BARE_INLINE:
+    _KIND[_tag] = _BARE
+for _tag in RAW_SKIP | {"title"}:
+    _KIND[_tag] = _RAW
+for _tag in VOID:
+    _KIND[_tag] = _VOID
+for _tag in IGNORED_STRUCTURE:
+    _KIND[_tag] = _STRUCTURE
+# Opening the key closes an open element of each listed tag, unless a boundary element is nearer.
+_IMPLIED_END: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
+    "li": (("li", _LI_BOUNDARY),),
+    "td": (("td", _CELL_BOUNDARY), ("th", _CELL_BOUNDARY)),
+    "th": (("td", _CELL_BOUNDARY), ("th", _CELL_BOUNDARY)),
+    "tr": (("tr", _ROW_BOUNDARY),),
+    "dt": (("dt", _DL_BOUNDARY), ("dd", _DL_BOUNDARY)),
+    "dd": (("dt", _DL_BOUNDARY), ("dd", _DL_BOUNDARY)),
+    "option": (("option", _SELECT_BOUNDARY),),
+    "a": (("a", _A_BOUNDARY),),
+}
 
 
 def aggregate(nodes: list[Node]) -> None:
