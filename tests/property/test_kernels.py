@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from thresher.dedup import kernels
 from thresher.dedup.minhash import MinHasher, estimate_jaccard, sample_jaccard
-from thresher.dedup.shingles import shingle_set, tokenize
+from thresher.dedup.shingles import shingle_set, tokenize, word_token_array, word_token_values
 
 pytest.importorskip("numpy")
 
@@ -50,6 +50,12 @@ def test_numpy_and_pure_sketches_agree_on_any_text(text: str, scheme: str) -> No
     pure = MinHasher(64, scheme=scheme, kernel="pure", sample_size=32)  # type: ignore[arg-type]
     fast = MinHasher(64, scheme=scheme, kernel="numpy", sample_size=32)  # type: ignore[arg-type]
     assert pure.sketch(text) == fast.sketch(text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.one_of(st.text(max_size=200), st.text(alphabet=st.characters(max_codepoint=127), max_size=200)))
+def test_word_token_array_equals_word_token_values(text: str) -> None:
+    assert word_token_array(text).tolist() == word_token_values(text)
 
 
 @settings(max_examples=60, deadline=None)

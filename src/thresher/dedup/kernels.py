@@ -27,6 +27,7 @@ NumPy is imported lazily, only when a NumPy kernel is asked for (the `fast` extr
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -189,23 +190,18 @@ def shingle_hashes_pure(tokens: Sequence[int], c: Coefficients) -> list[int]:
     return [(a + off) & MASK64 for a in acc]
 
 
-def _sample_pure(hashes: list[int], sample_size: int) -> tuple[list[int], bool, set[int]]:
-    ids = {h >> 32 for h in hashes}
-    if sample_size <= 0:
-        return [], False, ids
-    if len(ids) <= sample_size:
-        return sorted(ids), True, ids
-    import heapq
-
-    return heapq.nsmallest(sample_size, ids), False, ids
-
-
 def minhash_pure(tokens: Sequence[int], c: Coefficients, sample_size: int = 0) -> Sketch | None:
     """Signature and shingle-id sample of one document; None when it has fewer tokens than a shingle."""
     hashes = shingle_hashes_pure(tokens, c)
     if not hashes:
         return None
-    sample, complete, ids = _sample_pure(hashes, sample_size)
+    complete, sample = False, []
+    ids: set[int] = set()
+    if sample_size > 0 or c.scheme == "k_permutation":
+        ids = {h >> 32 for h in hashes}
+        if sample_size > 0:
+            complete = len(ids) <= sample_size
+            sample = sorted(ids) if complete else heapq.nsmallest(sample_size, ids)
     if c.scheme == "k_permutation":
         xs = list(ids)
         sig = [min([(a * x + b) & MASK64 for x in xs]) >> 32 for a, b in zip(c.perm_a, c.perm_b, strict=True)]
@@ -264,11 +260,11 @@ def shingle_hashes_numpy(tokens: Sequence[int], c: Coefficients) -> Any:
     if n <= 0:
         return np.empty(0, dtype=np.uint64)
     t = np.asarray(tokens, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        acc = t[:n] * np.uint64(c.window[0])
-        for j in range(1, k):
-            acc += t[j : j + n] * np.uint64(c.window[j])
-        acc += np.uint64(c.offset)
+    # uint64 array arithmetic wraps modulo 2^64 without warnings (only scalar ops warn)
+    acc = t[:n] * np.uint64(c.window[0])
+    for j in range(1, k):
+        acc += t[j : j + n] * np.uint64(c.window[j])
+    acc += np.uint64(c.offset)
     return acc
 
 
@@ -279,14 +275,14 @@ def minhash_numpy(tokens: Sequence[int], c: Coefficients, sample_size: int = 0) 
     if hashes.size == 0:
         return None
     hashes.sort()
-    ids = hashes >> np.uint64(32)  # sorted, since the hashes are
-    if ids.size > 1:
-        ids = ids[np.concatenate(([True], ids[1:] != ids[:-1]))]  # distinct
-    if sample_size > 0:
-        complete = ids.size <= sample_size
-        sample = ids[:sample_size].tolist()
-    else:
-        complete, sample = False, []
+    complete, sample = False, []
+    if sample_size > 0 or c.scheme == "k_permutation":
+        ids = hashes >> np.uint64(32)  # sorted, since the hashes are
+        if ids.size > 1:
+            ids = ids[np.concatenate(([True], ids[1:] != ids[:-1]))]  # distinct
+        if sample_size > 0:
+            complete = ids.size <= sample_size
+            sample = ids[:sample_size].tolist()
     if c.scheme == "k_permutation":
         a = np.asarray(c.perm_a, dtype=np.uint64)[:, None]
         b = np.asarray(c.perm_b, dtype=np.uint64)[:, None]

@@ -111,7 +111,7 @@ class MinHasher:
     NumPy implementation; both give identical sketches.
     """
 
-    __slots__ = ("num_hashes", "scheme", "shingle_kind", "sample_size", "kernel", "_coeffs", "_fn")
+    __slots__ = ("num_hashes", "scheme", "shingle_kind", "sample_size", "kernel", "_coeffs", "_fn", "_array")
 
     def __init__(
         self,
@@ -138,12 +138,13 @@ class MinHasher:
         )
         self._coeffs = {"word": word, "char": char}
         self._fn = kernels.minhash_numpy if self.kernel == "numpy" else kernels.minhash_pure
+        self._array = self.kernel == "numpy"
 
     def coefficients(self, kind: str = "word") -> Coefficients:
         return self._coeffs[kind]
 
     def sketch(self, text: str) -> Sketch | None:
-        toks = tokenize(text, self.shingle_kind)
+        toks = tokenize(text, self.shingle_kind, array=self._array)
         return self._fn(toks.values, self._coeffs[toks.kind], self.sample_size)
 
     def signature(self, text: str) -> list[int] | None:

@@ -23,11 +23,12 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 ShingleKind = Literal["auto", "word", "char"]
 
 _WORD = re.compile(r"\w+")
+_WORD_BYTES = re.compile(rb"\w+")
 _NOT_WORD = re.compile(r"[\W_]+")
 _WORD_CHAR = re.compile(r"\w")
 # Scripts written without spaces between words: Thai, Lao, Tibetan, Myanmar, Khmer, CJK
@@ -48,9 +49,9 @@ NO_SPACE_SCRIPT_RATIO = 0.3
 def detect_kind(text: str) -> Literal["word", "char"]:
     """`"char"` when the text is mostly written in a script without spaces, else `"word"`."""
     sample = text[:DETECT_SAMPLE_CHARS]
-    n_nospace = len(_NO_SPACE_CHAR.findall(sample))
-    if n_nospace == 0:
+    if sample.isascii() or _NO_SPACE_CHAR.search(sample) is None:
         return "word"
+    n_nospace = len(_NO_SPACE_CHAR.findall(sample))
     n_word = len(_WORD_CHAR.findall(sample))
     return "char" if n_nospace >= NO_SPACE_SCRIPT_RATIO * max(n_word, 1) else "word"
 
@@ -67,12 +68,28 @@ def char_tokens(text: str) -> str:
 
 def word_token_values(text: str) -> list[int]:
     """CRC-32 of each word token's UTF-8 bytes (lone surrogates kept, never an error)."""
+    if text.isascii():  # bytes \w is str \w on ASCII: the tokens come out as bytes directly
+        return list(map(zlib.crc32, _WORD_BYTES.findall(text.encode("ascii").lower())))
     words = _WORD.findall(text.lower())
     if not words:
         return []
     # One encode of the joined tokens is faster than one encode per token; \x00 is never in \w.
     blob = "\x00".join(words).encode("utf-8", "surrogatepass")
     return list(map(zlib.crc32, blob.split(b"\x00")))
+
+
+def word_token_array(text: str) -> Any:
+    """`word_token_values` as a NumPy uint64 array, without the intermediate list (NumPy kernel)."""
+    import numpy
+
+    if text.isascii():  # bytes \w is str \w on ASCII: the tokens come out as bytes directly
+        tokens = _WORD_BYTES.findall(text.encode("ascii").lower())
+        return numpy.fromiter(map(zlib.crc32, tokens), dtype=numpy.uint64, count=len(tokens))
+    words = _WORD.findall(text.lower())
+    if not words:
+        return numpy.empty(0, dtype=numpy.uint64)
+    blob = "\x00".join(words).encode("utf-8", "surrogatepass")
+    return numpy.fromiter(map(zlib.crc32, blob.split(b"\x00")), dtype=numpy.uint64, count=len(words))
 
 
 def char_token_values(text: str) -> list[int]:
@@ -85,15 +102,21 @@ class Tokens:
     """A document's token values and how they were made."""
 
     kind: Literal["word", "char"]
-    values: list[int]
+    values: Any  # list[int], or a NumPy uint64 array from tokenize(..., array=True)
 
 
-def tokenize(text: str, kind: ShingleKind = "auto") -> Tokens:
-    """Token values of `text` for shingling; `kind="auto"` decides by script (see module doc)."""
+def tokenize(text: str, kind: ShingleKind = "auto", *, array: bool = False) -> Tokens:
+    """Token values of `text` for shingling; `kind="auto"` decides by script (see module doc).
+    `array=True` returns them as a NumPy uint64 array (same values)."""
     resolved = detect_kind(text) if kind == "auto" else kind
     if resolved == "char":
-        return Tokens("char", char_token_values(text))
-    return Tokens("word", word_token_values(text))
+        values = char_token_values(text)
+        if array:
+            import numpy
+
+            return Tokens("char", numpy.asarray(values, dtype=numpy.uint64))
+        return Tokens("char", values)
+    return Tokens("word", word_token_array(text) if array else word_token_values(text))
 
 
 def shingle_set(text: str, size: int, kind: ShingleKind = "auto") -> set[tuple[str, ...]]:

@@ -78,7 +78,7 @@ class Fingerprint:
 class SimHasher:
     """Text -> `Fingerprint` (None when the text has fewer tokens than one shingle)."""
 
-    __slots__ = ("shingle_kind", "min_shingles", "_coeffs", "_fn", "kernel")
+    __slots__ = ("shingle_kind", "min_shingles", "_coeffs", "_fn", "kernel", "_array")
 
     def __init__(
         self,
@@ -98,15 +98,18 @@ class SimHasher:
         char = kernels.make_coefficients("one_permutation", 1, char_shingle_size, seed ^ 0x5117)
         self._coeffs = {"word": word, "char": char}
         self._fn = kernels.simhash_numpy if self.kernel == "numpy" else kernels.simhash_pure
+        self._array = self.kernel == "numpy"
 
     def fingerprint(self, text: str) -> Fingerprint | None:
-        toks = tokenize(text, self.shingle_kind)
+        toks = tokenize(text, self.shingle_kind, array=self._array)
         res = self._fn(toks.values, self._coeffs[toks.kind])
         if res is None:
             return None
         value, n_features = res
         if n_features < self.min_shingles:
-            digest = hashlib.blake2b(u32_bytes(toks.values), digest_size=16, person=b"simhash-short").digest()
+            digest = hashlib.blake2b(
+                u32_bytes([int(v) for v in toks.values]), digest_size=16, person=b"simhash-short"
+            ).digest()
             return Fingerprint(0, True, digest)
         return Fingerprint(value)
 
