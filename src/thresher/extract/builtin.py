@@ -45,6 +45,8 @@ _WRAPPER_SHARE = 0.5
 # Weak class words (sidebar, widget, header...) remove only subtrees holding less than this share.
 _WEAK_SHARE = 0.3
 _CONTENT_MASS_SHARE = 0.35
+# Paragraph characters that make a box with a weak furniture word (or a <header>) content.
+_STANDFIRST_CHARS = 150
 _WORD = re.compile(r"\w+")
 # An excerpt cut short: "... para …", "[…]", "[...]" at the end of a block.
 _TRUNCATED = re.compile(r"(?:\s(?:…|\.\.\.)|[\[(](?:…|\.\.\.)[\])])\s*$")
@@ -114,7 +116,9 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
                 node.flags |= REMOVED
             continue
         if tag in FURNITURE_TAGS:
-            node.flags |= REMOVED
+            # an article's own <header> carries its standfirst: a real paragraph, unlike a site header
+            if not (tag == "header" and mass[node.index] >= _STANDFIRST_CHARS):
+                node.flags |= REMOVED
             continue
         if not node.raw_attrs:
             continue
@@ -128,6 +132,8 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
         if verdict is None:
             verdict = verdicts[ci] = _class_verdict(ci)
         strong, weak, positive, protected = verdict
+        if weak and mass[node.index] >= _STANDFIRST_CHARS:
+            continue  # a weak word (widget, header, read-more) on a box that holds real paragraphs
         if strong or (weak and share <= _WEAK_SHARE):
             if positive and (share > 0.15 or node.text_len > 1000):
                 continue

@@ -53,12 +53,12 @@ def tokens_of(ci: str) -> tuple[str, list[str]]:
 # ones also appear on content wrappers (`theiaStickySidebar` on the main column, `has-sidebar` on
 # the page), so they remove less.
 STRONG_NEGATIVE = Vocabulary(
-    words="ad ads promo banner cta print hidden hide",
+    words="ad ads promo banner cta print",
     prefixes="share",
     substrings="comment disqus cookie consent gdpr onetrust sharing social newsletter related recommend breadcrumb "
     "footer advert adsbygoogle sponsor outbrain taboola subscri signup sign-up popup modal call-to-action "
     "calltoaction skiplink skip-link jumplink jump-link sr-only visually-hidden visuallyhidden screen-reader "
-    "screenreader",
+    "screenreader element-invisible",
 )
 COMMENTS = Vocabulary(substrings="comment disqus reply replies respond discussion forum")
 # Consent and cookie layers can hold more text than the page itself (per-vendor descriptions).
@@ -124,12 +124,20 @@ def class_id(node: Node) -> str:
     return ci
 
 
+# Whole class names that hide an element at every screen size (not `hidden-xs`, `label-hidden`).
+_HIDDEN_CLASSES = frozenset("hidden hide is-hidden d-none invisible display-none u-hidden js-hidden".split())
+
+
 def is_hidden(node: Node) -> bool:
     raw = node.raw_attrs
-    if not raw or ("hidden" not in raw and "style" not in raw and "HIDDEN" not in raw):
+    if not raw or ("hid" not in raw and "style" not in raw and "HID" not in raw and "none" not in raw
+                   and "invisible" not in raw):
         return False
     attrs = node.attrs
     if "hidden" in attrs:
+        return True
+    classes = attrs.get("class")
+    if classes and not _HIDDEN_CLASSES.isdisjoint(classes.lower().split()):
         return True
     if attrs.get("aria-hidden", "").lower() == "true":
         return True

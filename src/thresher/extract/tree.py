@@ -63,7 +63,8 @@ _END_CACHE: dict[str, re.Pattern[str]] = {}
 def _end_pattern(tag: str) -> re.Pattern[str]:
     pat = _END_CACHE.get(tag)
     if pat is None:
-        pat = _END_CACHE[tag] = re.compile(r"</" + re.escape(tag) + r"\s*>", re.I)
+        # as in browsers, an end tag runs to the next ">" (`</script\n<!-- x -->` ends the script)
+        pat = _END_CACHE[tag] = re.compile(r"</" + re.escape(tag) + r"(?:[\s/][^>]*)?>", re.I)
     return pat
 
 
