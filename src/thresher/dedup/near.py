@@ -104,6 +104,7 @@ class SimHashDedup:
     def __init__(self, config: NearDedupConfig | None = None) -> None:
         self.config = config = config or NearDedupConfig(method="simhash")
         self.max_hamming = config.simhash_max_hamming
+        self.threshold = 1.0 - self.max_hamming / 64  # the similarity bound a Drop reports as its limit
         self.masks = block_masks(config.simhash_max_hamming)
         self.hasher = SimHasher(
             shingle_size=config.shingle_size,

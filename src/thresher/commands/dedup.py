@@ -1,0 +1,234 @@
+"""`thresher dedup INPUT...`: find the duplicate clusters of a crawl (exact and near duplicates, as
+`thresher build` would) and report them — members, URLs, the verified similarity of each linked
+pair, and which member the keep policy keeps — without writing a dataset. `--json` prints every
+cluster as JSON.
+
+It runs the same scan and group phases as a build (documents pass extraction, normalization and
+the quality filters first, per the config), in a temporary work directory, so memory stays bounded
+by the documents that collide."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from thresher.cli import add_config_flags, config_from_args
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "dedup",
+        help="report duplicate clusters (writes no dataset)",
+        description=__doc__,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="JSONL, WARC/ARC/WET, Parquet, HTML files, a directory, a glob, or - for stdin",
+    )
+    p.add_argument("--json", action="store_true", help="print every cluster as JSON")
+    p.add_argument(
+        "--max-clusters", type=int, default=20, metavar="N", help="clusters shown in the text report (largest first)"
+    )
+    p.add_argument("--config", metavar="TOML", help="settings file (flags override it)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("-v", "--verbose", action="count", default=0, help="log more")
+    add_config_flags(p, sections=("input", "extract", "normalize", "lang", "quality", "dedup", "exec"))
+    p.set_defaults(handler=run)
+
+
+def find_clusters(inputs: Sequence[str], config: Any, workdir: Path, on_progress: Any = None) -> dict[str, Any]:
+    """Run scan and group into `workdir` and return the duplicate clusters as plain data."""
+    from thresher.core.stats import Stats
+    from thresher.pipeline import build_corpus_stages
+    from thresher.read.sources import plan_partitions
+    from thresher.run import progress
+    from thresher.run.build import default_key_partitions
+    from thresher.run.engines import TaskCall, make_engine
+    from thresher.run.records import EDGE, unpack_edge
+    from thresher.run.tasks import TaskContext, _partition_size, describe_task, group_task, run_task, scan_task
+    from thresher.run.workdir import WorkDir
+
+    work = WorkDir(workdir)
+    inputs = list(inputs)
+    if "-" in inputs:
+        spooled = work.path("stdin.bin")
+        spooled.parent.mkdir(parents=True, exist_ok=True)
+        with spooled.open("wb") as fh:
+            shutil.copyfileobj(sys.stdin.buffer, fh)
+        inputs = [str(spooled) if i == "-" else i for i in inputs]
+    partitions = plan_partitions(inputs, config.input)
+    total_bytes = sum(_partition_size(p) for p in partitions)
+    key_partitions = config.exec.key_partitions or default_key_partitions(total_bytes)
+    stages = build_corpus_stages(config)
+    ctx = TaskContext(config, str(work.root), key_partitions, False)
+    aggregator = progress.Aggregator(on_progress)
+    engine = make_engine(
+        config.exec.engine, config.exec.workers, aggregator.tick, config.exec.retries, config.exec.ray_address
+    )
+
+    def call(fn: Any, task_id: str, *args: Any) -> TaskCall:
+        return TaskCall(
+            run_task, (fn, ctx, task_id, *args), describe_task(task_id, args), str(work.path("logs", f"{task_id}.log"))
+        )
+
+    try:
+        aggregator.start_phase("scan", len(partitions), total_bytes)
+        part_bytes = [_partition_size(p) for p in partitions]
+        scanned = engine.run(
+            [call(scan_task, f"scan-{p.index:06d}", p) for p in partitions],
+            on_done=lambda i, _: aggregator.task_done(part_bytes[i]),
+        )
+        stats = sum((Stats.from_dict(r["stats"]) for r in scanned), Stats())
+        group_calls = [
+            call(group_task, f"group-{stage.name}-{k:04d}", si, k, [p.index for p in partitions])
+            for si, stage in enumerate(stages)
+            for k in range(key_partitions)
+        ]
+        aggregator.start_phase("group", len(group_calls))
+        for r in engine.run(group_calls, on_done=lambda i, _: aggregator.task_done()):
+            stats += Stats.from_dict(r["stats"])
+    finally:
+        engine.close()
+
+    # union-find over the verified edges (only colliding documents are in memory)
+    parent: dict[int, int] = {}
+    nodes: dict[int, Any] = {}
+    edges: list[tuple[int, int, float, str]] = []
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for stage in stages:
+        for k in range(key_partitions):
+            path = work.edges(stage.name, k)
+            if not path.exists():
+                continue
+            blob = path.read_bytes()
+            for off in range(0, len(blob), EDGE.size):
+                a, b, sim = unpack_edge(blob[off : off + EDGE.size])
+                for n in (a, b):
+                    if n.ordinal not in parent:
+                        parent[n.ordinal] = n.ordinal
+                        nodes[n.ordinal] = n
+                ra, rb = find(a.ordinal), find(b.ordinal)
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
+                edges.append((a.ordinal, b.ordinal, sim, stage.name))
+
+    info: dict[int, dict[str, Any]] = {}
+    if nodes:
+        for p in partitions:
+            path = work.scan_docs(p.index)
+            if not path.exists():
+                continue
+            with path.open("rb") as fh:
+                for line in fh:
+                    rec = json.loads(line)
+                    o = rec.get("_o")
+                    if o in nodes:
+                        info[o] = {
+                            "id": rec.get("id"),
+                            "url": rec.get("url"),
+                            "title": rec.get("title"),
+                            "chars": len(rec.get("text") or ""),
+                        }
+
+    members: dict[int, list[int]] = defaultdict(list)
+    for o in parent:
+        members[find(o)].append(o)
+    pairs: dict[int, list[tuple[int, int, float, str]]] = defaultdict(list)
+    for e in edges:
+        pairs[find(e[0])].append(e)
+    policy = config.dedup.keep
+    if policy == "longest":
+        rank = lambda n: (-n.length, n.ordinal)  # noqa: E731
+    elif policy == "best_quality":
+        rank = lambda n: (-n.quality, n.ordinal)  # noqa: E731
+    else:
+        rank = lambda n: (n.ordinal,)  # noqa: E731
+
+    def describe(o: int) -> dict[str, Any]:
+        d = dict(info.get(o) or {"id": nodes[o].id_hex})
+        d["ordinal"] = o
+        return d
+
+    clusters = []
+    for root, group in members.items():
+        keeper = min((nodes[o] for o in group), key=rank)
+        linked = sorted(pairs[root], key=lambda e: (e[0], e[1], e[3]))
+        clusters.append(
+            {
+                "cluster": keeper.id_hex,
+                "size": len(group),
+                "kept": describe(keeper.ordinal),
+                "members": [describe(o) for o in sorted(group)],
+                "pairs": [
+                    {"a": nodes[a].id_hex, "b": nodes[b].id_hex, "similarity": round(sim, 4), "stage": name}
+                    for a, b, sim, name in linked
+                ],
+            }
+        )
+    clusters.sort(key=lambda c: (-c["size"], c["members"][0]["ordinal"]))
+    return {
+        "documents_seen": stats.seen,
+        "documents_compared": sum(r["survivors"] for r in scanned),
+        "clusters": len(clusters),
+        "duplicates": sum(c["size"] - 1 for c in clusters),
+        "keep": policy,
+        "stages": [s.name for s in stages],
+        "cluster_list": clusters,
+    }
+
+
+def render(report: dict[str, Any], max_clusters: int) -> str:
+    lines = [
+        f"{report['documents_compared']} of {report['documents_seen']} documents compared "
+        f"(the rest were dropped before dedup or malformed); {report['clusters']} duplicate clusters, "
+        f"{report['duplicates']} duplicates (keep: {report['keep']})"
+    ]
+    for c in report["cluster_list"][:max_clusters]:
+        lines.append("")
+        lines.append(f"cluster {c['cluster']}: {c['size']} documents")
+        for m in c["members"]:
+            mark = "keep" if m["ordinal"] == c["kept"]["ordinal"] else "drop"
+            where = m.get("url") or m.get("title") or ""
+            lines.append(f"  [{mark}] {m['id']}  {m.get('chars', '?')} chars  {where}")
+        for pr in c["pairs"][:10]:
+            lines.append(f"    {pr['a']} ~ {pr['b']}  {pr['similarity']:.3f} ({pr['stage']})")
+        if len(c["pairs"]) > 10:
+            lines.append(f"    ... {len(c['pairs']) - 10} more linked pairs")
+    hidden = len(report["cluster_list"]) - max_clusters
+    if hidden > 0:
+        lines.append(f"\n... {hidden} more clusters (--max-clusters, or --json for all)")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    printer = None
+    if not args.quiet:
+        from thresher.report.progress import ProgressPrinter
+
+        printer = ProgressPrinter(sys.stderr, every=config.exec.progress_every)
+    with tempfile.TemporaryDirectory(prefix="thresher-dedup-") as tmp:
+        report = find_clusters(args.inputs, config, Path(tmp), printer)
+    if args.json:
+        out = dict(report)
+        out["clusters_detail"] = out.pop("cluster_list")
+        sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(render(report, args.max_clusters) + "\n")
+    return 0
