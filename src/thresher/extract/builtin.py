@@ -47,6 +47,8 @@ _WEAK_SHARE = 0.3
 _CONTENT_MASS_SHARE = 0.35
 # Paragraph characters that make a box with a weak furniture word (or a <header>) content.
 _STANDFIRST_CHARS = 150
+# An <article> with less than this share of the largest one's text, outside it, is a feed card.
+_CARD_SHARE = 0.3
 _WORD = re.compile(r"\w+")
 # An excerpt cut short: "... para …", "[…]", "[...]" at the end of a block.
 _TRUNCATED = re.compile(r"(?:\s(?:…|\.\.\.)|[\[(](?:…|\.\.\.)[\])])\s*$")
@@ -140,6 +142,22 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
             if mass[node.index] >= content_mass and not protected:
                 continue
             node.flags |= REMOVED
+
+
+def mark_article_cards(doc: HtmlDocument) -> None:
+    """Several `<article>` elements: the small ones beside the main one are cards of a feed
+    ("more stories", "related"), each an independent item by the element's own definition."""
+    articles = [n for n in doc.nodes if n.tag == "article" and not n.flags & REMOVED]
+    if len(articles) < 2:
+        return
+    main = max(articles, key=lambda n: n.text_len)
+    for node in articles:
+        if node is main or node.contains(main) or main.contains(node):
+            continue
+        if node.text_len < _CARD_SHARE * main.text_len:
+            node.flags |= REMOVED
+            for i in range(node.index + 1, node.end):
+                doc.nodes[i].flags |= REMOVED
 
 
 def goodness(b: Block) -> float:
@@ -313,6 +331,8 @@ def filter_blocks(chosen: list[Block], title: str | None) -> list[Block]:
     for b in chosen:
         if b.link_density > 0.5 and b.kind != "table":
             continue
+        if b.kind == "caption":
+            continue  # figure captions and credits describe an image, not the text
         if b.text_len < 80 and BOILER_LINE.match(b.text.strip(" .:!|»›>-–—")):
             continue
         out.append(b)
@@ -346,6 +366,7 @@ class BuiltinExtractor:
         doc = parse(html, deadline)
         metadata = extract_metadata(doc, url)
         mark_boilerplate(doc, deadline)
+        mark_article_cards(doc)
         title = choose_title(doc)
         blocks = segment(doc.root, deadline)
         chosen = self._select(doc, blocks, title)

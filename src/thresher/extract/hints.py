@@ -58,7 +58,7 @@ STRONG_NEGATIVE = Vocabulary(
     substrings="comment disqus cookie consent gdpr onetrust sharing social newsletter related recommend breadcrumb "
     "footer advert adsbygoogle sponsor outbrain taboola subscri signup sign-up popup modal call-to-action "
     "calltoaction skiplink skip-link jumplink jump-link sr-only visually-hidden visuallyhidden screen-reader "
-    "screenreader element-invisible",
+    "screenreader element-invisible excerpt caption photo-credit image-credit",
 )
 COMMENTS = Vocabulary(substrings="comment disqus reply replies respond discussion forum")
 # Consent and cookie layers can hold more text than the page itself (per-vendor descriptions).
