@@ -103,7 +103,8 @@ def find_clusters(inputs: Sequence[str], config: Any, workdir: Path, on_progress
     # union-find over the verified edges (only colliding documents are in memory)
     parent: dict[int, int] = {}
     nodes: dict[int, Any] = {}
-    edges: list[tuple[int, int, float, str]] = []
+    # a pair colliding in several key partitions is verified (and written) once per partition
+    edges: dict[tuple[int, int, str], float] = {}
 
     def find(x: int) -> int:
         while parent[x] != x:
@@ -126,7 +127,7 @@ def find_clusters(inputs: Sequence[str], config: Any, workdir: Path, on_progress
                 ra, rb = find(a.ordinal), find(b.ordinal)
                 if ra != rb:
                     parent[max(ra, rb)] = min(ra, rb)
-                edges.append((a.ordinal, b.ordinal, sim, stage.name))
+                edges[(a.ordinal, b.ordinal, stage.name)] = sim
 
     info: dict[int, dict[str, Any]] = {}
     if nodes:
@@ -150,8 +151,8 @@ def find_clusters(inputs: Sequence[str], config: Any, workdir: Path, on_progress
     for o in parent:
         members[find(o)].append(o)
     pairs: dict[int, list[tuple[int, int, float, str]]] = defaultdict(list)
-    for e in edges:
-        pairs[find(e[0])].append(e)
+    for (a, b, name), sim in edges.items():
+        pairs[find(a)].append((a, b, sim, name))
     policy = config.dedup.keep
     if policy == "longest":
         rank = lambda n: (-n.length, n.ordinal)  # noqa: E731

@@ -61,3 +61,18 @@ def test_dedup_text_report_marks_kept_and_dropped(tmp_path: Path, capsys: pytest
     assert "1 duplicate clusters, 2 duplicates (keep: longest)" in out
     assert "[keep]" in out and out.count("[drop]") == 2
     assert "https://c.example/3" in out.split("[keep]")[1].splitlines()[0]  # the longest member is kept
+
+
+def test_clusters_do_not_depend_on_the_key_partition_count(tmp_path: Path) -> None:
+    from thresher.commands.dedup import find_clusters
+    from thresher.config import RunConfig
+
+    path = write_input(tmp_path)
+    reports = []
+    for parts in (1, 3, 8):
+        config = RunConfig.from_dict(
+            {"quality": {"preset": None}, "exec": {"engine": "local", "key_partitions": parts}}
+        )
+        reports.append(find_clusters([str(path)], config, tmp_path / f"work{parts}"))
+    assert reports[0]["cluster_list"] == reports[1]["cluster_list"] == reports[2]["cluster_list"]
+    assert reports[0]["clusters"] == 1
