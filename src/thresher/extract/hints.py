@@ -53,12 +53,12 @@ def tokens_of(ci: str) -> tuple[str, list[str]]:
 # ones also appear on content wrappers (`theiaStickySidebar` on the main column, `has-sidebar` on
 # the page), so they remove less.
 STRONG_NEGATIVE = Vocabulary(
-    words="ad ads promo banner cta print",
+    words="ad ads promo banner cta",
     prefixes="share",
     substrings="comment disqus cookie consent gdpr onetrust sharing social newsletter related recommend breadcrumb "
     "footer advert adsbygoogle sponsor outbrain taboola subscri signup sign-up popup modal call-to-action "
     "calltoaction skiplink skip-link jumplink jump-link sr-only visually-hidden visuallyhidden screen-reader "
-    "screenreader element-invisible excerpt caption photo-credit image-credit",
+    "screenreader element-invisible caption photo-credit image-credit",
 )
 COMMENTS = Vocabulary(substrings="comment disqus reply replies respond discussion forum")
 # Consent and cookie layers can hold more text than the page itself (per-vendor descriptions).
@@ -102,11 +102,14 @@ BOILER_LINE = re.compile(
 )
 
 
-# Class names that carry a value, not a role: CMS taxonomy and post-type classes such as
-# `tag-advertising`, `category-social-media`, `post-1234`, `format-standard`.
-_VALUE_CLASS = re.compile(r"^(?:tag|tags|category|cat|postid|post|term|type|status|format|page-id|parent-pageid|topic|section)[-_]\S")
-
-
+# Class names that carry a value or a page builder's layout, not a role: CMS taxonomy and post-type
+# classes (`tag-advertising`, `category-social-media`, `post-1234`) and the structural classes of
+# page builders (`elementor-widget-wrap`, `wp-block-group`, `et_pb_text`, `vc_column`) that wrap
+# every part of a page, text included.
+_VALUE_CLASS = re.compile(
+    r"^(?:(?:tag|tags|category|cat|postid|post|term|type|status|format|page-id|parent-pageid|topic|section)[-_]\S"
+    r"|elementor-|wp-block-|et_pb_|vc_|fl-|gb-)"
+)
 _CLASS_OR_ID = re.compile(r"""(?:^|\s)(?:class|id)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.I)
 
 
