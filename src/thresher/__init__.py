@@ -34,7 +34,18 @@ _EXPORTS = {
     "verify_dataset": "thresher.write.manifest",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "BuildResult",
+    "Document",
+    "Drop",
+    "Pipeline",
+    "RunConfig",
+    "Stats",
+    "__version__",
+    "build",
+    "read_shards",
+    "verify_dataset",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -237,7 +237,8 @@ def _parse_scalar(tp: Any, text: str) -> Any:
             return False
         raise ValueError(f"expected true/false, got {text!r}")
     if get_origin(tp) is tuple:
-        return [t.strip() for t in text.split(",") if t.strip()]
+        item_tp = (get_args(tp) or (str,))[0]
+        return [_parse_scalar(item_tp, t.strip()) for t in text.split(",") if t.strip()]
     if get_origin(tp) is Literal:
         for a in get_args(tp):
             if str(a) == text:

@@ -21,3 +21,7 @@ class DatasetError(ThresherError):
 
 class WorkDirError(ThresherError):
     """The work directory belongs to another configuration or another running build."""
+
+
+class TaskError(ThresherError):
+    """A task of a build failed on every attempt; finished tasks are kept for a resume."""

@@ -55,11 +55,12 @@ _TRUNCATED = re.compile(r"(?:\s(?:…|\.\.\.)|[\[(](?:…|\.\.\.)[\])])\s*$")
 _SENTENCE_END = re.compile(r"[.!?…。！？:;\"”»)]\s*$")
 _CHECK_EVERY = 4096
 # Selection moves into a child that holds this share of the positive goodness of its parent.
-_DESCEND_SHARE = 0.93
+_DESCEND_SHARE = 1.01
 # Furniture inside a region is filtered block by block later, so it counts against a region at a
 # discount: flat containers (wiki pages, CMS bodies with inline link lists) are still chosen whole.
 _NEGATIVE_WEIGHT = 0.5
 _DROP_TITLE = True
+_USE_HINT = True
 # How many paragraphs beside the region may join it on each side.
 _MAX_NEIGHBOURS = 3
 # Elements that hold a paragraph, not a region: the selection is always a container around them.
@@ -378,7 +379,7 @@ class BuiltinExtractor:
     def _select(self, doc: HtmlDocument, blocks: list[Block], title: str | None) -> list[Block]:
         if not blocks:
             return []
-        hint = article_body_hint(doc)
+        hint = article_body_hint(doc) if _USE_HINT else None
         shares: list[float] | None = None
         root = best_subtree(doc, blocks, block_scores(blocks))
         if hint:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from thresher.core.config import setting
 from thresher.core.document import Document, Drop
-from thresher.lang.script import TRAITS, detect_script
+from thresher.lang.script import TRAITS, ScriptTraits, detect_script
 from thresher.quality.rules import Bound, QualityRuleSet
 from thresher.quality.text import AnalysisCache, TextAnalysis
 
@@ -114,30 +114,26 @@ class C4LineFilter:
         return None
 
 
-_SENTENCE_END = {
-    code: re.compile(
-        rf"[{re.escape(t.terminal_punctuation)}]+[\"'”’»)\]]*(?=\s|$)"
-        if t.space_delimited
-        else rf"[{re.escape(t.terminal_punctuation)}]+[\"'”’»)\]」』]*"
-    )
-    for code, t in TRAITS.items()
-    if t.terminal_punctuation
-}
+def _sentence_patterns(t: ScriptTraits) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    marks = f"[{re.escape(t.terminal_punctuation)}]+"
+    closers = "[\"'”’»)\\]」』]*"
+    ends = re.compile(marks + closers + (r"(?=\s|$)" if t.space_delimited else ""))
+    line_ends = re.compile(marks + closers + r"[ \t]*$", re.M)
+    return ends, line_ends
+
+
+_SENTENCE_PATTERNS = {code: _sentence_patterns(t) for code, t in TRAITS.items() if t.terminal_punctuation}
 
 
 def sentence_count(a: TextAnalysis) -> int | None:
-    """Sentences in the text, line by line: each run of terminal punctuation that ends a sentence,
-    plus one for text after the last such run (a line without punctuation is one sentence)."""
-    pattern = _SENTENCE_END.get(a.script.code)
-    if pattern is None:
+    """Sentences in the text: each run of terminal punctuation that ends a sentence, plus one for
+    every non-blank line that does not end in one (a line without punctuation is one sentence)."""
+    patterns = _SENTENCE_PATTERNS.get(a.script.code)
+    if patterns is None:
         return None
-    total = 0
-    for line in a.nonblank_lines:
-        matches = pattern.findall(line)
-        total += len(matches)
-        if not matches or not line.rstrip().endswith(matches[-1]):
-            total += 1
-    return total
+    ends, line_ends = patterns
+    text = a.text
+    return len(ends.findall(text)) + len(a.nonblank_lines) - len(line_ends.findall(text))
 
 
 def lorem_ipsum_count(a: TextAnalysis) -> int:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
-from itertools import accumulate, repeat
-from operator import add, mul
+from itertools import accumulate, compress, repeat
+from operator import add, mul, ne
 
 from thresher.core.config import setting
 from thresher.quality.rules import Bound, QualityRuleSet
@@ -95,77 +95,91 @@ def _prefix_lengths(a: TextAnalysis) -> list[int]:
     return cached
 
 
-_SMALL_INT = 1 << 60
-
-
-def _gram_keys(a: TextAnalysis, n: int) -> list[int]:
-    """One integer per n-gram position, equal exactly when the n-grams are equal.
-
-    Tokens get dense ids; the key of an n-gram extends the (n-1)-gram key by one more id in base
-    `vocabulary size`, so keys are built level by level in C (`map`) without making tuples.
-    """
-    levels = a.__dict__.get("_gram_keys")
-    if levels is None:
+def _token_ids(a: TextAnalysis) -> list[int]:
+    ids = a.__dict__.get("_ids")
+    if ids is None:
         tokens = a.tokens
         index = {t: i for i, t in enumerate(dict.fromkeys(tokens))}
-        levels = a.__dict__["_gram_keys"] = [None, list(map(index.__getitem__, tokens))]
-        a.__dict__["_gram_bound"] = [len(index) or 1]
-    ids = levels[1]
-    base = len(set(ids)) or 1
-    bound = a.__dict__["_gram_bound"]  # keys of the last level are below bound[0]
-    while len(levels) <= n:
-        m = len(levels)
-        prev = levels[m - 1]
-        if bound[0] * base >= _SMALL_INT:  # renumber to keep keys machine-sized
-            index = {k: i for i, k in enumerate(dict.fromkeys(prev))}
-            prev = list(map(index.__getitem__, prev))
-            bound[0] = len(index) or 1
-        levels.append(list(map(add, map(mul, prev[:-1], repeat(base)), ids[m - 1:])))
-        bound[0] *= base
-    return levels[n]
+        ids = a.__dict__["_ids"] = list(map(index.__getitem__, tokens))
+        a.__dict__["_base"] = len(index) or 1
+    return ids
 
 
-def top_ngram_chars(keys: list[int], n: int, prefix: list[int], separator_chars: int) -> int:
-    """Characters covered by the most frequent n-gram (first seen wins a tie), counted as its
+def repeat_groups(a: TextAnalysis, n: int) -> list[list[int]]:
+    """The positions of every n-gram that occurs more than once, one ascending list per n-gram.
+
+    2-grams are found in C (integer keys, a first-occurrence dict); each longer level refines the
+    groups of the level below by the next token, so the work shrinks with the repetition and
+    positions whose shorter n-gram is unique are never looked at again.
+    """
+    cache = a.__dict__.setdefault("_groups", {})
+    if n in cache:
+        return cache[n]
+    ids = _token_ids(a)
+    end = len(ids)
+    if n == 2:
+        keys = list(map(add, map(mul, ids[:-1], repeat(a.__dict__["_base"])), ids[1:]))
+        first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
+        by_first: dict[int, list[int]] = {}
+        if len(first) < len(keys):
+            for pos in compress(range(len(keys)), map(ne, map(first.__getitem__, keys), range(len(keys)))):
+                f = first[keys[pos]]
+                group = by_first.get(f)
+                if group is None:
+                    by_first[f] = [f, pos]
+                else:
+                    group.append(pos)
+        groups = list(by_first.values())
+    else:
+        groups = []
+        shift = n - 1
+        for parent in repeat_groups(a, n - 1):
+            split: dict[int, list[int]] = {}
+            for pos in parent:
+                if pos + shift < end:
+                    split.setdefault(ids[pos + shift], []).append(pos)
+            groups.extend(g for g in split.values() if len(g) > 1)
+    cache[n] = groups
+    return groups
+
+
+def top_ngram_chars(groups: list[list[int]], n: int, prefix: list[int], separator_chars: int) -> int:
+    """Characters covered by the most frequent n-gram (the earliest wins a tie), counted as its
     length, separators included, times its count; 0 when no n-gram occurs twice."""
-    if not keys:
+    if not groups:
         return 0
-    key, count = Counter(keys).most_common(1)[0]
-    if count < 2:
-        return 0
-    at = keys.index(key)
-    return (prefix[at + n] - prefix[at] + separator_chars * (n - 1)) * count
+    best = max(groups, key=lambda g: (len(g), -g[0]))
+    at = best[0]
+    return (prefix[at + n] - prefix[at] + separator_chars * (n - 1)) * len(best)
 
 
-def duplicate_ngram_chars(keys: list[int], n: int, prefix: list[int]) -> int:
+def duplicate_ngram_chars(groups: list[list[int]], n: int, prefix: list[int]) -> int:
     """Characters inside repeated n-grams, scanning left to right and jumping past each repeat.
 
     Equivalent to visiting every position, adding unseen n-grams to a set and jumping `n` ahead
-    after a repeat, but it only visits positions whose n-gram occurred earlier: every other position
+    after a repeat, but it only visits later occurrences of repeated n-grams: every other position
     holds a first occurrence, which is never a repeat and is in the set unless a jump skipped it.
+    An n-gram is named by the position of its first occurrence.
     """
-    end = len(keys)
-    if end == 0 or len(set(keys)) == end:
+    if not groups:
         return 0
-    first = dict(zip(reversed(keys), range(end - 1, -1, -1), strict=True))
-    candidates = [i for i, k in enumerate(keys) if first[k] != i]
+    first_of = {pos: g[0] for g in groups for pos in g[1:]}
     added: set[int] = set()
     jump_starts: list[int] = []  # skipped positions: [start, start + n - 1) for each start
     repeated = 0
     frontier = 0
-    for pos in candidates:
+    for pos in sorted(first_of):
         if pos < frontier:
             continue
-        key = keys[pos]
-        f = first[key]
+        f = first_of[pos]
         j = bisect_right(jump_starts, f) - 1
         first_visited = j < 0 or f >= jump_starts[j] + n - 1
-        if first_visited or key in added:
+        if first_visited or f in added:
             repeated += prefix[pos + n] - prefix[pos]
             jump_starts.append(pos + 1)
             frontier = pos + n
         else:
-            added.add(key)
+            added.add(f)
             frontier = pos + 1
     return repeated
 
@@ -176,7 +190,7 @@ def top_ngram_fraction(n: int):  # noqa: ANN201
         if not a.tokens or len(a.tokens) < m:
             return None
         sep = 1 if a.traits.space_delimited else 0
-        return top_ngram_chars(_gram_keys(a, m), m, _prefix_lengths(a), sep) / len(a.text)
+        return top_ngram_chars(repeat_groups(a, m), m, _prefix_lengths(a), sep) / len(a.text)
 
     measure.__name__ = f"top_{n}_gram_char_fraction"
     return measure
@@ -189,14 +203,7 @@ def duplicate_ngram_fraction(n: int):  # noqa: ANN201
         m = n * a.traits.chars_per_word
         if len(a.tokens) < m:
             return 0.0
-        # no repeated shorter n-gram means no repeated longer one: skip the scan
-        none_below = a.__dict__.setdefault("_no_dup_from", None)
-        if none_below is not None and m >= none_below:
-            return 0.0
-        chars = duplicate_ngram_chars(_gram_keys(a, m), m, _prefix_lengths(a))
-        if chars == 0:
-            a.__dict__["_no_dup_from"] = m
-        return chars / len(a.text)
+        return duplicate_ngram_chars(repeat_groups(a, m), m, _prefix_lengths(a)) / len(a.text)
 
     measure.__name__ = f"duplicate_{n}_gram_char_fraction"
     return measure

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from thresher.core.config import setting
+from thresher.core.config import section, setting
+from thresher.read.warc_config import WarcConfig
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -13,13 +14,19 @@ class InputConfig:
     format: Literal["auto", "jsonl", "html", "warc", "parquet"] = setting(
         "auto", "input format; auto sniffs magic bytes and file names", flag="--input-format"
     )
-    url_field: str = setting("url", "JSONL field holding the page URL")
-    html_field: str = setting("html", "JSONL field holding raw HTML")
-    text_field: str = setting("text", "JSONL field holding already extracted text (used when html is absent)")
+    url_field: str = setting("url", "JSONL field or Parquet column holding the page URL", flag="--url-column")
+    html_field: str = setting("html", "JSONL field or Parquet column holding raw HTML", flag="--html-column")
+    text_field: str = setting(
+        "text", "JSONL field or Parquet column holding already extracted text (used when html is absent)",
+        flag="--text-column",
+    )
     require_url: bool = setting(True, "JSONL records without a URL are malformed (missing_url)")
-    id_field: str | None = setting(None, "JSONL field holding a caller-supplied id (kept as metadata.source_id)")
+    id_field: str | None = setting(
+        None, "JSONL field or Parquet column holding a caller-supplied id (kept as metadata.source_id)", flag="--id-column"
+    )
     max_record_bytes: int = setting(64 * 1024 * 1024, "input lines/records larger than this are malformed (too_large)")
     partition_bytes: int = setting(
         64 * 1024 * 1024, "uncompressed JSONL files larger than this are split into byte ranges", hashed=False
     )
     html_files_per_partition: int = setting(512, "HTML files grouped into one scan task", hashed=False)
+    warc: WarcConfig = section(WarcConfig, "web archives (WARC, ARC, WET)")

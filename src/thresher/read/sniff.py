@@ -72,7 +72,7 @@ def sniff_format(path: str, head: bytes) -> str | None:
     if stripped[:1] == b"<":
         return "html"
     name = path.lower()
-    for suffix in (".gz", ".zst", ".zstd"):
+    for suffix in (".gz", ".zst", ".zstd", ".lz4"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     if name.endswith((".jsonl", ".json", ".ndjson")):

@@ -27,12 +27,13 @@ from thresher.pipeline import build_corpus_stages
 from thresher.read.base import Partition
 from thresher.read.sources import plan_partitions
 from thresher.run import progress
-from thresher.run.engines import make_engine
+from thresher.run.engines import TaskCall, make_engine
 from thresher.run.tasks import (
     TaskContext,
     _partition_size,
     assemble_task,
     cluster_task,
+    describe_task,
     group_task,
     gzip_concat,
     malformed_examples,
@@ -168,20 +169,24 @@ def _build_locked(
 
     ctx = TaskContext(config, str(work.root), key_partitions, rejects is not None)
     aggregator = progress.Aggregator(on_progress)
-    engine = make_engine(config.exec.engine, config.exec.workers, aggregator.tick)
+    engine = make_engine(config.exec.engine, config.exec.workers, aggregator.tick, config.exec.retries, config.exec.ray_address)
+
+    def call(fn: Any, task_id: str, *args: Any) -> TaskCall:
+        return TaskCall(run_task, (fn, ctx, task_id, *args), describe_task(task_id, args), str(work.path("logs", f"{task_id}.log")))
+
     try:
         # scan
         aggregator.start_phase("scan", len(partitions), total_bytes)
         part_bytes = [_partition_size(p) for p in partitions]
         scan_results = engine.run(
-            [(run_task, (scan_task, ctx, f"scan-{p.index:06d}", p)) for p in partitions],
+            [call(scan_task, f"scan-{p.index:06d}", p) for p in partitions],
             on_done=lambda i, _: aggregator.task_done(part_bytes[i]),
         )
         stats = sum((Stats.from_dict(r["stats"]) for r in scan_results), Stats())
         _check_malformed(config, stats)
         # group
         group_calls = [
-            (run_task, (group_task, ctx, f"group-{stage.name}-{k:04d}", si, k, [p.index for p in partitions]))
+            call(group_task, f"group-{stage.name}-{k:04d}", si, k, [p.index for p in partitions])
             for si, stage in enumerate(corpus)
             for k in range(key_partitions)
         ]
@@ -190,7 +195,7 @@ def _build_locked(
             stats += Stats.from_dict(r["stats"])
         # cluster (one task: union-find over colliding documents only)
         aggregator.start_phase("cluster", 1)
-        cluster = run_task(cluster_task, ctx, "cluster", key_partitions)
+        (cluster,) = engine.run([call(cluster_task, "cluster", key_partitions)])
         aggregator.task_done()
         # write
         dropped = {int(p): n for p, n in cluster["dropped"].items()}
@@ -201,7 +206,7 @@ def _build_locked(
             g += r["survivors"] - dropped.get(p.index, 0)
         aggregator.start_phase("write", len(partitions))
         write_results = engine.run(
-            [(run_task, (write_task, ctx, f"write-{p.index:06d}", p.index, starts[i])) for i, p in enumerate(partitions)],
+            [call(write_task, f"write-{p.index:06d}", p.index, starts[i]) for i, p in enumerate(partitions)],
             on_done=lambda i, _: aggregator.task_done(),
         )
         for r in write_results:
@@ -213,7 +218,7 @@ def _build_locked(
                 pieces[shard].append(path)
         aggregator.start_phase("assemble", len(pieces))
         shards = engine.run(
-            [(run_task, (assemble_task, ctx, f"assemble-{k:05d}", k, pieces[k])) for k in sorted(pieces)],
+            [call(assemble_task, f"assemble-{k:05d}", k, len(pieces), pieces[k]) for k in sorted(pieces)],
             on_done=lambda i, _: aggregator.task_done(),
         )
     finally:
@@ -258,8 +263,8 @@ def _finalize(
 ) -> dict[str, Any]:
     # shards of an earlier build into this folder that this build did not produce
     keep = {s["path"] for s in shards}
-    for stale in out.glob("shard-*"):
-        if stale.name not in keep:
+    for stale in [*out.glob("shard-*"), *out.glob("data/train-*")]:
+        if str(stale.relative_to(out)) not in keep:
             stale.unlink()
     stats_dict = stats.to_dict()
     stats_dict["malformed_examples"] = malformed_examples(work, [p.index for p in partitions])
@@ -286,6 +291,11 @@ def _finalize(
         "inputs": [{"path": p, "bytes": os.path.getsize(p) if p != "-" and os.path.isfile(p) else None} for p in inputs],
         "stats": {k: stats_dict[k] for k in ("seen", "kept", "dropped", "malformed")},
     }
-    (out / "README.md").write_text(render_card(manifest, stats_dict), encoding="utf-8")
+    card = render_card(manifest, stats_dict)
+    if config.output.format == "parquet":
+        from thresher.write.parquet import hf_card_config
+
+        card = hf_card_config() + "\n" + card  # lets `datasets` and the hub find the shards
+    (out / "README.md").write_text(card, encoding="utf-8")
     write_json_atomic(out / MANIFEST, manifest)  # last: its presence means the dataset is complete
     return manifest

@@ -11,8 +11,14 @@ from thresher.core.config import setting
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExecConfig:
-    engine: Literal["local", "pool"] = setting("pool", "where tasks run: in-process or a process pool", flag="--engine")
+    engine: Literal["local", "pool", "ray"] = setting(
+        "pool", "where tasks run: in-process, a local process pool, or Ray tasks (the ray extra)", flag="--engine"
+    )
     workers: int | None = setting(None, "worker processes for the pool engine (default: CPU count)", flag="--workers")
+    ray_address: str | None = setting(
+        None, "Ray cluster to join ('auto': the running one; none: start a local Ray instance)", flag="--ray-address"
+    )
+    retries: int = setting(2, "times a failed task is retried before the run stops", flag="--retries")
     key_partitions: int | None = setting(
         None, "dedup key partitions (default: scales with input size)", flag="--key-partitions"
     )

@@ -1,31 +1,54 @@
 """Engines decide where tasks run; they contain no pipeline logic.
 
 - `local`: in this process, one after another;
-- `pool`: a process pool of `workers` processes (spawned, so no state leaks from the driver).
+- `pool`: a process pool of `workers` processes (spawned, so no state leaks from the driver);
+- `ray`: Ray tasks on a local Ray instance or a cluster (`thresher.run.ray_engine`).
 
-`run(calls)` takes (function, args) pairs and returns results in call order, so the driver's view is
-the same whatever ran the tasks and in whichever order they finished.
+`run(calls)` takes `TaskCall`s and returns results in call order, so the driver's view is the same
+whatever ran the tasks and in whichever order they finished. A task that raises (or whose worker
+process dies) is retried up to `retries` times; then the engine raises `TaskError` naming the task,
+its input, the cause and the task's log file.
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import queue
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from typing import Any, Protocol
 
+from thresher.core.errors import TaskError
 from thresher.run import progress
 
-Call = tuple[Callable[..., Any], tuple[Any, ...]]
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCall:
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    label: str  # the task and its input, for messages
+    log_path: str | None = None
+
+
+def task_failed(call: TaskCall, attempts: int, exc: BaseException) -> TaskError:
+    where = f"; its log: {call.log_path}" if call.log_path else ""
+    cause = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    error = TaskError(f"task {call.label} failed after {attempts} attempt(s): {cause}{where}")
+    error.__cause__ = exc
+    return error
 
 
 class Engine(Protocol):
     name: str
 
-    def run(self, calls: Sequence[Call], on_done: Callable[[int, Any], None] | None = None) -> list[Any]: ...
+    def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], None] | None = None) -> list[Any]: ...
 
     def close(self) -> None: ...
 
@@ -33,13 +56,21 @@ class Engine(Protocol):
 class LocalEngine:
     name = "local"
 
-    def __init__(self, sink: progress.Sink | None = None) -> None:
+    def __init__(self, sink: progress.Sink | None = None, retries: int = 0) -> None:
+        self.retries = retries
         progress.install(sink)
 
-    def run(self, calls: Sequence[Call], on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
+    def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
         results = []
-        for i, (fn, args) in enumerate(calls):
-            result = fn(*args)
+        for i, call in enumerate(calls):
+            for attempt in range(1, self.retries + 2):
+                try:
+                    result = call.fn(*call.args)
+                    break
+                except Exception as exc:  # noqa: BLE001 - every task failure is retried, then reported
+                    if attempt > self.retries:
+                        raise task_failed(call, attempt, exc) from exc
+                    log.warning("task %s failed (attempt %d), retrying: %s", call.label, attempt, exc)
             results.append(result)
             if on_done is not None:
                 on_done(i, result)
@@ -50,8 +81,6 @@ class LocalEngine:
 
 
 def _worker_init(q: Any, log_level: int) -> None:
-    import logging
-
     logging.basicConfig(level=log_level, format="thresher: %(levelname)s: %(message)s")
     progress.install(lambda phase, counts: q.put((phase, counts)))
 
@@ -59,22 +88,24 @@ def _worker_init(q: Any, log_level: int) -> None:
 class PoolEngine:
     name = "pool"
 
-    def __init__(self, workers: int | None = None, sink: progress.Sink | None = None) -> None:
-        import logging
-
+    def __init__(self, workers: int | None = None, sink: progress.Sink | None = None, retries: int = 0) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)
-        ctx = multiprocessing.get_context("spawn")
-        self.queue: Any = ctx.Queue()
+        self.retries = retries
+        self.ctx = multiprocessing.get_context("spawn")
+        self.queue: Any = self.ctx.Queue()
         self.sink = sink
-        self.executor = ProcessPoolExecutor(
-            self.workers,
-            mp_context=ctx,
-            initializer=_worker_init,
-            initargs=(self.queue, logging.getLogger("thresher").getEffectiveLevel()),
-        )
+        self.executor = self._new_executor()
         self._stop = threading.Event()
         self._drain_thread = threading.Thread(target=self._drain, daemon=True)
         self._drain_thread.start()
+
+    def _new_executor(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            self.workers,
+            mp_context=self.ctx,
+            initializer=_worker_init,
+            initargs=(self.queue, logging.getLogger("thresher").getEffectiveLevel()),
+        )
 
     def _drain(self) -> None:
         while not self._stop.is_set():
@@ -82,49 +113,79 @@ class PoolEngine:
                 phase, counts = self.queue.get(timeout=0.1)
             except queue.Empty:
                 continue
-            except (EOFError, OSError):
+            except (EOFError, OSError, ValueError):
                 return
             if self.sink is not None:
                 self.sink(phase, counts)
 
-    def _drain_now(self) -> None:
-        while True:
-            try:
-                phase, counts = self.queue.get_nowait()
-            except (queue.Empty, EOFError, OSError):
-                return
-            if self.sink is not None:
-                self.sink(phase, counts)
-
-    def run(self, calls: Sequence[Call], on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
-        futures: dict[Future[Any], int] = {self.executor.submit(fn, *args): i for i, (fn, args) in enumerate(calls)}
+    def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
         results: list[Any] = [None] * len(calls)
-        pending = set(futures)
-        try:
+        attempts = [0] * len(calls)
+        todo = list(range(len(calls)))
+        while todo:
+            futures: dict[Future[Any], int] = {}
+            for i in todo:
+                attempts[i] += 1
+                futures[self.executor.submit(calls[i].fn, *calls[i].args)] = i
+            todo = []
+            pending = set(futures)
+            broken = False
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
                     i = futures[fut]
-                    results[i] = fut.result()  # re-raises the task's exception here
+                    try:
+                        results[i] = fut.result()
+                    except BrokenProcessPool as exc:
+                        # a worker died (killed, out of memory): every task still in the pool is lost
+                        broken = True
+                        self._retry_or_raise(calls[i], attempts[i], exc, todo, i)
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - retried, then reported
+                        self._retry_or_raise(calls[i], attempts[i], exc, todo, i)
+                        continue
                     if on_done is not None:
                         on_done(i, results[i])
-        except BaseException:
-            for fut in pending:
-                fut.cancel()
-            raise
+            if broken:
+                log.warning("a worker process died; restarting the pool")
+                self.executor.shutdown(wait=False, cancel_futures=True)
+                self.executor = self._new_executor()
         return results
+
+    def _retry_or_raise(self, call: TaskCall, attempt: int, exc: BaseException, todo: list[int], i: int) -> None:
+        if attempt > self.retries:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            raise task_failed(call, attempt, exc) from exc
+        log.warning("task %s failed (attempt %d), retrying: %s", call.label, attempt, exc)
+        todo.append(i)
 
     def close(self) -> None:
         self.executor.shutdown(wait=True, cancel_futures=True)
         self._stop.set()
         self._drain_thread.join(timeout=2)
-        self._drain_now()
+        while True:
+            try:
+                phase, counts = self.queue.get_nowait()
+            except (queue.Empty, EOFError, OSError, ValueError):
+                break
+            if self.sink is not None:
+                self.sink(phase, counts)
         self.queue.close()
 
 
-def make_engine(name: str, workers: int | None, sink: progress.Sink | None) -> Engine:
+def make_engine(
+    name: str,
+    workers: int | None,
+    sink: progress.Sink | None,
+    retries: int = 0,
+    ray_address: str | None = None,
+) -> Engine:
     if name == "local" or (name == "pool" and workers == 1):
-        return LocalEngine(sink)
+        return LocalEngine(sink, retries)
     if name == "pool":
-        return PoolEngine(workers, sink)
+        return PoolEngine(workers, sink, retries)
+    if name == "ray":
+        from thresher.run.ray_engine import RayEngine
+
+        return RayEngine(ray_address, workers, sink, retries)
     raise ValueError(f"unknown engine {name!r}")

@@ -54,14 +54,42 @@ class TaskContext:
 
 
 def run_task(fn: Callable[..., dict[str, Any]], ctx: TaskContext, task_id: str, *args: Any) -> dict[str, Any]:
-    """Run a task unless its completion marker exists; write the marker (its result) last."""
-    marker = ctx.work.marker(task_id)
+    """Run a task unless its completion marker exists; write the marker (its result) last.
+
+    The task's own log records (warnings about malformed input, ...) and, when it fails, its
+    traceback go to `logs/<task>.log` in the work dir; the exception is re-raised for the engine to
+    retry or report."""
+    work = ctx.work
+    marker = work.marker(task_id)
     if marker.exists():
         cached: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
         return cached
-    result = fn(ctx, *args)
+    log_path = work.path("logs", f"{task_id}.log")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(log_path, mode="a", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    package_logger = logging.getLogger("thresher")
+    package_logger.addHandler(handler)
+    try:
+        result = fn(ctx, *args)
+    except BaseException:
+        import traceback
+
+        handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
+        raise
+    finally:
+        package_logger.removeHandler(handler)
+        handler.close()
     write_json_atomic(marker, result, durable=False)
     return result
+
+
+def describe_task(task_id: str, args: tuple[Any, ...]) -> str:
+    """A task and the input it works on, for error messages."""
+    for arg in args:
+        if isinstance(arg, Partition):
+            return f"{task_id} (input {arg.describe()})"
+    return task_id
 
 
 # -- scan ---------------------------------------------------------------------------------------
@@ -450,12 +478,12 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
     return {"stats": stats.to_dict(), "pieces": pieces, "kept": g - global_start}
 
 
-def assemble_task(ctx: TaskContext, shard: int, pieces: list[str]) -> dict[str, Any]:
+def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[str]) -> dict[str, Any]:
     """Turn one shard's pieces (in partition order) into the final shard file in the output."""
     from thresher.write.manifest import file_digest
 
     fmt = get_format(ctx.config.output.format, ctx.config.output.compression_level)
-    name = f"shard-{shard:05d}{fmt.suffix}"
+    name = fmt.shard_name(shard, total)
     dest = Path(ctx.workdir).parent / name
     records = fmt.assemble([Path(p) for p in pieces], dest)
     size, digest = file_digest(dest)

@@ -23,6 +23,10 @@ from thresher.write.atomic import atomic_open
 class ShardFormat(Protocol):
     suffix: str
 
+    def shard_name(self, index: int, total: int) -> str:
+        """The shard's path relative to the dataset folder."""
+        ...
+
     def assemble(self, pieces: Sequence[Path], dest: Path) -> int:
         """Write the shard `dest` atomically from JSONL pieces, in order; return its record count."""
         ...
@@ -45,6 +49,9 @@ class JsonlGzFormat:
     def __init__(self, compression_level: int = 6) -> None:
         self.level = compression_level
 
+    def shard_name(self, index: int, total: int) -> str:
+        return f"shard-{index:05d}{self.suffix}"
+
     def assemble(self, pieces: Sequence[Path], dest: Path) -> int:
         n = 0
         with atomic_open(dest, "wb") as raw:
@@ -60,11 +67,57 @@ class JsonlGzFormat:
         return n
 
 
+class JsonlZstFormat:
+    """JSONL in one zstd frame (the zstd extra). Same level, same bytes: zstd is deterministic."""
+
+    suffix = ".jsonl.zst"
+
+    def __init__(self, compression_level: int = 6) -> None:
+        self.level = compression_level
+
+    def shard_name(self, index: int, total: int) -> str:
+        return f"shard-{index:05d}{self.suffix}"
+
+    def assemble(self, pieces: Sequence[Path], dest: Path) -> int:
+        try:
+            import zstandard  # type: ignore[import-not-found]
+        except ImportError as exc:
+            from thresher.core.errors import ConfigError
+
+            raise ConfigError("--format jsonl.zst needs the zstd extra: pip install 'thresher[zstd]'") from exc
+        n = 0
+        compressor = zstandard.ZstdCompressor(level=self.level, write_checksum=True)
+        with atomic_open(dest, "wb") as raw, compressor.stream_writer(raw, closefd=False) as out:
+            for line in iter_piece_lines(pieces):
+                out.write(line)
+                n += 1
+        return n
+
+
+class ParquetShards:
+    """Parquet shards (the parquet extra) in the Hugging Face layout: `data/train-00000-of-000NN.parquet`."""
+
+    suffix = ".parquet"
+
+    def __init__(self) -> None:
+        from thresher.write.parquet import ParquetFormat
+
+        self.inner = ParquetFormat()
+
+    def shard_name(self, index: int, total: int) -> str:
+        from thresher.write.parquet import hf_shard_path
+
+        return hf_shard_path(index, total)
+
+    def assemble(self, pieces: Sequence[Path], dest: Path) -> int:
+        return self.inner.assemble(pieces, dest)
+
+
 def get_format(name: str, compression_level: int = 6) -> ShardFormat:
     if name == "jsonl.gz":
         return JsonlGzFormat(compression_level)
+    if name == "jsonl.zst":
+        return JsonlZstFormat(compression_level)
     if name == "parquet":
-        from thresher.write.parquet import ParquetFormat  # type: ignore[import-not-found]
-
-        return ParquetFormat()  # type: ignore[no-any-return]
+        return ParquetShards()
     raise ValueError(f"unknown shard format {name!r}")

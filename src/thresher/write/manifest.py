@@ -84,10 +84,19 @@ def verify_dataset(dataset: str | Path, count_records: bool = False) -> list[Sha
 
 def _read_records(path: Path, fmt: str) -> Iterator[dict[str, Any]]:
     if fmt == "parquet":
-        import pyarrow.parquet as pq  # type: ignore[import-not-found]
+        from thresher.write.parquet import read_records
 
-        for batch in pq.ParquetFile(path).iter_batches():
-            yield from batch.to_pylist()
+        yield from read_records(path)
+        return
+    if fmt == "jsonl.zst":
+        import io
+
+        import zstandard  # type: ignore[import-not-found]
+
+        with open(path, "rb") as raw:
+            reader = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw))  # type: ignore[arg-type]
+            for line in reader:
+                yield json.loads(line)
         return
     import gzip
 
@@ -112,7 +121,7 @@ def read_shards(dataset: str | Path, verify: bool = True) -> Iterator[dict[str, 
             for record in _read_records(root / entry["path"], fmt):
                 n += 1
                 yield record
-        except (OSError, EOFError, json.JSONDecodeError) as exc:
+        except (OSError, EOFError, ValueError) as exc:  # JSONDecodeError and zstd/Parquet errors are ValueErrors
             raise DatasetError(f"{root / entry['path']}: unreadable: {exc}") from exc
         if n != entry["records"]:
             raise DatasetError(f"{root / entry['path']}: {n} records, manifest says {entry['records']}")

@@ -40,8 +40,8 @@ def test_duplicate_ngrams_jump_past_each_repeat():
         Drop(S, "duplicate_5_grams", value=round(5 / 19, 4), limit=0.15)
     ]
     # twelve equal words: 5-grams at 0 (new), 1 (repeat, jump to 6), 6 (repeat, jump past the end)
-    keys = [0] * 8  # the 8 five-grams of 12 one-letter tokens, all equal
-    assert duplicate_ngram_chars(keys, 5, list(range(13))) == 10
+    same = [list(range(8))]  # the 8 five-grams of 12 one-letter tokens are all one n-gram
+    assert duplicate_ngram_chars(same, 5, list(range(13))) == 10
 
 
 def test_unique_text_passes_all_rules():

@@ -5,6 +5,7 @@ import gzip
 import json
 
 from tests.conftest import article_html, local_config
+
 from thresher.run.build import build
 from thresher.write.manifest import read_shards
 

@@ -6,7 +6,7 @@ import json
 import pytest
 from tests.conftest import article_html, local_config, write_jsonl
 
-from thresher.core.errors import DatasetError, InputError, WorkDirError
+from thresher.core.errors import DatasetError, InputError, TaskError, WorkDirError
 from thresher.run import build as build_module
 from thresher.run.build import build
 from thresher.write.manifest import read_shards, verify_dataset
@@ -108,7 +108,7 @@ def test_read_shards_raises_on_truncated_shard(tmp_path):
 
 def test_interrupted_build_leaves_no_manifest_and_resumes_to_identical_output(tmp_path, monkeypatch):
     src = crawl(tmp_path)
-    config = local_config(input={"partition_bytes": 8192}, output={"shard_max_records": 9})
+    config = local_config(input={"partition_bytes": 8192}, output={"shard_max_records": 9}, exec={"retries": 0})
     reference = build([str(src)], tmp_path / "ref", config)
     out = tmp_path / "out"
     build([str(src)], out, config)  # an earlier complete build into the same folder
@@ -123,8 +123,9 @@ def test_interrupted_build_leaves_no_manifest_and_resumes_to_identical_output(tm
         return real_write_task(ctx, p, start)
 
     monkeypatch.setattr(build_module, "write_task", crashing_write_task)
-    with pytest.raises(RuntimeError, match="simulated crash"):
+    with pytest.raises(TaskError, match=r"task write-000001 failed after 1 attempt\(s\): RuntimeError: simulated crash"):
         build([str(src)], out, config)
+    assert "simulated crash" in (out / ".work" / "logs" / "write-000001.log").read_text()
     assert not (out / "manifest.json").exists()  # never a manifest that claims completeness
     done = sorted(p.name for p in (out / ".work" / "done").iterdir())
     assert "cluster.json" in done and "write-000000.json" in done
@@ -137,7 +138,7 @@ def test_changed_config_on_unfinished_work_dir_is_refused_unless_overwrite(tmp_p
     src = crawl(tmp_path)
     out = tmp_path / "out"
     monkeypatch.setattr(build_module, "cluster_task", lambda *a: (_ for _ in ()).throw(RuntimeError("stop")))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(TaskError, match="task cluster failed after 3 attempt"):
         build([str(src)], out, local_config())
     monkeypatch.undo()
     with pytest.raises(WorkDirError, match="another config or input"):
@@ -213,3 +214,20 @@ def test_empty_input_gives_an_empty_complete_dataset(tmp_path):
     assert result.manifest["shards"] == [] and result.stats.seen == 0
     assert result.stats.counters["event/empty_file"] == 1
     assert verify_dataset(tmp_path / "out") == []
+
+
+def test_a_failing_task_is_retried_then_succeeds(tmp_path, monkeypatch):
+    src = crawl(tmp_path, n=10)
+    reference = build([str(src)], tmp_path / "ref", local_config())
+    failures = {"left": 2}
+    real_scan_task = build_module.scan_task
+
+    def flaky_scan_task(ctx, partition):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise OSError("disk hiccup")
+        return real_scan_task(ctx, partition)
+
+    monkeypatch.setattr(build_module, "scan_task", flaky_scan_task)
+    result = build([str(src)], tmp_path / "out", local_config(exec={"retries": 2}))
+    assert result.manifest == reference.manifest and failures["left"] == 0

@@ -2,6 +2,7 @@ import io
 import json
 
 from tests.conftest import local_config
+
 from thresher.report.progress import ProgressPrinter, format_line
 from thresher.run.build import build
 from thresher.run.progress import Aggregator, Snapshot

@@ -1,0 +1,142 @@
+"""The Ray engine: the same task functions as Ray tasks, on a local Ray instance or a cluster.
+
+Each task asks for one CPU. Inputs, the work dir and the output must be paths every worker can
+reach (one machine, or a shared filesystem). Progress ticks from tasks go to a small actor that the
+driver drains. Failed tasks (an exception, or a dead worker) are retried by this engine, like the
+pool's, so the attempt count and the final message are the same on every engine.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from thresher.core.errors import ConfigError, InputError
+from thresher.run import progress
+from thresher.run.engines import TaskCall, task_failed
+
+log = logging.getLogger(__name__)
+
+
+def _import_ray() -> Any:
+    try:
+        import ray  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise ConfigError("--engine ray needs Ray: pip install 'thresher[ray]'") from exc
+    return ray
+
+
+def check_reachable(address: str, timeout_s: float = 3.0) -> None:
+    """Fail fast, with one line, when a `host:port` Ray address does not answer: Ray itself waits
+    minutes for an unreachable cluster. `auto` and other non host:port forms are left to Ray."""
+    import socket
+
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        raise InputError(f"cannot reach the Ray cluster at {address!r}: {exc.strerror or exc}") from exc
+
+
+class _ProgressBox:
+    """Collects progress ticks from tasks until the driver drains them (runs as a Ray actor)."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, dict[str, int]]] = []
+
+    def add(self, phase: str, counts: dict[str, int]) -> None:
+        self.items.append((phase, counts))
+
+    def drain(self) -> list[tuple[str, dict[str, int]]]:
+        items, self.items = self.items, []
+        return items
+
+
+def _run_in_worker(fn: Callable[..., Any], args: tuple[Any, ...], box: Any) -> Any:
+    progress.install((lambda phase, counts: box.add.remote(phase, counts)) if box is not None else None)
+    try:
+        return fn(*args)
+    finally:
+        progress.install(None)
+
+
+class RayEngine:
+    name = "ray"
+
+    def __init__(
+        self,
+        address: str | None = None,
+        workers: int | None = None,
+        sink: progress.Sink | None = None,
+        retries: int = 0,
+    ) -> None:
+        ray = _import_ray()
+        self.ray = ray
+        self.sink = sink
+        self.retries = retries
+        self.started_here = False
+        if not ray.is_initialized():
+            options: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False, "include_dashboard": False}
+            try:
+                if address:
+                    check_reachable(address)
+                    ray.init(address=address, **options)
+                else:
+                    ray.init(num_cpus=workers or os.cpu_count() or 1, **options)
+            except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+                where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
+                raise InputError(f"cannot start or reach {where}: {exc}".splitlines()[0]) from exc
+            self.started_here = True
+        self.box = ray.remote(num_cpus=0)(_ProgressBox).remote()
+        self.remote = ray.remote(num_cpus=1, max_retries=0)(_run_in_worker)
+
+    def _drain(self) -> None:
+        if self.sink is None:
+            return
+        for phase, counts in self.ray.get(self.box.drain.remote()):
+            self.sink(phase, counts)
+
+    def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
+        ray = self.ray
+        results: list[Any] = [None] * len(calls)
+        attempts = [1] * len(calls)
+        pending = {self.remote.remote(c.fn, c.args, self.box): i for i, c in enumerate(calls)}
+        last_drain = time.monotonic()
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.25)
+            if time.monotonic() - last_drain > 0.25:
+                self._drain()
+                last_drain = time.monotonic()
+            for ref in done:
+                i = pending.pop(ref)
+                try:
+                    results[i] = ray.get(ref)
+                except Exception as exc:  # noqa: BLE001 - RayTaskError, WorkerCrashedError, ...
+                    cause = getattr(exc, "cause", None) or exc
+                    if attempts[i] > self.retries:
+                        for other in pending:
+                            ray.cancel(other, force=True)
+                        raise task_failed(calls[i], attempts[i], cause) from exc
+                    log.warning("task %s failed (attempt %d), retrying: %s", calls[i].label, attempts[i], cause)
+                    attempts[i] += 1
+                    pending[self.remote.remote(calls[i].fn, calls[i].args, self.box)] = i
+                    continue
+                if on_done is not None:
+                    on_done(i, results[i])
+        self._drain()
+        return results
+
+    def close(self) -> None:
+        try:
+            self._drain()
+        except Exception:  # noqa: BLE001 - best effort at shutdown
+            pass
+        if self.started_here:
+            self.ray.shutdown()
