@@ -44,11 +44,9 @@ _W = r"\w" + _MARKS
 _CW = _range_class(CHARACTER_WORD_RANGES)
 _SYMBOL = rf"\.{{2,}}|[^\s{_W}]"
 _TOKEN = re.compile(rf"[{_W}]+(?:['’.\-][{_W}]+)*|{_SYMBOL}")
-_WORD = re.compile(rf"[{_W}]+(?:['’.\-][{_W}]+)*")
 # letters of scripts without spaces are single-character words; other words exclude them
 _NW = rf"(?:[^\W{_CW}]|[{_MARKS}])"
 _TOKEN_CHARWORDS = re.compile(rf"[{_CW}][{_MARKS}]*|{_NW}+(?:['’.\-]{_NW}+)*|{_SYMBOL}")
-_WORD_CHARWORDS = re.compile(rf"[{_CW}][{_MARKS}]*|{_NW}+(?:['’.\-]{_NW}+)*")
 _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
 _LINE_BREAKS = re.compile(r"\n+")
 
@@ -88,8 +86,8 @@ class TextAnalysis:
 
     @cached_property
     def words(self) -> list[str]:
-        """Tokens that are words, without symbol tokens."""
-        return (_WORD_CHARWORDS if self.script.has_character_words else _WORD).findall(self.text)
+        """Tokens that are words, without symbol tokens (those are single characters or `..` runs)."""
+        return [t for t in self.tokens if t.isalnum() or (len(t) > 1 and t[0] != ".") or t == "_"]
 
     @cached_property
     def lines(self) -> list[str]:
