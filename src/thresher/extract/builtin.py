@@ -55,12 +55,12 @@ _TRUNCATED = re.compile(r"(?:\s(?:…|\.\.\.)|[\[(](?:…|\.\.\.)[\])])\s*$")
 _SENTENCE_END = re.compile(r"[.!?…。！？:;\"”»)]\s*$")
 _CHECK_EVERY = 4096
 # Selection moves into a child that holds this share of the positive goodness of its parent.
-_DESCEND_SHARE = 1.01
+# Calibrated on AEB and the trafilatura set together: F1 on both is flat from 0.93 to 0.99.
+_DESCEND_SHARE = 0.97
 # Furniture inside a region is filtered block by block later, so it counts against a region at a
 # discount: flat containers (wiki pages, CMS bodies with inline link lists) are still chosen whole.
+# (0.3 to 0.7 measure within 0.002 F1 of each other on both sets.)
 _NEGATIVE_WEIGHT = 0.5
-_DROP_TITLE = True
-_USE_HINT = True
 # How many paragraphs beside the region may join it on each side.
 _MAX_NEIGHBOURS = 3
 # Elements that hold a paragraph, not a region: the selection is always a container around them.
@@ -338,7 +338,7 @@ def filter_blocks(chosen: list[Block], title: str | None) -> list[Block]:
             continue
         out.append(b)
     # the title repeated as a heading at the top
-    if title and _DROP_TITLE:
+    if title:
         nt = _norm(title)
         for k, b in enumerate(out[:3]):
             if b.kind == "heading" and _norm(b.text) == nt:
@@ -379,7 +379,7 @@ class BuiltinExtractor:
     def _select(self, doc: HtmlDocument, blocks: list[Block], title: str | None) -> list[Block]:
         if not blocks:
             return []
-        hint = article_body_hint(doc) if _USE_HINT else None
+        hint = article_body_hint(doc)
         shares: list[float] | None = None
         root = best_subtree(doc, blocks, block_scores(blocks))
         if hint:
