@@ -122,6 +122,73 @@ def thresher_variants(t: float) -> dict[str, CorpusStage]:
     }
 
 
+def library_pairs(texts: list[str], threshold: float) -> tuple[set[tuple[int, int]], float]:
+    """Pairs found by the library's own phases (`thresher dedup`: scan and group tasks, edge
+    files), exact dedup off so that only near dedup decides; the default normalization applies."""
+    import tempfile
+
+    from thresher.commands.dedup import find_clusters
+    from thresher.config import RunConfig
+
+    config = RunConfig.from_dict(
+        {
+            "quality": {"preset": None},
+            "dedup": {"exact": {"level": None}, "near": {"threshold": threshold}},
+            "exec": {"engine": "local"},
+        }
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "corpus.jsonl"
+        with src.open("w", encoding="utf-8") as fh:
+            for i, t in enumerate(texts):
+                fh.write(json.dumps({"url": f"doc:{i}", "text": t}, ensure_ascii=False) + "\n")
+        start = time.perf_counter()
+        report = find_clusters([str(src)], config, Path(tmp) / "work")
+        elapsed = time.perf_counter() - start
+    pairs: set[tuple[int, int]] = set()
+    for cluster in report["cluster_list"]:
+        index = {m["id"]: int(m["url"].split(":")[1]) for m in cluster["members"]}
+        for pr in cluster["pairs"]:
+            a, b = index[pr["a"]], index[pr["b"]]
+            pairs.add((min(a, b), max(a, b)))
+    return pairs, elapsed
+
+
+def estimator_error(texts: list[str], truth_pairs: list) -> dict[str, object]:
+    """RMSE and mean error of the 128-value signature estimate against the exact Jaccard, over
+    every true pair with J >= 0.3, for both MinHash schemes and three seeds."""
+    import math
+
+    from thresher.dedup.minhash import MinHasher, estimate_jaccard
+
+    sizes = [len(shingle_set(t, 5)) for t in texts]
+    out: dict[str, object] = {}
+    for scheme in ("one_permutation", "k_permutation"):
+        rows = []
+        for seed in (0, 1, 2):
+            h = MinHasher(128, scheme=scheme, sample_size=0, seed=seed)  # type: ignore[arg-type]
+            sigs = [h.signature(t) for t in texts]
+            errs: dict[str, list[float]] = {"under_128_shingles": [], "128_or_more": []}
+            for i, j, jac in truth_pairs:
+                if sigs[i] is None or sigs[j] is None:
+                    continue
+                e = estimate_jaccard(sigs[i], sigs[j]) - jac
+                errs["under_128_shingles" if min(sizes[i], sizes[j]) < 128 else "128_or_more"].append(e)
+            rows.append(
+                {
+                    k: {
+                        "pairs": len(v),
+                        "rmse": round(math.sqrt(sum(x * x for x in v) / len(v)), 4),
+                        "mean": round(sum(v) / len(v), 4),
+                    }
+                    for k, v in errs.items()
+                    if v
+                }
+            )
+        out[scheme] = rows
+    return out
+
+
 def reuse_levels() -> dict[str, object]:
     """How thresher's similarity sees the graded reuse levels (cut / light / heavy / non)."""
     folder = SHARED / "reuse" / "plagiarism-short-answers"
@@ -194,6 +261,12 @@ def main(quick: bool = False) -> None:
                 **counts,
                 **extra,
             }
+        lib_pairs, lib_s = library_pairs(texts, t)
+        rows["thresher minhash via the library's scan/group phases"] = {
+            "pairs": prf(lib_pairs, true_pairs),
+            "documents": prf(dropped_documents(lib_pairs, n), true_dropped),
+            "seconds": round(lib_s, 2),
+        }
         if PEER_PYTHON.exists():
             proc = subprocess.run(
                 [str(PEER_PYTHON), str(HERE / "dedup_peers.py"), "accuracy", str(shingle_file), str(t)],
@@ -221,6 +294,8 @@ def main(quick: bool = False) -> None:
                     f"t={t} {name:58s} pairs P {pr.get('precision', '-')!s:6} R {pr.get('recall', '-')!s:6} "
                     f"| docs P {dr['precision']!s:6} R {dr['recall']!s:6}"
                 )
+    if not quick:
+        results["estimator_error"] = estimator_error(texts, truth["pairs"])
     if (SHARED / "reuse" / "plagiarism-short-answers").is_dir():
         results["reuse_levels"] = reuse_levels()
         print(json.dumps(results["reuse_levels"], indent=1))

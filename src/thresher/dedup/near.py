@@ -81,6 +81,8 @@ class MinHashDedup:
         return representative_pairs(n, self.config.max_bucket_representatives)
 
     def similarity(self, a: bytes, b: bytes) -> float | None:
+        if a == b:  # identical shingle samples and signatures: the hot-bucket case, no decoding
+            return 1.0
         sa, sb = decode_sketch(a), decode_sketch(b)
         if len(sa.signature) != len(sb.signature):
             return None

@@ -43,7 +43,7 @@ class NearDedupConfig:
         "signature estimate only",
     )
     max_bucket_representatives: int = setting(
-        16, "a bucket with more members compares each member only with its first N members (O(n) pairs)"
+        32, "a bucket with more members compares each member only with its first N members (O(n) pairs)"
     )
     simhash_max_hamming: int = setting(3, "simhash: largest Hamming distance (of 64 bits) between duplicates")
     simhash_min_shingles: int = setting(
