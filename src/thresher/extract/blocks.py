@@ -80,6 +80,8 @@ def is_data_table(table: Node) -> bool:
             max_cells = max(max_cells, n)
         elif tag in ("td", "th"):
             cells += 1
+            if item.text_len > 600:
+                return False  # a cell holding an article: layout
         stack.extend(item.children)
     if rows < 2 or max_cells < 2:
         return False

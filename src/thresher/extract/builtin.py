@@ -330,7 +330,7 @@ def choose_title(doc: HtmlDocument) -> str | None:
 def filter_blocks(chosen: list[Block], title: str | None) -> list[Block]:
     out: list[Block] = []
     for b in chosen:
-        if b.link_density > 0.5 and b.kind != "table":
+        if b.link_density > (0.6 if b.kind == "table" else 0.5):
             continue
         if b.kind == "caption":
             continue  # figure captions and credits describe an image, not the text
