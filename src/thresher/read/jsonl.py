@@ -12,6 +12,7 @@ from thresher.core.document import Document, Malformed, make_doc_id
 from thresher.core.errors import InputError
 from thresher.read.base import Event, Partition, ReadItem, make_ordinal
 from thresher.read.config import InputConfig
+from thresher.read.paths import open_input
 from thresher.read.sniff import open_binary
 
 _CHUNK = 1 << 20
@@ -48,7 +49,7 @@ def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
     ranged = partition.start > 0 or partition.end is not None
     try:
         if ranged:
-            stream: BinaryIO = open(path, "rb")
+            stream: BinaryIO = open_input(path)
         else:
             stream = open_binary(path)
     except (InputError, OSError) as exc:

@@ -26,6 +26,7 @@ from thresher.core.document import Document, Malformed, make_doc_id
 from thresher.read.base import Event, Partition, ReadItem, make_ordinal
 from thresher.read.config import InputConfig
 from thresher.read.decode import decode_html
+from thresher.read.paths import is_url, open_input
 
 BATCH_ROWS = 1024
 
@@ -96,7 +97,7 @@ def read_parquet(partition: Partition, config: InputConfig) -> Iterator[ReadItem
     pq = _import_pyarrow()
     path = partition.path
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(path if not is_url(path) else open_input(path))
     except FileNotFoundError as exc:
         yield Malformed("unreadable_file", path, exc.strerror or "no such file")
         return

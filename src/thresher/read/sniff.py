@@ -12,7 +12,7 @@ import io
 import sys
 from typing import IO, BinaryIO
 
-from thresher.core.errors import ConfigError, InputError
+from thresher.core.errors import ConfigError
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -42,12 +42,9 @@ def open_binary(path: str) -> BinaryIO:
     if path == "-":
         raw = sys.stdin.buffer
     else:
-        try:
-            raw = open(path, "rb")
-        except FileNotFoundError as exc:
-            raise InputError(f"{path}: no such file") from exc
-        except OSError as exc:
-            raise InputError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+        from thresher.read.paths import open_input
+
+        raw = open_input(path)
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
     head = buffered.peek(4)[:4]
     kind = compression_of(head)
@@ -88,7 +85,9 @@ def sniff_format(path: str, head: bytes) -> str | None:
 
 def peek_decompressed(path: str, n: int = 64) -> bytes:
     """The first `n` decompressed bytes of a file (empty for an empty or unreadable stream)."""
-    with open(path, "rb") as raw:
+    from thresher.read.paths import open_input
+
+    with open_input(path) as raw:
         head = raw.read(4)
         raw.seek(0)
         if raw.read(4) == PARQUET_MAGIC:

@@ -9,15 +9,13 @@ and therefore "first" and the output order.
 
 from __future__ import annotations
 
-import glob
-import os
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 
 from thresher.core.document import Malformed
 from thresher.core.errors import InputError
 from thresher.read.base import Partition, ReadItem
 from thresher.read.config import InputConfig
+from thresher.read.paths import glob_files, input_size, is_dir, is_file, list_files, open_input
 from thresher.read.sniff import compression_of, peek_decompressed, sniff_format
 
 _GLOB_CHARS = set("*?[")
@@ -29,11 +27,10 @@ def expand_inputs(inputs: Iterable[str]) -> list[str]:
     for item in inputs:
         if item == "-":
             paths.append(item)
-        elif os.path.isdir(item):
-            found = sorted(str(p) for p in Path(item).rglob("*") if p.is_file() and not p.name.startswith("."))
-            paths.extend(found)
-        elif not os.path.exists(item) and _GLOB_CHARS & set(item):
-            matches = sorted(p for p in glob.glob(item, recursive=True) if os.path.isfile(p))
+        elif is_dir(item):
+            paths.extend(list_files(item))
+        elif _GLOB_CHARS & set(item) and not is_file(item):
+            matches = glob_files(item)
             if not matches:
                 raise InputError(f"{item}: the pattern matches no file")
             paths.extend(matches)
@@ -47,11 +44,11 @@ def expand_inputs(inputs: Iterable[str]) -> list[str]:
 def format_of(path: str, config: InputConfig) -> str:
     if config.format != "auto":
         return config.format
-    if path == "-" or not os.path.isfile(path):
+    if path == "-" or not is_file(path):
         return sniff_format(path, b"") or "jsonl"
     try:
         head = peek_decompressed(path)
-    except OSError:
+    except (OSError, InputError):
         return sniff_format(path, b"") or "jsonl"
     return sniff_format(path, head) or "unknown"
 
@@ -78,9 +75,9 @@ def plan_partitions(inputs: Iterable[str], config: InputConfig) -> list[Partitio
                 flush_html()
             continue
         flush_html()
-        if kind == "jsonl" and path != "-" and os.path.isfile(path):
-            size = os.path.getsize(path)
-            with open(path, "rb") as f:
+        if kind == "jsonl" and path != "-" and is_file(path):
+            size = input_size(path) or 0
+            with open_input(path) as f:
                 compressed = compression_of(f.read(4)) is not None
             if not compressed and size > config.partition_bytes:
                 for start in range(0, size, config.partition_bytes):

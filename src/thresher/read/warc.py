@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from thresher.core.document import Document, Malformed
+from thresher.core.errors import InputError
 from thresher.read.base import Event, Partition, ReadItem, Skip
 from thresher.read.config import InputConfig
 from thresher.read.warc_config import WarcConfig
@@ -287,7 +288,9 @@ class RecordReader:
 
 
 def _open(path: str) -> BinaryIO:
-    return open(path, "rb")
+    from thresher.read.paths import open_input
+
+    return open_input(path)
 
 
 def iter_records(
@@ -297,12 +300,12 @@ def iter_records(
     and Events found on the way, in file order."""
     try:
         raw = _open(path)
-    except OSError as exc:
-        yield Malformed("unreadable_file", path, exc.strerror or str(exc))
+    except (OSError, InputError) as exc:
+        yield Malformed("unreadable_file", path, getattr(exc, "strerror", None) or str(exc))
         return
     with raw:
         try:
-            if start == 0 and os.fstat(raw.fileno()).st_size == 0:
+            if start == 0 and raw.seek(0, os.SEEK_END) == 0:
                 yield Event("empty_file", path, "no records")
                 return
             raw.seek(start)
@@ -369,7 +372,9 @@ def read_warc(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
     """Every item of an archive partition: Documents for HTML responses (and WET conversions), Skips
     for revisits and responses that are no page, Malformed for what cannot be read, located."""
     wcfg = warc_settings(config)
-    if wcfg.engine != "pure":
+    from thresher.read.paths import is_url
+
+    if wcfg.engine != "pure" and not is_url(partition.path):  # FastWARC framing needs a local file
         try:
             from thresher.read.warc_fast import fast_available, read_warc_fast
         except ImportError:

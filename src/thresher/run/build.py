@@ -25,6 +25,7 @@ from thresher.core.errors import InputError, WorkDirError
 from thresher.core.stats import Stats
 from thresher.pipeline import build_corpus_stages
 from thresher.read.base import Partition
+from thresher.read.paths import input_size
 from thresher.read.sources import plan_partitions
 from thresher.run import progress
 from thresher.run.engines import TaskCall, make_engine
@@ -288,7 +289,7 @@ def _finalize(
         "config_hash": config.hash,
         "config": to_dict(config, hashed_only=True),
         "extractor": _extractor_info(config),
-        "inputs": [{"path": p, "bytes": os.path.getsize(p) if p != "-" and os.path.isfile(p) else None} for p in inputs],
+        "inputs": [{"path": p, "bytes": input_size(p) if p != "-" else None} for p in inputs],
         "stats": {k: stats_dict[k] for k in ("seen", "kept", "dropped", "malformed")},
     }
     card = render_card(manifest, stats_dict)

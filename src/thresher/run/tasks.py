@@ -201,25 +201,23 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
 
 
 def _is_compressed(path: str) -> bool:
+    from thresher.core.errors import InputError
+    from thresher.read.paths import open_input
     from thresher.read.sniff import compression_of
 
     try:
-        with open(path, "rb") as f:
+        with open_input(path) as f:
             return compression_of(f.read(4)) is not None
-    except OSError:
+    except (OSError, InputError):
         return False
 
 
 def _partition_size(partition: Partition) -> int:
+    from thresher.read.paths import input_size
+
     if partition.end is not None:
         return partition.end - partition.start
-    total = 0
-    for path in partition.paths:
-        try:
-            total += os.path.getsize(path)
-        except OSError:
-            pass
-    return total
+    return sum(input_size(path) or 0 for path in partition.paths)
 
 
 class _NullWriter:
