@@ -164,7 +164,7 @@ def readability_pages(limit: int | None) -> tuple[list[dict[str, str]], dict[str
         meta = base / case / "expected-metadata.json"
         if not (src.exists() and exp.exists() and meta.exists()):
             continue
-        pages.append({"id": case, "path": str(src)})
+        pages.append({"id": case, "path": str(src), "want_title": True})
         gold[case] = {
             "text": html_to_text(gzip.decompress(exp.read_bytes()).decode("utf-8", "replace")),
             "meta": json.loads(meta.read_text()),

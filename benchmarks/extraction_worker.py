@@ -1,7 +1,8 @@
 """Run one extractor over a list of pages, one core, and print one JSON line per page.
 
 Used by `extraction_eval.py`, which runs peers in their own virtual environment
-(`benchmarks/.venvs/peers`). Input (stdin): a JSON list of `{"id", "path"}`; every page is read and
+(`benchmarks/.venvs/peers`). Input (stdin): a JSON list of `{"id", "path"}` (plus `"want_title": true` where the
+title is scored; an extractor whose text call gives none then reads it outside the timing); every page is read and
 decoded the same way for every extractor, and only the extraction call is timed.
 
     python benchmarks/extraction_worker.py EXTRACTOR < pages.json
@@ -112,7 +113,7 @@ def main() -> int:
         except Exception as exc:  # a crash on one page is a result (empty text), not the end of the run
             text, title, error = "", None, f"{type(exc).__name__}: {exc}"[:200]
         seconds = time.process_time() - t0
-        if title is None and "fn" in TITLE_OUTSIDE_TIMING:
+        if title is None and page.get("want_title") and "fn" in TITLE_OUTSIDE_TIMING:
             try:
                 title = TITLE_OUTSIDE_TIMING["fn"](html)
             except Exception:

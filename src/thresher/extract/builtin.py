@@ -1,16 +1,20 @@
 """The built-in main-content extractor (standard library only).
 
 1. Parse iteratively (`tree.parse`) and read the page's declared metadata.
-2. Mark boilerplate subtrees: non-text tags, page furniture (`nav`, `aside`, `footer`, `header`,
-   ARIA landmark roles), hidden elements, and class/id vocabulary (comments, share bars, cookie
-   banners, related links, ads...). A marked subtree that holds most of the page's text is kept:
-   some sites put such classes on their outermost wrapper.
+2. Mark boilerplate subtrees: non-text tags, page furniture (`nav`, `aside`, `footer`, a site
+   `header`, ARIA landmark roles), hidden elements, class/id vocabulary (comments, share bars, cookie
+   banners, related links, ads...), and small `<article>` cards beside the main article. A marked
+   subtree that holds most of the page's text or paragraphs is kept: some sites put such classes on
+   the wrapper of their main column.
 3. Cut the page into blocks and give each a goodness: long, sentence-like, link-poor text is
-   positive; link lists and stock phrases are negative. When the page declares its `articleBody` in
-   JSON-LD, agreement with it is the goodness instead.
+   positive; link lists, teasers (text under a linked heading, excerpts cut with "…") and stock
+   phrases are negative. When the page declares an `articleBody` in JSON-LD about as long as its
+   text, agreement with it is the goodness instead.
 4. The main content is the subtree with the largest total goodness (a maximum-sum subtree, so text
-   split across sibling containers is kept together while a link-heavy sidebar is not).
-5. Inside it, drop link lists, stock phrases and trailing furniture; render text or Markdown.
+   split across sibling containers stays together while a link-heavy sidebar does not), with a bonus
+   for containers that name themselves as the text; it moves into a child holding nearly all of its
+   positive mass, and takes in a lead paragraph set just before it.
+5. Inside it, drop link lists, captions, stock phrases and trailing furniture; render text or Markdown.
 """
 
 from __future__ import annotations
