@@ -39,20 +39,18 @@ class TrafilaturaExtractor:
 
     def extract(self, html: str, url: str | None = None, deadline: float | None = None) -> Extraction:
         lib = self._lib
-        doc = lib.bare_extraction(
+        text = lib.extract(
             html,
             url=url,
             output_format="markdown" if self.text_format == "markdown" else "txt",
             include_tables=self.tables != "drop",
-            with_metadata=True,
+            with_metadata=False,
         )
         if deadline is not None and time.monotonic() > deadline:
             raise ExtractionTimeout("trafilatura passed the deadline")
-        if doc is None:
-            return Extraction(text="")
-        data = doc.as_dict() if hasattr(doc, "as_dict") else dict(doc)
-        text = data.get("text") or ""
+        meta = lib.extract_metadata(html, default_url=url)
+        data = meta.as_dict() if meta is not None else {}
         metadata = {ours: data[theirs] for theirs, ours in _META_KEYS.items() if data.get(theirs)}
         if data.get("language"):
             metadata["lang"] = data["language"]
-        return Extraction(text=text, title=data.get("title") or None, metadata=metadata)
+        return Extraction(text=text or "", title=data.get("title") or None, metadata=metadata)

@@ -118,8 +118,9 @@ def test_missing_extra_is_a_config_error_with_an_install_hint(name, monkeypatch)
 
 def test_trafilatura_adapter_when_installed():
     pytest.importorskip("trafilatura")
-    r = get_extractor(ExtractConfig(extractor="trafilatura")).extract(f"<html><body><article><p>{PARA}</p></article></body></html>")
-    assert isinstance(r, Extraction)
+    page = f"<html><head><title>T</title></head><body><article><p>{PARA}</p><p>{PARA}</p></article></body></html>"
+    r = get_extractor(ExtractConfig(extractor="trafilatura")).extract(page)
+    assert isinstance(r, Extraction) and PARA in r.text
 
 
 def test_resiliparse_adapter_when_installed():
