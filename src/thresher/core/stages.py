@@ -84,6 +84,11 @@ class CorpusStage(Protocol):
         ...
 
 
+# Optional on a corpus stage: `prepare(payload) -> object` and `compare(x, y) -> float | None`, with
+# `compare(prepare(a), prepare(b)) == similarity(a, b)`. The group phase then decodes each member
+# once instead of once per candidate pair.
+
+
 Stage = Transform | Annotator | Filter | RuleSet
 
 

@@ -50,9 +50,11 @@ from thresher.write.manifest import FORMAT_VERSION, MANIFEST
 log = logging.getLogger(__name__)
 
 # Key partitions scale with input size so that one group task holds a bounded share of the keys:
-# about one partition per 256 MiB of input, at least 1, at most 1024. The count never changes the
-# output (a test proves it), only how the group phase's memory is split.
+# about one partition per 256 MiB of input, at least 16 (so the group phase has tasks for every
+# worker even on small inputs), at most 1024. The count never changes the output (a test proves
+# it), only how the group phase's work and memory are split.
 KEY_PARTITION_BYTES = 256 * 1024 * 1024
+MIN_KEY_PARTITIONS = 16
 
 
 @dataclass
@@ -67,7 +69,7 @@ class BuildResult:
 
 
 def default_key_partitions(total_bytes: int) -> int:
-    return max(1, min(1024, -(-total_bytes // KEY_PARTITION_BYTES)))
+    return max(MIN_KEY_PARTITIONS, min(1024, -(-total_bytes // KEY_PARTITION_BYTES)))
 
 
 def _spool_stdin(work: WorkDir) -> str:
@@ -225,6 +227,8 @@ def _build_locked(
     finally:
         engine.close()
     aggregator.start_phase("finalize", 1)
+    for phase, seconds in aggregator.phase_seconds.items():
+        stats.add_time(f"phase.{phase}", seconds)  # wall clock per phase, for scaling models
     manifest = _finalize(out, work, config, given_inputs, partitions, shards, stats, rejects)
     aggregator.task_done()
     aggregator.emit(final=True)

@@ -99,9 +99,12 @@ class Aggregator:
     def __init__(self, callback: Callable[[Snapshot], None] | None) -> None:
         self.callback = callback
         self.snapshot = Snapshot()
+        self.phase_seconds: dict[str, float] = {}  # wall time of each finished phase
 
     def start_phase(self, phase: str, tasks_total: int, bytes_total: int = 0) -> None:
         s = self.snapshot
+        if s.phase != "plan":
+            self.phase_seconds[s.phase] = time.monotonic() - s.phase_started
         s.phase, s.tasks_done, s.tasks_total = phase, 0, tasks_total
         s.bytes_done, s.bytes_read, s.bytes_total = 0, 0, bytes_total
         s.phase_started = time.monotonic()
@@ -127,6 +130,9 @@ class Aggregator:
         self.emit()
 
     def emit(self, final: bool = False) -> None:
+        if final:
+            s = self.snapshot
+            self.phase_seconds[s.phase] = time.monotonic() - s.phase_started
         self.snapshot.final = final
         if self.callback is not None:
             self.callback(self.snapshot)

@@ -18,7 +18,7 @@ import json
 import logging
 import os
 import time
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +38,7 @@ from thresher.write.formats import get_format
 
 log = logging.getLogger(__name__)
 
+PREPARED_CACHE_MEMBERS = 2048  # decoded payloads kept per group task (a MinHash payload decodes to ~40 KB)
 MALFORMED_LOG_LIMIT = 20  # per partition: located warnings in the log; all of them go to the rejects dir
 
 
@@ -281,6 +282,27 @@ def group_task(ctx: TaskContext, stage_index: int, k: int, partitions: list[int]
         records.extend(blob[i : i + size] for i in range(0, len(blob), size))
     records.sort()
     payloads = _Payloads(work, stage.name)
+    # A stage may split verification into prepare(payload) -> object and compare(x, y), so that each
+    # member is decoded once rather than once per pair; decoded members are kept in a small LRU
+    # across buckets (a document sits in one bucket per band).
+    prepare = getattr(stage, "prepare", None)
+    compare = getattr(stage, "compare", None) if prepare is not None else None
+    prepared: OrderedDict[int, Any] = OrderedDict()
+
+    def member_value(m: tuple[Any, ...]) -> Any:
+        ordinal = m[1]
+        value = prepared.get(ordinal)
+        if value is not None:
+            prepared.move_to_end(ordinal)
+            return value
+        raw = payloads.read(ordinal, m[5], m[6])
+        value = prepare(raw) if prepare is not None else raw
+        prepared[ordinal] = value
+        if len(prepared) > PREPARED_CACHE_MEMBERS:
+            prepared.popitem(last=False)
+        return value
+
+    similarity = compare if compare is not None else stage.similarity
     seen_pairs: set[tuple[int, int]] = set()
     edges = 0
     candidates = 0
@@ -295,7 +317,6 @@ def group_task(ctx: TaskContext, stage_index: int, k: int, partitions: list[int]
                 j += 1
             if j - i > 1:
                 members = [KEY_RECORD.unpack(r) for r in records[i:j]]
-                cache: dict[int, bytes] = {}
                 for a, b in stage.candidate_pairs(j - i):
                     ma, mb = members[a], members[b]
                     pair = (ma[1], mb[1])
@@ -303,13 +324,7 @@ def group_task(ctx: TaskContext, stage_index: int, k: int, partitions: list[int]
                         continue
                     seen_pairs.add(pair)
                     candidates += 1
-                    pa = cache.get(a)
-                    if pa is None:
-                        pa = cache[a] = payloads.read(ma[1], ma[5], ma[6])
-                    pb = cache.get(b)
-                    if pb is None:
-                        pb = cache[b] = payloads.read(mb[1], mb[5], mb[6])
-                    sim = stage.similarity(pa, pb)
+                    sim = similarity(member_value(ma), member_value(mb))
                     if sim is None:
                         continue
                     out.write(pack_edge(Node(ma[1], ma[2], ma[3], ma[4]), Node(mb[1], mb[2], mb[3], mb[4]), sim))
