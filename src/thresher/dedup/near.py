@@ -23,6 +23,7 @@ signature estimate alone decides.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from thresher.core.document import Document
 from thresher.core.stages import CorpusKeys, CorpusStage
@@ -83,7 +84,14 @@ class MinHashDedup:
     def similarity(self, a: bytes, b: bytes) -> float | None:
         if a == b:  # identical shingle samples and signatures: the hot-bucket case, no decoding
             return 1.0
-        sa, sb = decode_sketch(a), decode_sketch(b)
+        return self.compare(decode_sketch(a), decode_sketch(b))
+
+    # the group phase decodes each member once (prepare) and compares decoded sketches
+    prepare = staticmethod(decode_sketch)
+
+    def compare(self, sa: Any, sb: Any) -> float | None:
+        if sa is sb:
+            return 1.0
         if len(sa.signature) != len(sb.signature):
             return None
         estimate = estimate_jaccard(sa.signature, sb.signature)
