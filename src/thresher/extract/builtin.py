@@ -65,6 +65,8 @@ _DESCEND_SHARE = 0.97
 # discount: flat containers (wiki pages, CMS bodies with inline link lists) are still chosen whole.
 # (0.3 to 0.7 measure within 0.002 F1 of each other on both sets.)
 _NEGATIVE_WEIGHT = 0.5
+# A region with less than this share of the page's positive goodness is not the main content.
+_MIN_REGION_SHARE = 0.2
 # How many paragraphs beside the region may join it on each side.
 _MAX_NEIGHBOURS = 3
 # Elements that hold a paragraph, not a region: the selection is always a container around them.
@@ -272,6 +274,11 @@ def best_subtree(doc: HtmlDocument, blocks: list[Block], scores: list[float], us
             best, best_score = node, s
     # Descend while one child holds nearly all of the positive mass: a stray positive block far
     # from the content (a notice, a footer sentence) should not pull the selection up to <body>.
+    # A winner holding little of the page's text-like mass lost to furniture inside the real
+    # container (a long link list of show notes): climb to the smallest container with half of it.
+    if pos[best.index] < _MIN_REGION_SHARE * pos[0]:
+        while best.parent is not None and pos[best.index] < 0.5 * pos[0]:
+            best = best.parent
     while True:
         total = pos[best.index]
         child = max((c for c in best.children if not isinstance(c, str) and c.tag not in _NOT_REGIONS),
