@@ -1,0 +1,116 @@
+"""Peak memory of `thresher build` as the corpus grows: the whole process tree's RSS, sampled.
+
+Generated text corpora (templated articles, 10% exact and 10% near duplicates; see
+engines_scaling.write_text_corpus) of each requested size are built with the default pipeline
+(quality, exact + MinHash near dedup) and 2 pool workers. A sampler sums VmRSS over the driver and
+all its descendants every 0.1 s; we report the peak of that sum, wall time, docs/s and the growth in
+bytes per document between the sizes. Flat memory means the growth per document is ~0.
+
+Usage: python benchmarks/memory_scaling.py [--sizes 100000,1000000] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+THRESHER = Path(sys.executable).parent / "thresher"
+sys.path.insert(0, str(ROOT))
+
+
+def tree_rss_bytes(pid: int) -> int:
+    """Sum of VmRSS over `pid` and all its descendants (from /proc)."""
+    total = 0
+    stack = [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    stack.extend(int(c) for c in f.read().split())
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return total
+
+
+def run_sampled(cmd: list[str]) -> dict[str, float]:
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, tree_rss_bytes(proc.pid))
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, err = proc.communicate()
+    done.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise RuntimeError(f"build failed: {err.decode()[-3000:]}")
+    return {"wall_s": time.monotonic() - t0, "peak_tree_rss_mib": peak / 2**20}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="100000,1000000")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out", default=str(ROOT / "results" / "memory_scaling.json"))
+    args = ap.parse_args()
+    from engines_scaling import write_text_corpus
+
+    sizes = [int(s) for s in args.sizes.split(",")]
+    rows = []
+    for n in sizes:
+        data = ROOT / ".data" / f"text-{n}.jsonl"
+        if not data.exists():
+            write_text_corpus(data, n)
+        out = Path(tempfile.mkdtemp(prefix="thresher-mem-")) / "out"
+        try:
+            r = run_sampled([str(THRESHER), "build", str(data), "-o", str(out), "-q", "--workers", str(args.workers)])
+            stats = json.loads((out / "stats.json").read_text())
+        finally:
+            shutil.rmtree(out.parent, ignore_errors=True)
+        row = {"documents": n, "input_mb": round(data.stat().st_size / 1e6, 1), **{k: round(v, 2) for k, v in r.items()},
+               "docs_per_s": round(n / r["wall_s"], 1), "kept": stats["kept"],
+               "phases_s": {k: v for k, v in stats["timings_s"].items() if k.startswith("phase.")}}
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr)
+    growth = None
+    if len(rows) >= 2:
+        a, b = rows[0], rows[-1]
+        growth = (b["peak_tree_rss_mib"] - a["peak_tree_rss_mib"]) * 2**20 / (b["documents"] - a["documents"])
+    result = {
+        "benchmark": "memory_scaling",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "workers": args.workers,
+        "rows": rows,
+        "growth_bytes_per_document": None if growth is None else round(growth, 2),
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
