@@ -215,6 +215,12 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                     flattened[tag] -= 1
                 elif tag == "br":
                     cur.children.append(BR)
+                elif cur.tag == tag and cur is not root:  # the common case: closing the current element
+                    stack.pop()
+                    open_count[tag] -= 1
+                    if tag == "a":
+                        link_depth -= 1
+                    cur = stack[-1]
                 elif open_count.get(tag):
                     pop_to(tag)
                 continue
