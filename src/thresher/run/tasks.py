@@ -19,7 +19,7 @@ import logging
 import os
 import time
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from thresher.pipeline import DocumentChain, build_corpus_stages
 from thresher.read.base import Event, Partition, Skip, ordinal_partition
 from thresher.read.sources import read_partition
 from thresher.run import progress
-from thresher.run.records import KEY_LEN, KEY_RECORD, Node, id_bytes, pack_edge, unpack_edge
+from thresher.run.records import EDGE, KEY_LEN, KEY_RECORD, Node, id_bytes, pack_edge, unpack_edge
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line, write_json_atomic
 from thresher.write.formats import get_format
@@ -350,16 +350,33 @@ def _keeper_rank(policy: str) -> Callable[[Node], tuple[Any, ...]]:
     return lambda n: (n.ordinal,)
 
 
+def _iter_edges(work: WorkDir, stages: list[Any], key_partitions: int) -> Iterator[tuple[int, Node, Node, float]]:
+    """Every verified edge as (stage index, node a, node b, similarity), in a fixed order."""
+    size = EDGE.size
+    for si, stage in enumerate(stages):
+        for k in range(key_partitions):
+            path = work.edges(stage.name, k)
+            if not path.exists():
+                continue
+            with open(path, "rb") as f:
+                while chunk := f.read(size * 4096):
+                    for off in range(0, len(chunk), size):
+                        a, b, sim = unpack_edge(chunk[off : off + size])
+                        yield si, a, b, sim
+
+
 def cluster_task(ctx: TaskContext, key_partitions: int) -> dict[str, Any]:
-    """Union-find over the verified edges of every corpus stage. Only documents that collide are
-    in memory. Each dropped document is attributed to its direct edge to the keeper when there is
-    one (an earlier stage, e.g. exact, wins over a later one), else to its strongest edge."""
+    """Union-find over the verified edges of every corpus stage; only documents that collide are in
+    memory, and per document only its parent, its keeper facts and its best edges.
+
+    Pass 1 builds the components and picks each keeper by the keep policy. Pass 2 attributes every
+    other member: to its direct edge to the keeper when there is one (an earlier stage, e.g. exact,
+    wins over a later one, then the higher similarity), else to its strongest edge (`via_id` names
+    the neighbour that linked it)."""
     work = ctx.work
     stages = build_corpus_stages(ctx.config)
     parent: dict[int, int] = {}
-    nodes: dict[int, Node] = {}
-    # per node: best (stage priority, -similarity) edge to each neighbour
-    adjacency: dict[int, dict[int, tuple[int, float]]] = defaultdict(dict)
+    facts: dict[int, tuple[bytes, int, float]] = {}  # ordinal -> (id, text length, quality)
 
     def find(x: int) -> int:
         root = x
@@ -369,51 +386,51 @@ def cluster_task(ctx: TaskContext, key_partitions: int) -> dict[str, Any]:
             parent[x], x = root, parent[x]
         return root
 
-    size = 52
-    for si, stage in enumerate(stages):
-        for k in range(key_partitions):
-            path = work.edges(stage.name, k)
-            if not path.exists():
-                continue
-            blob = path.read_bytes()
-            for off in range(0, len(blob), size):
-                a, b, sim = unpack_edge(blob[off : off + size])
-                for n in (a, b):
-                    if n.ordinal not in parent:
-                        parent[n.ordinal] = n.ordinal
-                        nodes[n.ordinal] = n
-                ra, rb = find(a.ordinal), find(b.ordinal)
-                if ra != rb:
-                    parent[max(ra, rb)] = min(ra, rb)
-                for x, y in ((a.ordinal, b.ordinal), (b.ordinal, a.ordinal)):
-                    best = adjacency[x].get(y)
-                    if best is None or (si, -sim) < (best[0], -best[1]):
-                        adjacency[x][y] = (si, sim)
-    components: dict[int, list[int]] = defaultdict(list)
-    for o in parent:
-        components[find(o)].append(o)
+    for _, a, b, _ in _iter_edges(work, stages, key_partitions):
+        for n in (a, b):
+            if n.ordinal not in parent:
+                parent[n.ordinal] = n.ordinal
+                facts[n.ordinal] = (n.doc_id, n.length, n.quality)
+        ra, rb = find(a.ordinal), find(b.ordinal)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
     rank = _keeper_rank(ctx.config.dedup.keep)
-    decisions: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for members in components.values():
-        keeper = min((nodes[o] for o in members), key=rank)
-        cluster_id = keeper.id_hex
-        for o in members:
-            if o == keeper.ordinal:
+    keeper_of_root: dict[int, int] = {}
+    for o in sorted(parent):
+        root = find(o)
+        current = keeper_of_root.get(root)
+        if current is None or rank(Node(o, *facts[o])) < rank(Node(current, *facts[current])):
+            keeper_of_root[root] = o
+    members_of_root: dict[int, int] = defaultdict(int)
+    for o in parent:
+        members_of_root[find(o)] += 1
+
+    # per dropped node: (is not direct, stage priority, -similarity, neighbour) -- smaller is better
+    best: dict[int, tuple[int, int, float, int]] = {}
+    for si, a, b, sim in _iter_edges(work, stages, key_partitions):
+        keeper = keeper_of_root[find(a.ordinal)]
+        for x, y in ((a.ordinal, b.ordinal), (b.ordinal, a.ordinal)):
+            if x == keeper:
                 continue
-            links = adjacency[o]
-            if keeper.ordinal in links:
-                via = keeper.ordinal
-                si, sim = links[keeper.ordinal]
-            else:
-                via, (si, sim) = min(links.items(), key=lambda kv: (kv[1][0], -kv[1][1], kv[0]))
-            stage = stages[si]
-            detail: dict[str, Any] = {"kept_id": keeper.id_hex, "cluster": cluster_id}
-            if via != keeper.ordinal:
-                detail["via_id"] = nodes[via].id_hex
-            drop = Drop(stage.name, stage.reason, value=round(sim, 4), limit=getattr(stage, "threshold", None), detail=detail)
-            decisions[ordinal_partition(o)].append({"o": o, "drop": drop.to_record()})
-        decisions[ordinal_partition(keeper.ordinal)].append(
-            {"o": keeper.ordinal, "keep": {"duplicates": len(members) - 1, "cluster": cluster_id}}
+            candidate = (0 if y == keeper else 1, si, -sim, y)
+            if x not in best or candidate < best[x]:
+                best[x] = candidate
+
+    decisions: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for o, (indirect, si, neg_sim, via) in best.items():
+        keeper = keeper_of_root[find(o)]
+        cluster_id = facts[keeper][0].hex()
+        stage = stages[si]
+        detail: dict[str, Any] = {"kept_id": cluster_id, "cluster": cluster_id}
+        if indirect:
+            detail["via_id"] = facts[via][0].hex()
+        drop = Drop(stage.name, stage.reason, value=round(-neg_sim, 4), limit=getattr(stage, "threshold", None), detail=detail)
+        decisions[ordinal_partition(o)].append({"o": o, "drop": drop.to_record()})
+    for root, keeper in keeper_of_root.items():
+        cluster_id = facts[keeper][0].hex()
+        decisions[ordinal_partition(keeper)].append(
+            {"o": keeper, "keep": {"duplicates": members_of_root[root] - 1, "cluster": cluster_id}}
         )
     dropped_per_partition: dict[str, int] = {}
     for p, items in decisions.items():
@@ -422,7 +439,7 @@ def cluster_task(ctx: TaskContext, key_partitions: int) -> dict[str, Any]:
             for d in items:
                 out.write(dumps_line(d))
         dropped_per_partition[str(p)] = sum(1 for d in items if "drop" in d)
-    return {"dropped": dropped_per_partition, "clusters": len(components), "nodes": len(nodes)}
+    return {"dropped": dropped_per_partition, "clusters": len(keeper_of_root), "nodes": len(parent)}
 
 
 # -- write --------------------------------------------------------------------------------------
