@@ -138,9 +138,8 @@ def densify(bins: list[int], probes: tuple[tuple[int, ...], ...]) -> list[int]:
         return bins
     k = len(bins)
     out = list(bins)
-    for i, value in enumerate(bins):
-        if value != EMPTY:
-            continue
+    i = bins.index(EMPTY)
+    while True:
         for j in probes[i]:
             if bins[j] != EMPTY:
                 out[i] = bins[j]
@@ -151,7 +150,10 @@ def densify(bins: list[int], probes: tuple[tuple[int, ...], ...]) -> list[int]:
                 if bins[j] != EMPTY:
                     out[i] = bins[j]
                     break
-    return out
+        try:
+            i = bins.index(EMPTY, i + 1)
+        except ValueError:
+            return out
 
 
 @dataclass(frozen=True, slots=True)
