@@ -425,7 +425,8 @@ class BuiltinExtractor:
             if node.parent is not None and node.parent.flags & REMOVED or node.tag in DROP_TAGS and node.tag != "noscript":
                 node.flags |= REMOVED
         blocks = segment(doc.root, deadline)
-        return [b for b in blocks if b.link_density <= 0.5 or b.text_len > 200]
+        kept = [b for b in blocks if b.link_density <= 0.5 or b.text_len > 200]
+        return kept or blocks  # a page that is all links is still its links
 
 
 def render(blocks: list[Block], text_format: str, tables_mode: str) -> tuple[str, list[str]]:

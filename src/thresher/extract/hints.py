@@ -105,12 +105,14 @@ BOILER_LINE = re.compile(
 # Class names that carry a value or a page builder's layout, not a role: CMS taxonomy and post-type
 # classes (`tag-advertising`, `category-social-media`, `post-1234`) and the structural classes of
 # page builders (`elementor-widget-wrap`, `wp-block-group`, `et_pb_text`, `vc_column`) that wrap
-# every part of a page, text included.
+# every part of a page, text included. An id that is a slug of five or more words is an anchor
+# made from a section's heading (`id="sharing-with-a-single-developer"`), not a role either.
 _VALUE_CLASS = re.compile(
     r"^(?:(?:tag|tags|category|cat|postid|post|term|type|status|format|page-id|parent-pageid|topic|section)[-_]\S"
     r"|elementor-|wp-block-|et_pb_|vc_|fl-|gb-)"
 )
-_CLASS_OR_ID = re.compile(r"""(?:^|\s)(?:class|id)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.I)
+_SLUG_ID = re.compile(r"^(?:[^-_\s]+[-_]){4,}[^-_\s]+$")
+_CLASS_OR_ID = re.compile(r"""(?:^|\s)(class|id)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.I)
 
 
 def class_id(node: Node) -> str:
@@ -118,7 +120,8 @@ def class_id(node: Node) -> str:
     raw = node.raw_attrs
     if not raw or ("class" not in raw and "id" not in raw and "CLASS" not in raw and "ID" not in raw):
         return ""
-    parts = [a or b or c for a, b, c in _CLASS_OR_ID.findall(raw)]
+    parts = [a or b or c for name, a, b, c in _CLASS_OR_ID.findall(raw)
+             if not (name.lower() == "id" and _SLUG_ID.match(a or b or c))]
     if not parts:
         return ""
     ci = " ".join(parts)
