@@ -188,3 +188,20 @@ def test_config_accepts_k_permutation_with_any_num_hashes() -> None:
     stage = MinHashDedup(cfg)
     ck = stage.scan(doc(BASE))
     assert ck is not None and len(ck.keys) == stage.bands
+
+
+def test_pure_kernel_never_imports_numpy() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from thresher.core.document import Document\n"
+        "from thresher.dedup.near import MinHashDedup, SimHashDedup\n"
+        "from thresher.dedup.near_config import NearDedupConfig\n"
+        "for cls, method in ((MinHashDedup, 'minhash'), (SimHashDedup, 'simhash')):\n"
+        "    stage = cls(NearDedupConfig(method=method, kernel='pure'))\n"
+        f"    assert stage.scan(Document('a', {BASE!r})) is not None\n"
+        "assert 'numpy' not in sys.modules, 'numpy imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
