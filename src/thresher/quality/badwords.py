@@ -8,7 +8,8 @@ without a language, or without a list for it, the rule does not apply.
 
 Matching is on whole words, case-insensitive, for languages written with spaces (a phrase matches
 consecutive words); for languages written without spaces (Japanese, Chinese, Thai) an entry matches
-anywhere in the text.
+anywhere in the text, and entries too short to be told from parts of other words (one Han
+character, two Thai letters) are left out.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ from thresher.core.errors import ConfigError
 from thresher.quality.text import AnalysisCache, TextAnalysis, tokenize
 
 STAGE = "quality.bad_words"
-UNSPACED_LANGUAGES = frozenset({"ja", "zh", "th", "lo", "km", "my", "bo"})
+# Languages written without spaces, and the shortest entry matched in them: without word
+# segmentation a one-character entry (Chinese 性, "nature", also in 可能性 "possibility") or a
+# two-letter Thai one matches inside innocent words, so such entries are left out.
+UNSPACED_LANGUAGES: dict[str, int] = {"ja": 2, "zh": 2, "th": 3, "lo": 3, "km": 3, "my": 3, "bo": 3}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,9 +42,10 @@ class WordList:
     substrings: tuple[str, ...]  # for languages without spaces
 
 
-def _compile(entries: list[str], unspaced: bool) -> WordList:
-    if unspaced:
-        return WordList(frozenset(), {}, tuple(sorted(set(entries))))
+def _compile(entries: list[str], min_unspaced_chars: int | None) -> WordList:
+    if min_unspaced_chars is not None:
+        kept = {e for e in entries if sum(1 for ch in e if ch.isalnum()) >= min_unspaced_chars}
+        return WordList(frozenset(), {}, tuple(sorted(kept)))
     single: set[str] = set()
     phrases: dict[str, set[tuple[str, ...]]] = {}
     for entry in entries:
@@ -63,7 +68,7 @@ def load_bad_words(directory: str) -> dict[str, WordList]:
         with open(path, encoding="utf-8", errors="replace") as f:
             entries = [line.strip().lower() for line in f if line.strip() and not line.startswith("#")]
         code = name.split("-")[0].lower()
-        lists[name.lower()] = _compile(entries, code in UNSPACED_LANGUAGES)
+        lists[name.lower()] = _compile(entries, UNSPACED_LANGUAGES.get(code))
     return lists
 
 

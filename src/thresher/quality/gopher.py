@@ -54,6 +54,7 @@ class GopherQualityConfig:
         "words", "divide by words (the paper) or by all tokens, punctuation included (datatrove)"
     )
     min_stop_words: int | None = setting(2, "fewest distinct stop words (only for languages with a list)")
+    stop_words_match_case: bool = setting(False, "count only lowercase stop words (as datatrove); else any case")
 
 
 def word_count(a: TextAnalysis) -> int:
@@ -109,6 +110,7 @@ def alpha_token_ratio(a: TextAnalysis) -> float | None:
 
 
 def stop_word_count(a: TextAnalysis) -> int | None:
+    """Distinct stop words of the document's language present, whatever their case."""
     stop = STOP_WORDS.get((a.language or "").split("-")[0].split("_")[0].lower())
     if stop is None:
         return None
@@ -116,6 +118,11 @@ def stop_word_count(a: TextAnalysis) -> int | None:
     if len(found) < len(stop):
         found |= stop.intersection(w.lower() for w in a.words if not w.islower())
     return len(found)
+
+
+def stop_word_count_exact_case(a: TextAnalysis) -> int | None:
+    stop = STOP_WORDS.get((a.language or "").split("-")[0].split("_")[0].lower())
+    return None if stop is None else len(stop.intersection(a.words))
 
 
 def _dense_floor(min_value: float | None) -> object:
@@ -144,7 +151,8 @@ def gopher_quality_rules(config: GopherQualityConfig) -> list[Bound]:
             "alpha_word_ratio", alpha_word_ratio if c.alpha_ratio_denominator == "words" else alpha_token_ratio,
             c.min_alpha_word_ratio, None, "too_few_alphabetic_words",
         ),
-        Bound("stop_word_count", stop_word_count, c.min_stop_words, None, "too_few_stop_words"),
+        Bound("stop_word_count", stop_word_count_exact_case if c.stop_words_match_case else stop_word_count,
+              c.min_stop_words, None, "too_few_stop_words"),
     ]
 
 

@@ -44,6 +44,7 @@ class GopherRepetitionConfig:
     max_duplicate_10_gram_char_fraction: float | None = setting(
         0.10, "largest character share in repeated 10-grams"
     )
+    min_top_ngram_count: int = setting(2, "a top n-gram counts only if it occurs this often (1: as datatrove)")
 
 
 def duplicates(items: list[str]) -> tuple[int, int]:
@@ -143,12 +144,18 @@ def repeat_groups(a: TextAnalysis, n: int) -> list[list[int]]:
     return groups
 
 
-def top_ngram_chars(groups: list[list[int]], n: int, prefix: list[int], separator_chars: int) -> int:
+def top_ngram_chars(groups: list[list[int]], n: int, prefix: list[int], separator_chars: int,
+                    min_count: int = 2) -> int:
     """Characters covered by the most frequent n-gram (the earliest wins a tie), counted as its
-    length, separators included, times its count; 0 when no n-gram occurs twice."""
+    length, separators included, times its count; 0 when no n-gram occurs `min_count` times
+    (with `min_count` 1 and no repeat, the first n-gram is the most frequent, as in datatrove)."""
     if not groups:
+        if min_count <= 1 and len(prefix) > n:
+            return prefix[n] + separator_chars * (n - 1)
         return 0
     best = max(groups, key=lambda g: (len(g), -g[0]))
+    if len(best) < min_count:
+        return 0
     at = best[0]
     return (prefix[at + n] - prefix[at] + separator_chars * (n - 1)) * len(best)
 
@@ -184,13 +191,13 @@ def duplicate_ngram_chars(groups: list[list[int]], n: int, prefix: list[int]) ->
     return repeated
 
 
-def top_ngram_fraction(n: int):  # noqa: ANN201
+def top_ngram_fraction(n: int, min_count: int = 2):  # noqa: ANN201
     def measure(a: TextAnalysis) -> float | None:
         m = n * a.traits.chars_per_word
         if not a.tokens or len(a.tokens) < m:
             return None
         sep = 1 if a.traits.space_delimited else 0
-        return top_ngram_chars(repeat_groups(a, m), m, _prefix_lengths(a), sep) / len(a.text)
+        return top_ngram_chars(repeat_groups(a, m), m, _prefix_lengths(a), sep, min_count) / len(a.text)
 
     measure.__name__ = f"top_{n}_gram_char_fraction"
     return measure
@@ -223,7 +230,7 @@ def gopher_repetition_rules(config: GopherRepetitionConfig) -> list[Bound]:
     ]
     for n in (2, 3, 4):
         limit = getattr(c, f"max_top_{n}_gram_char_fraction")
-        rules.append(Bound(f"top_{n}_gram_char_fraction", top_ngram_fraction(n), None, limit,
+        rules.append(Bound(f"top_{n}_gram_char_fraction", top_ngram_fraction(n, c.min_top_ngram_count), None, limit,
                            too_high=f"top_{n}_gram_too_frequent"))
     for n in range(5, 11):
         limit = getattr(c, f"max_duplicate_{n}_gram_char_fraction")

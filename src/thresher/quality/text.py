@@ -5,7 +5,8 @@ computed once however many rules use it. `AnalysisCache` hands the same analysis
 sets of a chain until a transform replaces the text.
 
 Tokens follow the shape of a treebank tokenizer: a word is a run of letters, digits and combining
-marks, joined across an inner apostrophe, hyphen or period (`don't`, `e-mail`, `3.5`, `U.S`); every
+marks, joined across an inner apostrophe, hyphen, period, comma, slash, plus or equals sign
+(`don't`, `e-mail`, `3.5`, `1,000`, `and/or`, `a+b`, `U.S`); every
 other non-space character is a symbol token of its own, except that a run of periods is one token
 (`...`). In scripts written without spaces (Han, Japanese, Thai, Lao, Khmer, Myanmar, Tibetan) each
 letter with its combining marks is a word, so length and n-gram rules count characters there.
@@ -43,10 +44,11 @@ _MARKS = _mark_class()
 _W = r"\w" + _MARKS
 _CW = _range_class(CHARACTER_WORD_RANGES)
 _SYMBOL = rf"\.{{2,}}|[^\s{_W}]"
-_TOKEN = re.compile(rf"[{_W}]+(?:['’.\-][{_W}]+)*|{_SYMBOL}")
+_JOIN = r"['’.,/+=\-]"
+_TOKEN = re.compile(rf"[{_W}]+(?:{_JOIN}[{_W}]+)*|{_SYMBOL}")
 # letters of scripts without spaces are single-character words; other words exclude them
 _NW = rf"(?:[^\W{_CW}]|[{_MARKS}])"
-_TOKEN_CHARWORDS = re.compile(rf"[{_CW}][{_MARKS}]*|{_NW}+(?:['’.\-]{_NW}+)*|{_SYMBOL}")
+_TOKEN_CHARWORDS = re.compile(rf"[{_CW}][{_MARKS}]*|{_NW}+(?:{_JOIN}{_NW}+)*|{_SYMBOL}")
 _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
 _LINE_BREAKS = re.compile(r"\n+")
 
