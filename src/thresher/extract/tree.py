@@ -246,7 +246,7 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                         doc.metas.append(parse_attrs(raw))
                     elif tag == "link":
                         doc.links.append(parse_attrs(raw))
-                    elif tag in ("img", "hr", "input", "image"):
+                    elif tag == "hr":  # a thematic break ends a block; other void elements carry no text
                         node = Node(tag, raw, cur, len(nodes))
                         nodes.append(node)
                         cur.children.append(node)
