@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from thresher.extract.base import ExtractionTimeout
-from thresher.extract.tree import BR, Node, iter_text
+from thresher.extract.tree import BR, LinkText, Node, iter_text
 
 REMOVED = 1
 
@@ -133,7 +133,6 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
     link_chars = 0
     owners: list[Node] = [root]
     list_stack: list[bool] = []  # ordered?
-    link_depth = 0
     ticks = 0
 
     def flush() -> None:
@@ -162,7 +161,7 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
         else:
             blocks.append(Block("p", text, owner, n, links))
 
-    # stack items: a Node to enter, or the int -1 - index marking the exit of owners[-1]
+    # stack items: a Node to enter, a text, or -1 marking the exit of owners[-1]
     stack: list[Node | str | int] = [root]
     while stack:
         ticks += 1
@@ -173,13 +172,10 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
         item = stack.pop()
         if isinstance(item, str):
             parts.append(item)
-            if link_depth:
+            if type(item) is LinkText:
                 link_chars += _nonspace(item)
             continue
         if isinstance(item, int):
-            if item == -2:
-                link_depth -= 1
-                continue
             flush()
             node = owners.pop()
             if node.tag in ("ul", "ol", "menu", "dir") and list_stack:
@@ -189,11 +185,6 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
         if node.flags & skip_flags:
             continue
         tag = node.tag
-        if tag == "a":
-            link_depth += 1
-            stack.append(-2)
-            stack.extend(reversed(node.children))
-            continue
         if tag not in BLOCK_TAGS or node is root:
             if tag in ("img", "input", "image"):
                 continue

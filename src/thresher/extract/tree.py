@@ -85,6 +85,12 @@ def parse_attrs(raw: str) -> dict[str, str]:
     return attrs
 
 
+class LinkText(str):
+    """Text inside a link (`<a>` elements are not materialized; their text carries the mark)."""
+
+    __slots__ = ()
+
+
 class Node:
     """An element. `children` holds `Node`s and text strings (entities already decoded)."""
 
@@ -145,22 +151,22 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
     skipped: dict[str, int] = {}  # tag -> opened beyond MAX_DEPTH and not yet closed
     flattened: dict[str, int] = {}  # tag -> attribute-less inline elements opened and not closed
     cur = root
-    link_depth = 0  # open <a> elements
+    link_level = 0  # while a link is open: the stack length when it opened (its parent's depth + 1)
     pos = 0
     n = len(html)
     ticks = 0
     finditer = _TOKEN.finditer
 
     def pop_to(tag: str) -> None:
-        nonlocal cur, link_depth
+        nonlocal cur, link_level
         while len(stack) > 1:
             node = stack.pop()
             open_count[node.tag] -= 1
-            if node.tag == "a":
-                link_depth -= 1
             if node.tag == tag:
                 break
         cur = stack[-1]
+        if link_level > len(stack):
+            link_level = 0  # the link's parent closed, and the link with it
 
     def close_if_open(tag: str, boundary: frozenset[str]) -> None:
         if not open_count.get(tag):
@@ -195,11 +201,12 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                 else:
                     if "&" in text:
                         text = unescape(text)
-                    cur.children.append(text)
                     c = len(text) - text.count(" ") - text.count("\n")
                     cur.text_len += c
-                    if link_depth:
+                    if link_level:
+                        text = LinkText(text)
                         cur.link_len += c
+                    cur.children.append(text)
             pos = m.end()
             closing, tag, raw, closing2, tag2, raw2 = m.groups()
             if tag is None:
@@ -208,6 +215,11 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                 closing, tag, raw = closing2, tag2, raw2
             tag = tag.lower()
             kind = _KIND.get(tag, 0)
+            if tag == "a":
+                # links are not materialized: their text is marked as LinkText. A nested <a> ends
+                # the open one and starts another, as in browsers.
+                link_level = 0 if closing else len(stack)
+                continue
             if closing:
                 if skipped and skipped.get(tag):
                     skipped[tag] -= 1
@@ -218,9 +230,9 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                 elif cur.tag == tag and cur is not root:  # the common case: closing the current element
                     stack.pop()
                     open_count[tag] -= 1
-                    if tag == "a":
-                        link_depth -= 1
                     cur = stack[-1]
+                    if link_level > len(stack):
+                        link_level = 0
                 elif open_count.get(tag):
                     pop_to(tag)
                 continue
@@ -277,18 +289,17 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                 continue  # XHTML-style <div/>: nothing inside
             stack.append(node)
             open_count[tag] = open_count.get(tag, 0) + 1
-            if tag == "a":
-                link_depth += 1
             cur = node
     if pos < n:
         text = html[pos:]
         if not text.isspace():
             text = unescape(text) if "&" in text else text
-            cur.children.append(text)
             c = len(text) - text.count(" ") - text.count("\n")
             cur.text_len += c
-            if link_depth:
+            if link_level:
+                text = LinkText(text)
                 cur.link_len += c
+            cur.children.append(text)
     aggregate(nodes)
     return doc
 
@@ -299,7 +310,6 @@ _CELL_BOUNDARY = frozenset(("tr", "table"))
 _ROW_BOUNDARY = frozenset(("table", "tbody", "thead", "tfoot"))
 _DL_BOUNDARY = frozenset(("dl", "table"))
 _SELECT_BOUNDARY = frozenset(("select", "datalist"))
-_A_BOUNDARY = frozenset(("div", "td", "table", "li", "p"))
 _CONTAINERS_EVEN_SELF_CLOSED: frozenset[str] = frozenset()
 _BARE, _RAW, _VOID, _STRUCTURE = 1, 2, 3, 4
 _KIND: dict[str, int] = {}
@@ -320,7 +330,6 @@ _IMPLIED_END: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
     "dt": (("dt", _DL_BOUNDARY), ("dd", _DL_BOUNDARY)),
     "dd": (("dt", _DL_BOUNDARY), ("dd", _DL_BOUNDARY)),
     "option": (("option", _SELECT_BOUNDARY),),
-    "a": (("a", _A_BOUNDARY),),
 }
 
 

@@ -61,9 +61,21 @@ def test_head_declarations_are_recorded():
 
 
 def test_quoted_greater_than_inside_an_attribute_does_not_end_the_tag():
-    doc = parse('<a onclick="if (a > b) go()" href="/x">link</a>')
-    assert text_of(doc.root) == "link"
-    assert doc.nodes[1].get("href") == "/x"
+    doc = parse('<div onclick="if (a > b) go()" id="x">text</div>')
+    assert text_of(doc.root) == "text"
+    assert doc.nodes[1].get("id") == "x"
+
+
+def test_link_text_is_marked_and_counted():
+    doc = parse("<p>see <a href='/x'>this <b>link</b></a> now</p>")
+    p = doc.nodes[1]
+    assert [type(c).__name__ for c in p.children] == ["str", "LinkText", "LinkText", "str"]
+    assert (p.text_len, p.link_len) == (14, 8)
+
+
+def test_a_link_ends_with_its_parent():
+    doc = parse("<div><a href='/x'>inside</div>outside")
+    assert type(doc.root.children[-1]).__name__ == "str"
 
 
 def test_100k_deep_nesting_is_flattened_fast_and_keeps_text():
