@@ -14,6 +14,7 @@ and clears `doc.html`. A document without html already has its text and passes t
 
 from __future__ import annotations
 
+import re
 import time
 
 from thresher.core.document import Document, Drop
@@ -22,7 +23,8 @@ from thresher.extract.config import ExtractConfig
 from thresher.extract.registry import get_extractor
 
 _SNIFF_CHARS = 8192
-_TEXT_CONTROLS = frozenset("\t\n\r\f\v")
+# Control characters other than tab, newlines and form feeds, DEL, and U+FFFD (undecodable bytes).
+_BINARY_CHAR = re.compile("[\x00-\x08\x0e-\x1f\x7f\ufffd]")
 
 
 def control_char_ratio(html: str) -> float:
@@ -30,8 +32,7 @@ def control_char_ratio(html: str) -> float:
     head = html[:_SNIFF_CHARS]
     if not head:
         return 0.0
-    bad = sum(1 for ch in head if (ch < " " and ch not in _TEXT_CONTROLS) or ch == "\ufffd" or ch == "\x7f")
-    return bad / len(head)
+    return len(_BINARY_CHAR.findall(head)) / len(head)
 
 
 class Extract:

@@ -10,6 +10,10 @@ Raw-text elements (`script`, `style`, `svg`, `math`, `template`, `textarea`, `ti
 in one search for their end tag; `application/ld+json` scripts are kept for metadata. Along the
 way the builder records what the page declares in `<head>`: `<title>`, `<meta>`, `<link>` and
 `<html lang>`.
+
+To stay fast in pure Python, elements that extraction never looks at are not materialized: links
+(their text becomes `LinkText`, so link density is still known), attribute-less formatting tags
+(`<b>`, `<span>`...) and void elements other than `<hr>`.
 """
 
 from __future__ import annotations
