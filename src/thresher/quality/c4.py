@@ -26,7 +26,7 @@ from thresher.core.config import setting
 from thresher.core.document import Document, Drop
 from thresher.lang.script import TRAITS, ScriptTraits, detect_script
 from thresher.quality.rules import Bound, QualityRuleSet
-from thresher.quality.text import AnalysisCache, TextAnalysis
+from thresher.quality.text import AnalysisCache, TextAnalysis, tokenize
 
 LINES_STAGE = "quality.c4_lines"
 STAGE = "quality.c4"
@@ -71,7 +71,10 @@ class C4LineFilter:
     def transform(self, doc: Document) -> Drop | None:
         c = self.config
         text = doc.text
-        script = self.cache.get(doc).script if self.cache is not None else detect_script(text)
+        before = self.cache.get(doc) if self.cache is not None else None
+        script = before.script if before is not None else detect_script(text)
+        charwords = script.has_character_words
+        lost_tokens = 0  # tokens of removed lines and citation marks, to keep the token count exact
         spaced = script.traits.space_delimited
         ends = _LINE_ENDS.get(script.code, ()) if self.require_terminal_punctuation else ()
         check_ends = bool(ends)
@@ -86,29 +89,34 @@ class C4LineFilter:
             words = line.split()
             if max_word is not None and len(line) > max_word and any(len(w) > max_word for w in words):
                 removed += 1
+                lost_tokens += len(tokenize(line, charwords))
                 continue
             if c.remove_citations and "[" in line:
+                cited = line
                 line = CITATION.sub("", line)
+                if line != cited:
+                    lost_tokens += len(tokenize(cited, charwords)) - len(tokenize(line, charwords))
+            keep = True
             if check_ends and (not line.endswith(ends) or line.endswith("...")):
+                keep = False
+            elif min_words is not None and (len(words) if spaced else sum(1 for ch in line if ch.isalpha())) < min_words:
+                keep = False
+            else:
+                low = line.lower()
+                if (c.remove_javascript_lines and "javascript" in low) or (
+                        c.remove_policy_lines and any(p in low for p in POLICY_PHRASES)):
+                    keep = False
+            if not keep:
                 removed += 1
-                continue
-            if min_words is not None:
-                n = len(words) if spaced else sum(1 for ch in line if ch.isalpha())
-                if n < min_words:
-                    removed += 1
-                    continue
-            low = line.lower()
-            if c.remove_javascript_lines and "javascript" in low:
-                removed += 1
-                continue
-            if c.remove_policy_lines and any(p in low for p in POLICY_PHRASES):
-                removed += 1
+                lost_tokens += len(tokenize(line, charwords))
                 continue
             kept.append(line)
         doc.annotations["quality.c4_removed_lines"] = removed
         new_text = "\n".join(kept).strip()
         if new_text != text:
             doc.text = new_text
+            if before is not None and self.cache is not None:
+                self.cache.rewritten(doc, before, lost_tokens)
         if not new_text:
             return Drop(self.name, "no_lines_left", value=0, limit=1)
         return None

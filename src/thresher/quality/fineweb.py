@@ -64,7 +64,7 @@ def duplicate_line_char_ratio(a: TextAnalysis) -> float | None:
 
 
 def newline_ratio(a: TextAnalysis) -> float | None:
-    n = len(a.tokens)
+    n = a.token_count
     return a.text.count("\n") / n if n else None
 
 

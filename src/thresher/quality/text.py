@@ -87,6 +87,16 @@ class TextAnalysis:
         return tokenize(self.text, self.script.has_character_words)
 
     @cached_property
+    def token_count(self) -> int:
+        """len(tokens), or, for a text a transform derived from another by removing lines, the
+        other's count less the removed tokens (see `AnalysisCache.rewritten`)."""
+        derived = self.__dict__.get("_derived_from")
+        if derived is not None and "tokens" not in self.__dict__:
+            before, lost = derived
+            return int(before.token_count - lost)
+        return len(self.tokens)
+
+    @cached_property
     def words(self) -> list[str]:
         """Tokens that are words, without symbol tokens (those are single characters or `..` runs)."""
         return [t for t in self.tokens if t.isalnum() or (len(t) > 1 and t[0] != ".") or t == "_"]
@@ -139,3 +149,12 @@ class AnalysisCache:
         analysis = TextAnalysis(doc.text, language if isinstance(language, str) else None)
         self._doc_id, self._text, self._language, self._analysis = doc.id, doc.text, language, analysis
         return analysis
+
+    def rewritten(self, doc: Document, before: TextAnalysis, lost_tokens: int) -> None:
+        """Record the analysis of a text a transform just derived from `before` by removing or
+        trimming lines: same script (so the same tokenizer), and a token count of `before`'s less
+        `lost_tokens` (exact: tokens never span lines)."""
+        analysis = TextAnalysis(doc.text, before.language)
+        analysis.__dict__["script"] = before.script
+        analysis.__dict__["_derived_from"] = (before, lost_tokens)
+        self._doc_id, self._text, self._analysis = doc.id, doc.text, analysis

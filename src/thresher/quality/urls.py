@@ -59,17 +59,32 @@ class UrlLists:
 
 
 def _add_lines(text: str, lists: UrlLists, kind: str | None) -> None:
-    domains, urls = lists.domains, lists.urls
-    for line in text.splitlines():
-        entry = line.strip().lower()
-        if not entry or entry[0] == "#":
-            continue
-        if entry.startswith("www."):
-            entry = entry[4:]
-        if kind == "urls" or (kind is None and "/" in entry):
-            urls.add(entry.rstrip("/"))
-        else:
-            domains.add(entry.rstrip("."))
+    """Add one list file's entries. Done in bulk (C-level `split` and `set.update`): the FineWeb list
+    has 4.6 M domains, and a Python loop per line would take seconds longer."""
+    text = text.lower()
+    if "#" in text:
+        text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    entries = set(text.split())
+    if kind == "domains":
+        domains, urls = entries, set()
+    elif kind == "urls":
+        domains, urls = set(), entries
+    else:
+        urls = {e for e in entries if "/" in e}
+        domains = entries - urls if urls else entries
+    # entries are one per line; C-speed substring tests tell whether any needs normalising
+    if domains and ("\nwww." in text or text.startswith("www.") or ".\n" in text or text.rstrip().endswith(".")):
+        fixed = {e for e in domains if e.startswith("www.") or e.endswith(".")}
+        domains -= fixed
+        domains.update((e[4:] if e.startswith("www.") else e).rstrip(".") for e in fixed)
+    domains.discard("")
+    if urls:
+        urls = {(u[4:] if u.startswith("www.") else u).rstrip("/") for u in urls}
+    if lists.domains:
+        lists.domains.update(domains)
+    else:
+        lists.domains = domains
+    lists.urls.update(urls)
 
 
 def load_url_lists(paths: tuple[str, ...] | list[str]) -> UrlLists:

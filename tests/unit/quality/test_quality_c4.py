@@ -60,3 +60,17 @@ def test_sentence_count_does_not_apply_without_terminal_punctuation():
     d = doc("ภาษาไทยเป็นภาษาที่สวยงาม มีประวัติศาสตร์ยาวนาน")
     assert C4Quality(only(C4Config, min_sentences=5)).check_all(d) == []
     assert "quality.sentence_count" not in d.annotations
+
+
+def test_token_count_after_cleanup_is_exact_without_tokenizing_again():
+    from thresher.quality.text import AnalysisCache, tokenize
+
+    text = ("A fine sentence stands here [1], with words.\nMenu\nEnable JavaScript, please.\n"
+            "word " + "x" * 1001 + "\nAnother fine sentence here[edit].\n这是中文。")
+    cache = AnalysisCache()
+    d = doc(text)
+    assert cache.get(d).token_count == len(tokenize(text, character_words=True))  # Han present
+    C4LineFilter(C4Config(), cache=cache).transform(d)
+    after = cache.get(d)
+    assert "tokens" not in after.__dict__
+    assert after.token_count == len(tokenize(d.text, after.script.has_character_words))
