@@ -134,12 +134,31 @@ def repeat_groups(a: TextAnalysis, n: int) -> list[list[int]]:
     else:
         groups = []
         shift = n - 1
+        get = ids.__getitem__
         for parent in repeat_groups(a, n - 1):
+            if parent[-1] + shift >= end:
+                parent = [pos for pos in parent if pos + shift < end]
+                if len(parent) < 2:
+                    continue
+            following = list(map(get, map(add, parent, repeat(shift))))
+            if len(parent) == 2:  # most repeated n-grams occur twice
+                if following[0] == following[1]:
+                    groups.append(parent)
+                continue
+            distinct = len(set(following))
+            if distinct == len(following):
+                continue
+            if distinct == 1:
+                groups.append(parent)
+                continue
             split: dict[int, list[int]] = {}
-            for pos in parent:
-                if pos + shift < end:
-                    split.setdefault(ids[pos + shift], []).append(pos)
-            groups.extend(g for g in split.values() if len(g) > 1)
+            for pos, nxt in zip(parent, following, strict=True):
+                members = split.get(nxt)
+                if members is None:
+                    split[nxt] = [pos]
+                else:
+                    members.append(pos)
+            groups.extend([g for g in split.values() if len(g) > 1])
     cache[n] = groups
     return groups
 

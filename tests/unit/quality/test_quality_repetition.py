@@ -56,3 +56,42 @@ def test_every_failing_rule_is_reported():
     assert reasons[:4] == ["duplicate_paragraphs", "duplicate_paragraph_chars", "duplicate_lines", "duplicate_line_chars"] or \
         reasons[:2] == ["duplicate_lines", "duplicate_line_chars"]
     assert "top_2_gram_too_frequent" in reasons and "duplicate_10_grams" in reasons
+
+
+def test_fast_ngram_counts_equal_the_reference_definitions():
+    """The grouped n-gram search and the candidate-only scan give exactly what the textbook
+    definitions give (most common n-gram via Counter; left-to-right scan with a set and jumps)."""
+    import random
+    from collections import Counter
+
+    from thresher.quality.repetition import _prefix_lengths, repeat_groups, top_ngram_chars
+    from thresher.quality.text import TextAnalysis
+
+    def reference_duplicates(words, n):
+        seen, repeated, idx = set(), 0, 0
+        while idx < len(words) - n + 1:
+            gram = tuple(words[idx:idx + n])
+            if gram in seen:
+                repeated += len("".join(gram))
+                idx += n
+            else:
+                seen.add(gram)
+                idx += 1
+        return repeated
+
+    def reference_top(words, n):
+        grams = Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
+        if not grams:
+            return 0
+        gram, count = grams.most_common(1)[0]
+        return (len("".join(gram)) + n - 1) * count if count >= 2 else 0
+
+    rng = random.Random(5)
+    for _ in range(2000):
+        words = [rng.choice(["a", "bb", "ccc", "dddd"][: rng.randint(1, 4)]) for _ in range(rng.randint(0, 30))]
+        a = TextAnalysis(" ".join(words))
+        prefix = _prefix_lengths(a)
+        for n in range(2, 7):
+            if len(words) >= n:
+                assert duplicate_ngram_chars(repeat_groups(a, n), n, prefix) == reference_duplicates(words, n)
+                assert top_ngram_chars(repeat_groups(a, n), n, prefix, 1) == reference_top(words, n)
