@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 import tempfile
 from collections import defaultdict
@@ -20,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from thresher.cli import add_config_flags, config_from_args
+from thresher.pipeline import build_corpus_stages
+from thresher.run.tasks import keeper_rank
 
 
 def register(subparsers: Any) -> None:
@@ -48,62 +49,25 @@ def register(subparsers: Any) -> None:
 
 def find_clusters(inputs: Sequence[str], config: Any, workdir: Path, on_progress: Any = None) -> dict[str, Any]:
     """Run scan and group into `workdir` and return the duplicate clusters as plain data."""
-    from thresher.core.stats import Stats
-    from thresher.pipeline import build_corpus_stages
-    from thresher.read.sources import plan_partitions
-    from thresher.run import progress
-    from thresher.run.build import default_key_partitions
-    from thresher.run.engines import TaskCall, make_engine
-    from thresher.run.records import EDGE, unpack_edge
-    from thresher.run.tasks import TaskContext, _partition_size, describe_task, group_task, run_task, scan_task
+    from thresher.run.build import PhaseRunner, prepare_workdir, scan_and_group
+    from thresher.run.tasks import TaskContext, iter_edges
     from thresher.run.workdir import WorkDir
 
     work = WorkDir(workdir)
-    inputs = list(inputs)
-    if "-" in inputs:
-        spooled = work.path("stdin.bin")
-        spooled.parent.mkdir(parents=True, exist_ok=True)
-        with spooled.open("wb") as fh:
-            shutil.copyfileobj(sys.stdin.buffer, fh)
-        inputs = [str(spooled) if i == "-" else i for i in inputs]
-    partitions = plan_partitions(inputs, config.input)
-    total_bytes = sum(_partition_size(p) for p in partitions)
-    key_partitions = config.exec.key_partitions or default_key_partitions(total_bytes)
-    stages = build_corpus_stages(config)
-    ctx = TaskContext(config, str(work.root), key_partitions, False)
-    aggregator = progress.Aggregator(on_progress)
-    engine = make_engine(
-        config.exec.engine, config.exec.workers, aggregator.tick, config.exec.retries, config.exec.ray_address
-    )
-
-    def call(fn: Any, task_id: str, *args: Any) -> TaskCall:
-        return TaskCall(
-            run_task, (fn, ctx, task_id, *args), describe_task(task_id, args), str(work.path("logs", f"{task_id}.log"))
-        )
-
+    work.root.mkdir(parents=True, exist_ok=True)
+    _, partitions = prepare_workdir(work, list(inputs), config, write_rejects=False, overwrite=True)
+    runner = PhaseRunner(work, TaskContext(config, str(work.root), False), on_progress)
     try:
-        aggregator.start_phase("scan", len(partitions), total_bytes)
-        part_bytes = [_partition_size(p) for p in partitions]
-        scanned = engine.run(
-            [call(scan_task, f"scan-{p.index:06d}", p) for p in partitions],
-            on_done=lambda i, _: aggregator.task_done(part_bytes[i]),
-        )
-        stats = sum((Stats.from_dict(r["stats"]) for r in scanned), Stats())
-        group_calls = [
-            call(group_task, f"group-{stage.name}-{k:04d}", si, k, [p.index for p in partitions])
-            for si, stage in enumerate(stages)
-            for k in range(key_partitions)
-        ]
-        aggregator.start_phase("group", len(group_calls))
-        for r in engine.run(group_calls, on_done=lambda i, _: aggregator.task_done()):
-            stats += Stats.from_dict(r["stats"])
+        grouped = scan_and_group(work, runner, partitions)
     finally:
-        engine.close()
+        runner.close()
+    stats, scanned = grouped.stats, grouped.scan_results
+    stages = build_corpus_stages(config)
 
     # union-find over the verified edges (only colliding documents are in memory)
     parent: dict[int, int] = {}
     nodes: dict[int, Any] = {}
-    # a pair colliding in several key partitions is verified (and written) once per partition
+    # a pair colliding in several group tasks is verified (and written) once per task
     edges: dict[tuple[int, int, str], float] = {}
 
     def find(x: int) -> int:
@@ -112,22 +76,15 @@ def find_clusters(inputs: Sequence[str], config: Any, workdir: Path, on_progress
             x = parent[x]
         return x
 
-    for stage in stages:
-        for k in range(key_partitions):
-            path = work.edges(stage.name, k)
-            if not path.exists():
-                continue
-            blob = path.read_bytes()
-            for off in range(0, len(blob), EDGE.size):
-                a, b, sim = unpack_edge(blob[off : off + EDGE.size])
-                for n in (a, b):
-                    if n.ordinal not in parent:
-                        parent[n.ordinal] = n.ordinal
-                        nodes[n.ordinal] = n
-                ra, rb = find(a.ordinal), find(b.ordinal)
-                if ra != rb:
-                    parent[max(ra, rb)] = min(ra, rb)
-                edges[(a.ordinal, b.ordinal, stage.name)] = sim
+    for si, a, b, sim in iter_edges(work, stages):
+        for n in (a, b):
+            if n.ordinal not in parent:
+                parent[n.ordinal] = n.ordinal
+                nodes[n.ordinal] = n
+        ra, rb = find(a.ordinal), find(b.ordinal)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+        edges[(a.ordinal, b.ordinal, stages[si].name)] = sim
 
     info: dict[int, dict[str, Any]] = {}
     if nodes:
@@ -154,12 +111,7 @@ def find_clusters(inputs: Sequence[str], config: Any, workdir: Path, on_progress
     for (a, b, name), sim in edges.items():
         pairs[find(a)].append((a, b, sim, name))
     policy = config.dedup.keep
-    if policy == "longest":
-        rank = lambda n: (-n.length, n.ordinal)  # noqa: E731
-    elif policy == "best_quality":
-        rank = lambda n: (-n.quality, n.ordinal)  # noqa: E731
-    else:
-        rank = lambda n: (n.ordinal,)  # noqa: E731
+    rank = keeper_rank(policy)
 
     def describe(o: int) -> dict[str, Any]:
         d = dict(info.get(o) or {"id": nodes[o].id_hex})

@@ -29,15 +29,16 @@ from thresher.read.paths import input_size
 from thresher.read.sources import plan_partitions
 from thresher.run import progress
 from thresher.run.engines import TaskCall, make_engine
+from thresher.run.records import KEY_BUCKETS
 from thresher.run.tasks import (
     TaskContext,
-    _partition_size,
     assemble_task,
     cluster_task,
     describe_task,
     group_task,
     gzip_concat,
     malformed_examples,
+    partition_size,
     run_task,
     scan_task,
     write_task,
@@ -49,12 +50,11 @@ from thresher.write.manifest import FORMAT_VERSION, MANIFEST
 
 log = logging.getLogger(__name__)
 
-# Key partitions scale with input size so that one group task holds a bounded share of the keys:
-# about one partition per 256 MiB of input, at least 16 (so the group phase has tasks for every
-# worker even on small inputs), at most 1024. The count never changes the output (a test proves
-# it), only how the group phase's work and memory are split.
-KEY_PARTITION_BYTES = 256 * 1024 * 1024
-MIN_KEY_PARTITIONS = 16
+# Group tasks are planned from the key bytes the scan wrote: about GROUP_TASK_BYTES of key records
+# each (a record is 52 bytes on disk and ~100 bytes in a group task's memory), at least
+# MIN_GROUP_TASKS so every worker has work on small inputs.
+GROUP_TASK_BYTES = 32 * 1024 * 1024
+MIN_GROUP_TASKS = 16
 
 
 @dataclass
@@ -66,10 +66,6 @@ class BuildResult:
     @property
     def ok(self) -> bool:
         return self.stats.reconciles()
-
-
-def default_key_partitions(total_bytes: int) -> int:
-    return max(MIN_KEY_PARTITIONS, min(1024, -(-total_bytes // KEY_PARTITION_BYTES)))
 
 
 def _spool_stdin(work: WorkDir) -> str:
@@ -121,6 +117,131 @@ def build(
         return _build_locked(list(inputs), out, work, config, rejects, overwrite, on_progress)
 
 
+@dataclass
+class GroupedRun:
+    """The state of a run after its scan and group phases: what the cluster phase (or the dedup
+    report) reads from the work dir."""
+
+    work: WorkDir
+    ctx: TaskContext
+    partitions: list[Partition]
+    scan_results: list[dict[str, Any]]
+    stats: Stats
+
+
+class PhaseRunner:
+    """Runs a build's tasks on the configured engine, with progress and phase timing."""
+
+    def __init__(self, work: WorkDir, ctx: TaskContext, on_progress: Callable[[progress.Snapshot], None] | None) -> None:
+        config = ctx.config
+        self.work = work
+        self.ctx = ctx
+        self.aggregator = progress.Aggregator(on_progress)
+        self.engine = make_engine(
+            config.exec.engine, config.exec.workers, self.aggregator.tick, config.exec.retries, config.exec.ray_address
+        )
+
+    def call(self, fn: Any, task_id: str, *args: Any) -> TaskCall:
+        log_path = str(self.work.path("logs", f"{task_id}.log"))
+        return TaskCall(run_task, (fn, self.ctx, task_id, *args), describe_task(task_id, args), log_path)
+
+    def phase(self, name: str, calls: list[TaskCall], task_bytes: list[int] | None = None, total_bytes: int = 0) -> list[Any]:
+        self.aggregator.start_phase(name, len(calls), total_bytes)
+        sizes = task_bytes or [0] * len(calls)
+        return self.engine.run(calls, on_done=lambda i, _: self.aggregator.task_done(sizes[i]))
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+def plan_group_ranges(bucket_bytes: list[int], tasks: int | None = None) -> list[tuple[int, int]]:
+    """Contiguous key-bucket ranges for the group tasks of one corpus stage, balanced by the key
+    bytes the scan actually wrote: about GROUP_TASK_BYTES each, at least MIN_GROUP_TASKS ranges
+    (so every worker has work), or exactly `tasks` when given. Deterministic; the split never changes
+    the output, only each group task's memory."""
+    total = sum(bucket_bytes)
+    n = tasks or max(MIN_GROUP_TASKS, -(-total // GROUP_TASK_BYTES))
+    n = max(1, min(n, len(bucket_bytes)))
+    target = total / n
+    ranges: list[tuple[int, int]] = []
+    lo = 0
+    acc = 0
+    for b, size in enumerate(bucket_bytes):
+        acc += size
+        if len(ranges) < n - 1 and acc >= target * (len(ranges) + 1):
+            ranges.append((lo, b + 1))
+            lo = b + 1
+    ranges.append((lo, len(bucket_bytes)))
+    return [r for r in ranges if r[0] < r[1]]
+
+
+def scan_and_group(
+    work: WorkDir,
+    runner: PhaseRunner,
+    partitions: list[Partition],
+) -> GroupedRun:
+    """The scan phase, then the group phase of every corpus stage."""
+    import json
+
+    ctx = runner.ctx
+    config = ctx.config
+    part_bytes = [partition_size(p) for p in partitions]
+    scan_results = runner.phase(
+        "scan", [runner.call(scan_task, f"scan-{p.index:06d}", p) for p in partitions], part_bytes, sum(part_bytes)
+    )
+    stats = sum((Stats.from_dict(r["stats"]) for r in scan_results), Stats())
+    _check_malformed(config, stats)
+    calls = []
+    for si, stage in enumerate(build_corpus_stages(config)):
+        bucket_bytes = [0] * KEY_BUCKETS
+        for p in partitions:
+            offsets = json.loads(work.keys(stage.name, p.index).with_suffix(".idx").read_text())
+            for b in range(KEY_BUCKETS):
+                bucket_bytes[b] += offsets[b + 1] - offsets[b]
+        for lo, hi in plan_group_ranges(bucket_bytes, config.exec.key_partitions):
+            calls.append(runner.call(group_task, f"group-{stage.name}-{lo:04d}", si, lo, hi, [p.index for p in partitions]))
+    for r in runner.phase("group", calls):
+        stats += Stats.from_dict(r["stats"])
+    return GroupedRun(work, ctx, partitions, scan_results, stats)
+
+
+def prepare_workdir(
+    work: WorkDir, inputs: list[str], config: RunConfig, *, write_rejects: bool, overwrite: bool
+) -> tuple[list[str], list[Partition]]:
+    """Spool stdin, plan the partitions, and check (or write) the work dir's plan: a resume must
+    find the same plan; another one is refused unless `overwrite`."""
+    import json
+
+    plan_path = work.path("plan.json")
+    if "-" in inputs:
+        spooled = work.path("stdin.bin")
+        spooled_path = str(spooled) if plan_path.exists() and spooled.exists() else _spool_stdin(work)
+        inputs = [spooled_path if i == "-" else i for i in inputs]
+    partitions = plan_partitions(inputs, config.input)
+    plan = {
+        "thresher_version": __version__,
+        "config_hash": config.hash,
+        "write_rejects": write_rejects,
+        "key_buckets": KEY_BUCKETS,
+        "corpus_stages": [s.name for s in build_corpus_stages(config)],
+        "partitions": [[p.kind, list(p.paths), p.start, p.end] for p in partitions],
+    }
+    if plan_path.exists():
+        previous = json.loads(plan_path.read_text(encoding="utf-8"))
+        if previous != plan:
+            if not overwrite:
+                raise WorkDirError(
+                    f"{work.root} holds an unfinished build with another config or input "
+                    f"(config hash {previous.get('config_hash')} vs {config.hash}); rerun it as it was, "
+                    "or pass --overwrite to discard it"
+                )
+            _reset_workdir(work)
+        else:
+            log.info("resuming the build in %s", work.root)
+    write_json_atomic(plan_path, plan)
+    return inputs, partitions
+
+
 def _build_locked(
     inputs: list[str],
     out: Path,
@@ -132,85 +253,24 @@ def _build_locked(
 ) -> BuildResult:
     # An interrupted run must never leave a manifest claiming completeness: remove it first.
     (out / MANIFEST).unlink(missing_ok=True)
-    plan_path = work.path("plan.json")
     given_inputs = list(inputs)
-    if "-" in inputs:
-        spooled = work.path("stdin.bin")
-        if not (plan_path.exists() and spooled.exists()):
-            spooled_path = _spool_stdin(work)
-        else:
-            spooled_path = str(spooled)
-        inputs = [spooled_path if i == "-" else i for i in inputs]
-    partitions = plan_partitions(inputs, config.input)
-    total_bytes = sum(_partition_size(p) for p in partitions)
-    key_partitions = config.exec.key_partitions or default_key_partitions(total_bytes)
-    corpus = build_corpus_stages(config)
-    plan = {
-        "thresher_version": __version__,
-        "config_hash": config.hash,
-        "write_rejects": rejects is not None,
-        "key_partitions": key_partitions,
-        "corpus_stages": [s.name for s in corpus],
-        "partitions": [[p.kind, list(p.paths), p.start, p.end] for p in partitions],
-    }
-    if plan_path.exists():
-        import json
-
-        previous = json.loads(plan_path.read_text(encoding="utf-8"))
-        if previous != plan:
-            if not overwrite:
-                raise WorkDirError(
-                    f"{work.root} holds an unfinished build with another config or input "
-                    f"(config hash {previous.get('config_hash')} vs {config.hash}); rerun it as it was, "
-                    "or pass --overwrite to discard it"
-                )
-            _reset_workdir(work)
-            plan_path = work.path("plan.json")
-        else:
-            log.info("resuming the build in %s", work.root)
-    write_json_atomic(plan_path, plan)
-
-    ctx = TaskContext(config, str(work.root), key_partitions, rejects is not None)
-    aggregator = progress.Aggregator(on_progress)
-    engine = make_engine(config.exec.engine, config.exec.workers, aggregator.tick, config.exec.retries, config.exec.ray_address)
-
-    def call(fn: Any, task_id: str, *args: Any) -> TaskCall:
-        return TaskCall(run_task, (fn, ctx, task_id, *args), describe_task(task_id, args), str(work.path("logs", f"{task_id}.log")))
-
+    inputs, partitions = prepare_workdir(work, inputs, config, write_rejects=rejects is not None, overwrite=overwrite)
+    ctx = TaskContext(config, str(work.root), rejects is not None)
+    runner = PhaseRunner(work, ctx, on_progress)
     try:
-        # scan
-        aggregator.start_phase("scan", len(partitions), total_bytes)
-        part_bytes = [_partition_size(p) for p in partitions]
-        scan_results = engine.run(
-            [call(scan_task, f"scan-{p.index:06d}", p) for p in partitions],
-            on_done=lambda i, _: aggregator.task_done(part_bytes[i]),
-        )
-        stats = sum((Stats.from_dict(r["stats"]) for r in scan_results), Stats())
-        _check_malformed(config, stats)
-        # group
-        group_calls = [
-            call(group_task, f"group-{stage.name}-{k:04d}", si, k, [p.index for p in partitions])
-            for si, stage in enumerate(corpus)
-            for k in range(key_partitions)
-        ]
-        aggregator.start_phase("group", len(group_calls))
-        for r in engine.run(group_calls, on_done=lambda i, _: aggregator.task_done()):
-            stats += Stats.from_dict(r["stats"])
+        grouped = scan_and_group(work, runner, partitions)
+        stats = grouped.stats
         # cluster (one task: union-find over colliding documents only)
-        aggregator.start_phase("cluster", 1)
-        (cluster,) = engine.run([call(cluster_task, "cluster", key_partitions)])
-        aggregator.task_done()
-        # write
+        (cluster,) = runner.phase("cluster", [runner.call(cluster_task, "cluster")])
+        # write: each partition knows its first global index from the cluster's drop counts
         dropped = {int(p): n for p, n in cluster["dropped"].items()}
         starts = []
         g = 0
-        for p, r in zip(partitions, scan_results, strict=True):
+        for p, r in zip(partitions, grouped.scan_results, strict=True):
             starts.append(g)
             g += r["survivors"] - dropped.get(p.index, 0)
-        aggregator.start_phase("write", len(partitions))
-        write_results = engine.run(
-            [call(write_task, f"write-{p.index:06d}", p.index, starts[i]) for i, p in enumerate(partitions)],
-            on_done=lambda i, _: aggregator.task_done(),
+        write_results = runner.phase(
+            "write", [runner.call(write_task, f"write-{p.index:06d}", p.index, starts[i]) for i, p in enumerate(partitions)]
         )
         for r in write_results:
             stats += Stats.from_dict(r["stats"])
@@ -219,13 +279,12 @@ def _build_locked(
         for r in write_results:
             for shard, path, _ in r["pieces"]:
                 pieces[shard].append(path)
-        aggregator.start_phase("assemble", len(pieces))
-        shards = engine.run(
-            [call(assemble_task, f"assemble-{k:05d}", k, len(pieces), pieces[k]) for k in sorted(pieces)],
-            on_done=lambda i, _: aggregator.task_done(),
+        shards = runner.phase(
+            "assemble", [runner.call(assemble_task, f"assemble-{k:05d}", k, len(pieces), pieces[k]) for k in sorted(pieces)]
         )
     finally:
-        engine.close()
+        runner.close()
+    aggregator = runner.aggregator
     aggregator.start_phase("finalize", 1)
     for phase, seconds in aggregator.phase_seconds.items():
         stats.add_time(f"phase.{phase}", seconds)  # wall clock per phase, for scaling models

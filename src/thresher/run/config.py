@@ -20,7 +20,8 @@ class ExecConfig:
     )
     retries: int = setting(2, "times a failed task is retried before the run stops", flag="--retries")
     key_partitions: int | None = setting(
-        None, "dedup key partitions (default: scales with input size)", flag="--key-partitions"
+        None, "group tasks per dedup stage (default: from the key volume the scan found, at least 16)",
+        flag="--key-partitions",
     )
     progress_every: int = setting(
         10_000, "when stderr is not a terminal, print progress every N records (0: never)", flag="--progress-every"

@@ -15,6 +15,9 @@ import struct
 from dataclasses import dataclass
 
 KEY_LEN = 16
+# Keys are spilled into this many hash buckets by the scan phase; the driver then groups contiguous
+# bucket ranges into group tasks sized by the keys actually found (see run/build.plan_group_ranges).
+KEY_BUCKETS = 1024
 KEY_RECORD = struct.Struct(">16sQ8sIfQI")
 NODE = struct.Struct(">Q8sIf")
 EDGE = struct.Struct(">Q8sIfQ8sIff")

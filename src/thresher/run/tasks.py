@@ -31,7 +31,7 @@ from thresher.pipeline import DocumentChain, build_corpus_stages
 from thresher.read.base import Event, Partition, Skip, ordinal_partition
 from thresher.read.sources import read_partition
 from thresher.run import progress
-from thresher.run.records import EDGE, KEY_LEN, KEY_RECORD, Node, id_bytes, pack_edge, unpack_edge
+from thresher.run.records import EDGE, KEY_BUCKETS, KEY_LEN, KEY_RECORD, Node, id_bytes, pack_edge, unpack_edge
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line, write_json_atomic
 from thresher.write.formats import get_format
@@ -46,7 +46,6 @@ MALFORMED_LOG_LIMIT = 20  # per partition: located warnings in the log; all of t
 class TaskContext:
     config: RunConfig
     workdir: str
-    key_partitions: int
     write_rejects: bool
 
     @property
@@ -102,8 +101,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
     stats = Stats()
     chain = DocumentChain(config, stats)
     corpus = build_corpus_stages(config)
-    P = ctx.key_partitions
-    key_buffers = [[bytearray() for _ in range(P)] for _ in corpus]
+    key_buffers = [[bytearray() for _ in range(KEY_BUCKETS)] for _ in corpus]
     payload_sizes = [0 for _ in corpus]
     payload_files = []
     for stage in corpus:
@@ -116,7 +114,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
     # progress by bytes where a document's source offset is a position in the file itself
     # (uncompressed JSONL, archives); compressed JSONL reports its bytes when the task ends
     offsets_in_file = partition.kind == "warc" or (partition.kind == "jsonl" and not _is_compressed(partition.path))
-    bytes_total = _partition_size(partition)
+    bytes_total = partition_size(partition)
     bytes_reported = 0
     t_read = 0.0
     with (
@@ -171,8 +169,8 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
                     payload_files[si].write(scanned.payload)
                     payload_sizes[si] += len(scanned.payload)
                 for key in scanned.keys:
-                    k = int.from_bytes(key[:8], "big") % P
-                    key_buffers[si][k] += KEY_RECORD.pack(key[:KEY_LEN], doc.ordinal, *member_tail, offset, len(scanned.payload))
+                    bucket = int.from_bytes(key[:8], "big") % KEY_BUCKETS
+                    key_buffers[si][bucket] += KEY_RECORD.pack(key[:KEY_LEN], doc.ordinal, *member_tail, offset, len(scanned.payload))
             stats.add_time("dedup.keys", time.perf_counter() - t0)
             record = doc.to_record()
             record["_o"] = doc.ordinal
@@ -213,7 +211,7 @@ def _is_compressed(path: str) -> bool:
         return False
 
 
-def _partition_size(partition: Partition) -> int:
+def partition_size(partition: Partition) -> int:
     from thresher.read.paths import input_size
 
     if partition.end is not None:
@@ -265,7 +263,9 @@ class _Payloads:
             f.close()
 
 
-def group_task(ctx: TaskContext, stage_index: int, k: int, partitions: list[int]) -> dict[str, Any]:
+def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions: list[int]) -> dict[str, Any]:
+    """Group the keys of buckets [lo, hi) of one corpus stage from every scan partition, verify the
+    candidates of every key seen more than once, and write the verified edges."""
     stage = build_corpus_stages(ctx.config)[stage_index]
     work = ctx.work
     size = KEY_RECORD.size
@@ -273,7 +273,7 @@ def group_task(ctx: TaskContext, stage_index: int, k: int, partitions: list[int]
     for p in partitions:
         keys_path = work.keys(stage.name, p)
         offsets = json.loads(keys_path.with_suffix(".idx").read_text())
-        start, end = offsets[k], offsets[k + 1]
+        start, end = offsets[lo], offsets[hi]
         if end == start:
             continue
         with open(keys_path, "rb") as f:
@@ -307,7 +307,7 @@ def group_task(ctx: TaskContext, stage_index: int, k: int, partitions: list[int]
     edges = 0
     candidates = 0
     t0 = time.perf_counter()
-    with atomic_open(work.edges(stage.name, k), "wb", durable=False) as out:
+    with atomic_open(work.edges(stage.name, lo), "wb", durable=False) as out:
         i = 0
         n_records = len(records)
         while i < n_records:
@@ -342,7 +342,7 @@ def group_task(ctx: TaskContext, stage_index: int, k: int, partitions: list[int]
 # -- cluster ------------------------------------------------------------------------------------
 
 
-def _keeper_rank(policy: str) -> Callable[[Node], tuple[Any, ...]]:
+def keeper_rank(policy: str) -> Callable[[Node], tuple[Any, ...]]:
     if policy == "longest":
         return lambda n: (-n.length, n.ordinal)
     if policy == "best_quality":
@@ -350,14 +350,12 @@ def _keeper_rank(policy: str) -> Callable[[Node], tuple[Any, ...]]:
     return lambda n: (n.ordinal,)
 
 
-def _iter_edges(work: WorkDir, stages: list[Any], key_partitions: int) -> Iterator[tuple[int, Node, Node, float]]:
-    """Every verified edge as (stage index, node a, node b, similarity), in a fixed order."""
+def iter_edges(work: WorkDir, stages: list[Any]) -> Iterator[tuple[int, Node, Node, float]]:
+    """Every verified edge as (stage index, node a, node b, similarity), in a fixed order. A pair
+    colliding in several group tasks appears once per task."""
     size = EDGE.size
     for si, stage in enumerate(stages):
-        for k in range(key_partitions):
-            path = work.edges(stage.name, k)
-            if not path.exists():
-                continue
+        for path in sorted(work.path("edges", stage.name).glob("*.edges")):
             with open(path, "rb") as f:
                 while chunk := f.read(size * 4096):
                     for off in range(0, len(chunk), size):
@@ -365,7 +363,7 @@ def _iter_edges(work: WorkDir, stages: list[Any], key_partitions: int) -> Iterat
                         yield si, a, b, sim
 
 
-def cluster_task(ctx: TaskContext, key_partitions: int) -> dict[str, Any]:
+def cluster_task(ctx: TaskContext) -> dict[str, Any]:
     """Union-find over the verified edges of every corpus stage; only documents that collide are in
     memory, and per document only its parent, its keeper facts and its best edges.
 
@@ -386,7 +384,7 @@ def cluster_task(ctx: TaskContext, key_partitions: int) -> dict[str, Any]:
             parent[x], x = root, parent[x]
         return root
 
-    for _, a, b, _ in _iter_edges(work, stages, key_partitions):
+    for _, a, b, _ in iter_edges(work, stages):
         for n in (a, b):
             if n.ordinal not in parent:
                 parent[n.ordinal] = n.ordinal
@@ -395,7 +393,7 @@ def cluster_task(ctx: TaskContext, key_partitions: int) -> dict[str, Any]:
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)
 
-    rank = _keeper_rank(ctx.config.dedup.keep)
+    rank = keeper_rank(ctx.config.dedup.keep)
     keeper_of_root: dict[int, int] = {}
     for o in sorted(parent):
         root = find(o)
@@ -408,7 +406,7 @@ def cluster_task(ctx: TaskContext, key_partitions: int) -> dict[str, Any]:
 
     # per dropped node: (is not direct, stage priority, -similarity, neighbour) -- smaller is better
     best: dict[int, tuple[int, int, float, int]] = {}
-    for si, a, b, sim in _iter_edges(work, stages, key_partitions):
+    for si, a, b, sim in iter_edges(work, stages):
         keeper = keeper_of_root[find(a.ordinal)]
         for x, y in ((a.ordinal, b.ordinal), (b.ordinal, a.ordinal)):
             if x == keeper:
