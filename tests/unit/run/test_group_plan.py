@@ -8,7 +8,7 @@ from thresher.run.build import GROUP_TASK_BYTES, MIN_GROUP_TASKS, plan_group_ran
 def test_ranges_are_contiguous_and_cover_every_bucket(sizes, tasks):
     ranges = plan_group_ranges(sizes, tasks)
     assert ranges[0][0] == 0 and ranges[-1][1] == len(sizes)
-    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
     assert all(lo < hi for lo, hi in ranges)
     assert len(ranges) <= (tasks or max(MIN_GROUP_TASKS, -(-sum(sizes) // GROUP_TASK_BYTES)))
 
