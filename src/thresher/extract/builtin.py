@@ -124,6 +124,9 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
             if share < 0.9 and node.raw_attrs and CONSENT.search(*tokens_of(class_id(node))):
                 node.flags |= REMOVED
             continue
+        if tag == "form" and mass[node.index] < content_mass:
+            node.flags |= REMOVED  # sign-up, search and comment forms (a page-wide form is a wrapper, kept above)
+            continue
         if tag in FURNITURE_TAGS:
             # an article's own <header> carries its standfirst: a real paragraph, unlike a site header
             if not (tag == "header" and mass[node.index] >= _STANDFIRST_CHARS):
