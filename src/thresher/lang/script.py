@@ -131,6 +131,8 @@ for _code, _ranges in _RANGES.items():
         _TABLE[_lo:_hi + 1] = bytes([_INDEX[_code]]) * (_hi - _lo + 1)
 _TABLE = bytes(_TABLE)
 _LATN, _HANI, _KANA, _HANG = _INDEX["Latn"], _INDEX["Hani"], _INDEX["Kana"], _INDEX["Hang"]
+_NOT_ASCII_LETTERS = bytes(b for b in range(256) if not (65 <= b <= 90 or 97 <= b <= 122))
+_ASCII = bytes(range(128))
 
 # Scripts whose words are not separated by spaces: their letters are counted as words.
 CHARACTER_WORD_SCRIPTS = frozenset(c for c, t in TRAITS.items() if not t.space_delimited)
@@ -171,10 +173,16 @@ def detect_script(text: str, sample_chars: int = SAMPLE_CHARS) -> ScriptProfile:
     if sample.isascii():
         # ASCII letters are Latin; an ASCII text without letters has no script
         return _LATIN_ONLY if any(c.isalpha() for c in sample) else _NO_LETTERS
-    # count characters first (in C); a text has only a few hundred distinct ones to classify
+    # ASCII letters are counted on bytes in C; the other characters are few in most texts and are
+    # counted per distinct character
     raw: Counter[int] = Counter()
+    encoded = sample.encode("utf-8", "surrogatepass")
+    ascii_letters = len(encoded.translate(None, _NOT_ASCII_LETTERS))
+    if ascii_letters:
+        raw[_LATN] = ascii_letters
     table = _TABLE
-    for ch, n in Counter(sample).items():
+    others = encoded.translate(None, _ASCII).decode("utf-8", "surrogatepass")  # the non-ASCII characters
+    for ch, n in Counter(others).items():
         i = table[ord(ch)]
         if i:
             raw[i] += n

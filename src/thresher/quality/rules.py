@@ -67,6 +67,8 @@ class QualityRuleSet:
     def check_all(self, doc: Document) -> list[Drop]:
         analysis = self.cache.get(doc)
         annotations = doc.annotations
+        if "quality.script" not in annotations:
+            annotations["quality.script"] = analysis.script.code
         drops: list[Drop] = []
         measured: dict[str, float | int | None] = {}
         for rule in self.rules:
