@@ -18,7 +18,7 @@ import json
 import logging
 import os
 import time
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -364,17 +364,24 @@ def iter_edges(work: WorkDir, stages: list[Any]) -> Iterator[tuple[int, Node, No
 
 
 def cluster_task(ctx: TaskContext) -> dict[str, Any]:
-    """Union-find over the verified edges of every corpus stage; only documents that collide are in
-    memory, and per document only its parent, its keeper facts and its best edges.
+    """Union-find over the verified edges of every corpus stage. Only documents that collide are in
+    memory, each as one dict entry (ordinal -> index) and a few typed array slots (~170 bytes; see
+    benchmarks/cluster_memory.py), never as Python objects of its own.
 
     Pass 1 builds the components and picks each keeper by the keep policy. Pass 2 attributes every
     other member: to its direct edge to the keeper when there is one (an earlier stage, e.g. exact,
     wins over a later one, then the higher similarity), else to its strongest edge (`via_id` names
-    the neighbour that linked it)."""
+    the neighbour that linked it). Decisions are written per input partition in ordinal order."""
+    from array import array
+
     work = ctx.work
     stages = build_corpus_stages(ctx.config)
-    parent: dict[int, int] = {}
-    facts: dict[int, tuple[bytes, int, float]] = {}  # ordinal -> (id, text length, quality)
+    index: dict[int, int] = {}
+    ordinals = array("Q")
+    ids = array("Q")
+    lengths = array("I")
+    qualities = array("f")
+    parent = array("q")
 
     def find(x: int) -> int:
         root = x
@@ -384,60 +391,87 @@ def cluster_task(ctx: TaskContext) -> dict[str, Any]:
             parent[x], x = root, parent[x]
         return root
 
+    def node_index(n: Node) -> int:
+        i = index.get(n.ordinal)
+        if i is None:
+            i = index[n.ordinal] = len(ordinals)
+            ordinals.append(n.ordinal)
+            ids.append(int.from_bytes(n.doc_id, "big"))
+            lengths.append(min(n.length, 0xFFFFFFFF))
+            qualities.append(n.quality)
+            parent.append(i)
+        return i
+
     for _, a, b, _ in iter_edges(work, stages):
-        for n in (a, b):
-            if n.ordinal not in parent:
-                parent[n.ordinal] = n.ordinal
-                facts[n.ordinal] = (n.doc_id, n.length, n.quality)
-        ra, rb = find(a.ordinal), find(b.ordinal)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
+        ra, rb = find(node_index(a)), find(node_index(b))
+        if ra != rb:  # the root is the member with the lowest ordinal (indices follow first sight)
+            if ordinals[ra] < ordinals[rb]:
+                parent[rb] = ra
+            else:
+                parent[ra] = rb
+    n = len(ordinals)
+    policy = ctx.config.dedup.keep
+    if policy == "longest":
+        rank: Callable[[int], tuple[Any, ...]] = lambda i: (-lengths[i], ordinals[i])  # noqa: E731
+    elif policy == "best_quality":
+        rank = lambda i: (-qualities[i], ordinals[i])  # noqa: E731
+    else:
+        rank = lambda i: (ordinals[i],)  # noqa: E731
+    keeper = array("q", [-1]) * n  # per root: its keeper
+    members = array("I", [0]) * n  # per root: component size
+    for i in range(n):
+        root = find(i)
+        members[root] += 1
+        if keeper[root] < 0 or rank(i) < rank(keeper[root]):
+            keeper[root] = i
 
-    rank = keeper_rank(ctx.config.dedup.keep)
-    keeper_of_root: dict[int, int] = {}
-    for o in sorted(parent):
-        root = find(o)
-        current = keeper_of_root.get(root)
-        if current is None or rank(Node(o, *facts[o])) < rank(Node(current, *facts[current])):
-            keeper_of_root[root] = o
-    members_of_root: dict[int, int] = defaultdict(int)
-    for o in parent:
-        members_of_root[find(o)] += 1
-
-    # per dropped node: (is not direct, stage priority, -similarity, neighbour) -- smaller is better
-    best: dict[int, tuple[int, int, float, int]] = {}
+    # per member: its best edge as (indirect, stage, -similarity, neighbour ordinal), smaller is better
+    b_indirect = array("b", [2]) * n
+    b_stage = array("b", [0]) * n
+    b_sim = array("f", [0.0]) * n
+    b_via = array("q", [-1]) * n
     for si, a, b, sim in iter_edges(work, stages):
-        keeper = keeper_of_root[find(a.ordinal)]
-        for x, y in ((a.ordinal, b.ordinal), (b.ordinal, a.ordinal)):
-            if x == keeper:
+        ia, ib = index[a.ordinal], index[b.ordinal]
+        k = keeper[find(ia)]
+        sim32 = array("f", [sim])[0]  # compare as stored
+        for x, y in ((ia, ib), (ib, ia)):
+            if x == k:
                 continue
-            candidate = (0 if y == keeper else 1, si, -sim, y)
-            if x not in best or candidate < best[x]:
-                best[x] = candidate
+            candidate = (0 if y == k else 1, si, -sim32, ordinals[y])
+            current = (b_indirect[x], b_stage[x], -b_sim[x], ordinals[b_via[x]] if b_via[x] >= 0 else -1)
+            if b_via[x] < 0 or candidate < current:
+                b_indirect[x], b_stage[x], b_sim[x], b_via[x] = candidate[0], si, sim32, y
 
-    decisions: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for o, (indirect, si, neg_sim, via) in best.items():
-        keeper = keeper_of_root[find(o)]
-        cluster_id = facts[keeper][0].hex()
-        stage = stages[si]
-        detail: dict[str, Any] = {"kept_id": cluster_id, "cluster": cluster_id}
-        if indirect:
-            detail["via_id"] = facts[via][0].hex()
-        drop = Drop(stage.name, stage.reason, value=round(-neg_sim, 4), limit=getattr(stage, "threshold", None), detail=detail)
-        decisions[ordinal_partition(o)].append({"o": o, "drop": drop.to_record()})
-    for root, keeper in keeper_of_root.items():
-        cluster_id = facts[keeper][0].hex()
-        decisions[ordinal_partition(keeper)].append(
-            {"o": keeper, "keep": {"duplicates": members_of_root[root] - 1, "cluster": cluster_id}}
-        )
+    def id_hex(i: int) -> str:
+        return ids[i].to_bytes(8, "big").hex()
+
     dropped_per_partition: dict[str, int] = {}
-    for p, items in decisions.items():
-        items.sort(key=lambda d: d["o"])
-        with atomic_open(work.decisions(p), "wb", durable=False) as out:
-            for d in items:
-                out.write(dumps_line(d))
-        dropped_per_partition[str(p)] = sum(1 for d in items if "drop" in d)
-    return {"dropped": dropped_per_partition, "clusters": len(keeper_of_root), "nodes": len(parent)}
+    order = sorted(range(n), key=ordinals.__getitem__)
+    current_p = -1
+    out: Any = None
+    stack = contextlib.ExitStack()
+    with stack:
+        for i in order:
+            p = ordinal_partition(ordinals[i])
+            if p != current_p:
+                stack.close()
+                out = stack.enter_context(atomic_open(work.decisions(p), "wb", durable=False))
+                current_p = p
+                dropped_per_partition[str(p)] = 0
+            root = find(i)
+            cluster_id = id_hex(keeper[root])
+            if i == keeper[root]:
+                out.write(dumps_line({"o": ordinals[i], "keep": {"duplicates": members[root] - 1, "cluster": cluster_id}}))
+                continue
+            stage = stages[b_stage[i]]
+            detail: dict[str, Any] = {"kept_id": cluster_id, "cluster": cluster_id}
+            if b_indirect[i]:
+                detail["via_id"] = id_hex(b_via[i])
+            drop = Drop(stage.name, stage.reason, value=round(b_sim[i], 4), limit=getattr(stage, "threshold", None), detail=detail)
+            out.write(dumps_line({"o": ordinals[i], "drop": drop.to_record()}))
+            dropped_per_partition[str(p)] += 1
+    clusters = sum(1 for i in range(n) if parent[i] == i)
+    return {"dropped": dropped_per_partition, "clusters": clusters, "nodes": n}
 
 
 # -- write --------------------------------------------------------------------------------------
