@@ -46,8 +46,15 @@ class Block:
         return f"Block({self.kind}, {self.text[:40]!r})"
 
 
+# Invisible format characters that split words for any tokenizer: soft hyphen, zero-width space,
+# word joiner, zero-width no-break space (BOM).
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u2060\ufeff"))
+
+
 def _clean_lines(parts: list[str]) -> str:
     raw = "".join(parts)
+    if "\u00ad" in raw or "\u200b" in raw or "\u2060" in raw or "\ufeff" in raw:
+        raw = raw.translate(_INVISIBLE)
     if BR not in raw:
         return " ".join(raw.split())
     lines = [" ".join(line.split()) for line in raw.split(BR)]
