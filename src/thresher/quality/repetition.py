@@ -172,11 +172,12 @@ def top_ngram_chars(groups: list[list[int]], n: int, prefix: list[int], separato
         if min_count <= 1 and len(prefix) > n:
             return prefix[n] + separator_chars * (n - 1)
         return 0
-    best = max(groups, key=lambda g: (len(g), -g[0]))
-    if len(best) < min_count:
+    sizes = list(map(len, groups))
+    count = max(sizes)
+    if count < min_count:
         return 0
-    at = best[0]
-    return (prefix[at + n] - prefix[at] + separator_chars * (n - 1)) * len(best)
+    at = min(g[0] for g, size in zip(groups, sizes, strict=True) if size == count)
+    return (prefix[at + n] - prefix[at] + separator_chars * (n - 1)) * count
 
 
 def duplicate_ngram_chars(groups: list[list[int]], n: int, prefix: list[int]) -> int:

@@ -113,11 +113,13 @@ class TextAnalysis:
     @cached_property
     def repetition_lines(self) -> list[str]:
         """Lines as Gopher's repetition rules see them: split on runs of newlines."""
-        return _LINE_BREAKS.split(self.text)
+        text = self.text
+        return text.split("\n") if "\n\n" not in text else _LINE_BREAKS.split(text)
 
     @cached_property
     def paragraphs(self) -> list[str]:
-        return _PARAGRAPH_BREAK.split(self.text.strip())
+        text = self.text.strip()
+        return _PARAGRAPH_BREAK.split(text) if "\n\n" in text else [text]
 
     @cached_property
     def lower(self) -> str:
