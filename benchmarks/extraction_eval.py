@@ -420,10 +420,16 @@ JSON-LD `articleBody` guides the choice when it is as long as the page's text. N
 
 ## What is still short
 
-- Comments are removed by design; the trafilatura set counts some comment text as wanted.
-- Tabbed and collapsed content (`tab-pane`, hidden panels) is read as hidden when the page hides it.
-- Link-blog posts (each paragraph mostly a link) and live tickers lose text to the link-density rules.
-- Title match on the Readability pages is lower than Readability's own heuristics (site names kept).
+- Per language on the trafilatura set, French (24 pages) and pages without `<html lang>` (87, mostly
+  older sites) score below trafilatura: a live ticker, tabbed product pages, and company landing
+  pages where the whole page is the region. German, English, Spanish and Polish are at or above it.
+- Comments are removed by design (the issue asks for it); the trafilatura set counts some comment
+  text as wanted, which costs recall there.
+- Tabbed and collapsed content (`tab-pane`, panels hidden by the page) is read as hidden.
+- Link-blog posts (each paragraph mostly a link) lose text to the link-density rules.
+- The page title is returned as `title`, not repeated in the text; the trafilatura set sometimes
+  expects the headline in the text.
+- Pure Python: resiliparse (C++) is still about 3x faster.
 """
 
 
