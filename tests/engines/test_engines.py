@@ -128,3 +128,33 @@ def test_sigkill_at_ten_random_moments_then_resume_gives_identical_output(tmp_pa
         manifest = json.loads((out / "manifest.json").read_text())
         assert manifest == reference, f"kill {k} ({sorted(done)}) gave a different dataset"
     assert len(phases_hit) >= 3, phases_hit  # the kills landed in different phases
+
+
+def test_input_that_vanishes_mid_run_is_reported_and_the_run_finishes(tmp_path, monkeypatch):
+    first = write_jsonl(tmp_path / "a.jsonl", [{"url": f"https://a.example/{i}", "html": article_html(i)} for i in range(10)])
+    second = write_jsonl(tmp_path / "b.jsonl", [{"url": f"https://b.example/{i}", "html": article_html(50 + i)} for i in range(10)])
+    real_scan_task = build_module.scan_task
+
+    def scan_after_deleting_second(ctx, partition):
+        second.unlink(missing_ok=True)  # gone between planning and its scan
+        return real_scan_task(ctx, partition)
+
+    monkeypatch.setattr(build_module, "scan_task", scan_after_deleting_second)
+    result = build([str(first), str(second)], tmp_path / "out", local_config())
+    assert result.stats.by_prefix("malformed") == {"unreadable_file": 1}
+    assert result.stats.kept == 10 and result.stats.reconciles()
+
+
+def test_full_disk_stops_the_run_with_the_reason_and_keeps_finished_work(tmp_path, monkeypatch):
+    import errno
+
+    src = write_jsonl(tmp_path / "c.jsonl", [{"url": f"https://c.example/{i}", "html": article_html(i)} for i in range(20)])
+
+    def no_space(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(build_module, "write_task", no_space)
+    with pytest.raises(TaskError, match=r"task write-000000 failed after 2 attempt\(s\): OSError: \[Errno 28\] No space left on device"):
+        build([str(src)], tmp_path / "out", local_config(exec={"retries": 1}))
+    assert not (tmp_path / "out" / "manifest.json").exists()
+    assert (tmp_path / "out" / ".work" / "done" / "cluster.json").exists()
