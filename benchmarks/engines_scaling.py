@@ -47,8 +47,10 @@ def stats_of(out: Path) -> dict:
     return json.loads((out / "stats.json").read_text())
 
 
-def write_text_corpus(path: Path, n_docs: int, seed: int = 11) -> None:
-    """Text documents (no HTML): templated articles; 10% exact and 10% near duplicates."""
+def write_text_corpus(path: Path, n_docs: int, seed: int = 11, max_sentences: int | None = None) -> None:
+    """Text documents (no HTML): templated articles; 10% exact and 10% near duplicates.
+    `max_sentences` shortens each article (memory scales with the number of documents, not their
+    length, so short documents measure it at a fraction of the CPU cost)."""
     from thresher.demo import _english_article
 
     rng = random.Random(seed)
@@ -62,6 +64,9 @@ def write_text_corpus(path: Path, n_docs: int, seed: int = 11) -> None:
                 text = rng.choice(kept) + "\n\nThis article was updated with a correction on page two."
             else:
                 title, paragraphs = _english_article(rng)
+                if max_sentences is not None:
+                    flat = [s for p in paragraphs for s in p][:max_sentences]
+                    paragraphs = [flat[i : i + 3] for i in range(0, len(flat), 3)]
                 text = title + "\n\n" + "\n\n".join(" ".join(p) for p in paragraphs)
                 if len(kept) < 5000:
                     kept.append(text)

@@ -74,6 +74,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100000,1000000")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--sentences", type=int, default=None, help="shorten articles to N sentences (~20 words each)")
     ap.add_argument("--out", default=str(ROOT / "results" / "memory_scaling.json"))
     args = ap.parse_args()
     from engines_scaling import write_text_corpus
@@ -81,9 +82,10 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
     for n in sizes:
-        data = ROOT / ".data" / f"text-{n}.jsonl"
+        suffix = f"-s{args.sentences}" if args.sentences else ""
+        data = ROOT / ".data" / f"text-{n}{suffix}.jsonl"
         if not data.exists():
-            write_text_corpus(data, n)
+            write_text_corpus(data, n, max_sentences=args.sentences)
         out = Path(tempfile.mkdtemp(prefix="thresher-mem-")) / "out"
         try:
             r = run_sampled([str(THRESHER), "build", str(data), "-o", str(out), "-q", "--workers", str(args.workers)])
@@ -103,6 +105,8 @@ def main() -> int:
         "benchmark": "memory_scaling",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "workers": args.workers,
+        "corpus": "generated templated English articles, 10% exact and 10% near duplicates"
+        + (f", shortened to {args.sentences} sentences" if args.sentences else ""),
         "rows": rows,
         "growth_bytes_per_document": None if growth is None else round(growth, 2),
     }
