@@ -135,30 +135,18 @@ class Stats:
             f"dropped    {self.dropped:>10}  ({pct(self.dropped).strip()})",
             f"malformed  {self.malformed:>10}  ({pct(self.malformed).strip()})",
         ]
-        drops = self.by_prefix("drop")
-        if drops:
-            lines.append("drops by stage and reason:")
-            width = max(len(k) for k in drops)
-            for key, n in drops.items():
-                lines.append(f"  {key:<{width}}  {n:>9}")
-        failures = self.by_prefix("fail")
-        if failures:
-            lines.append("rule failures (a document can fail several):")
-            width = max(len(k) for k in failures)
-            for key, n in failures.items():
-                lines.append(f"  {key:<{width}}  {n:>9}")
-        malformed = self.by_prefix("malformed")
-        if malformed:
-            lines.append("malformed input by reason:")
-            width = max(len(k) for k in malformed)
-            for key, n in malformed.items():
-                lines.append(f"  {key:<{width}}  {n:>9}")
-        events = self.by_prefix("event")
-        if events:
-            lines.append("events:")
-            width = max(len(k) for k in events)
-            for key, n in events.items():
-                lines.append(f"  {key:<{width}}  {n:>9}")
+        sections = (
+            ("drop", "drops by stage and reason:"),
+            ("fail", "rule failures (a document can fail several):"),
+            ("malformed", "malformed input by reason:"),
+            ("event", "events:"),
+        )
+        for prefix, title in sections:
+            rows = self.by_prefix(prefix)
+            if rows:
+                width = max(len(k) for k in rows)
+                lines.append(title)
+                lines.extend(f"  {key:<{width}}  {n:>9}" for key, n in rows.items())
         if not self.reconciles():
             lines.append("WARNING: counts do not reconcile (seen != kept + dropped + malformed)")
         return "\n".join(lines)
