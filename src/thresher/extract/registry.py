@@ -28,3 +28,10 @@ def get_extractor(config: ExtractConfig) -> Extractor:
 
         return ResiliparseExtractor(text_format=config.text_format, tables=config.tables)
     raise ConfigError(f"unknown extractor {name!r} (known: {', '.join(EXTRACTORS)})")
+
+
+def extractor_info(config: ExtractConfig) -> dict[str, str]:
+    """What the manifest records about extraction: the extractor's name and its version (the
+    built-in extractor's version is thresher's; an adapter's is the third-party package's)."""
+    extractor = get_extractor(config)
+    return {"extractor": extractor.name, "version": extractor.version()}

@@ -127,3 +127,10 @@ def test_resiliparse_adapter_when_installed():
     pytest.importorskip("resiliparse")
     r = get_extractor(ExtractConfig(extractor="resiliparse")).extract(f"<html><body><p>{PARA}</p></body></html>")
     assert PARA in r.text
+
+
+def test_extractor_info_names_the_extractor_and_its_version():
+    import thresher
+    from thresher.extract.registry import extractor_info
+
+    assert extractor_info(ExtractConfig()) == {"extractor": "builtin", "version": thresher.__version__}
