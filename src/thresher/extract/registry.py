@@ -34,4 +34,4 @@ def extractor_info(config: ExtractConfig) -> dict[str, str]:
     """What the manifest records about extraction: the extractor's name and its version (the
     built-in extractor's version is thresher's; an adapter's is the third-party package's)."""
     extractor = get_extractor(config)
-    return {"extractor": extractor.name, "version": extractor.version()}
+    return {"name": extractor.name, "version": extractor.version()}

@@ -23,6 +23,7 @@ from thresher.config import RunConfig
 from thresher.core.config import to_dict
 from thresher.core.errors import InputError, WorkDirError
 from thresher.core.stats import Stats
+from thresher.extract.registry import extractor_info
 from thresher.pipeline import build_corpus_stages
 from thresher.read.base import Partition
 from thresher.read.paths import input_size
@@ -86,16 +87,6 @@ def _check_output_dir(out: Path) -> None:
     entries = {e.name for e in out.iterdir()}
     if entries and MANIFEST not in entries and ".work" not in entries:
         raise WorkDirError(f"{out}: not empty and not a thresher dataset; choose an empty or new output directory")
-
-
-def _extractor_info(config: RunConfig) -> dict[str, str]:
-    try:
-        from thresher.extract.registry import get_extractor
-
-        extractor = get_extractor(config.extract)
-        return {"name": extractor.name, "version": extractor.version()}
-    except ImportError:
-        return {"name": config.extract.extractor, "version": __version__}
 
 
 def build(
@@ -351,7 +342,7 @@ def _finalize(
         "shards": shards,
         "config_hash": config.hash,
         "config": to_dict(config, hashed_only=True),
-        "extractor": _extractor_info(config),
+        "extractor": extractor_info(config.extract),
         "inputs": [{"path": p, "bytes": input_size(p) if p != "-" else None} for p in inputs],
         "stats": {k: stats_dict[k] for k in ("seen", "kept", "dropped", "malformed")},
     }

@@ -133,4 +133,4 @@ def test_extractor_info_names_the_extractor_and_its_version():
     import thresher
     from thresher.extract.registry import extractor_info
 
-    assert extractor_info(ExtractConfig()) == {"extractor": "builtin", "version": thresher.__version__}
+    assert extractor_info(ExtractConfig()) == {"name": "builtin", "version": thresher.__version__}
