@@ -11,7 +11,7 @@ rule order; the first is the one the document is attributed to.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from thresher.core.document import Document, Drop
 from thresher.quality.text import AnalysisCache, TextAnalysis
@@ -40,6 +40,10 @@ class Bound:
     too_low: str = ""
     too_high: str = ""
     min_for: Callable[[TextAnalysis, float | int | None], float | int | None] | None = None
+    key: str = field(init=False, default="")  # the annotation key, quality.<metric>
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", "quality." + self.metric)
 
     @property
     def enabled(self) -> bool:
@@ -70,19 +74,18 @@ class QualityRuleSet:
         if "quality.script" not in annotations:
             annotations["quality.script"] = analysis.script.code
         drops: list[Drop] = []
-        measured: dict[str, float | int | None] = {}
+        name = self.name
         for rule in self.rules:
-            if rule.metric in measured:
-                value = measured[rule.metric]
-            else:
-                value = measured[rule.metric] = rule.measure(analysis)
-                if value is not None:
-                    annotations["quality." + rule.metric] = rounded(value)
+            value = rule.measure(analysis)
             if value is None:
                 continue
-            drop = rule.decide(self.name, analysis, value)
-            if drop is not None:
-                drops.append(drop)
+            shown = round(value, DIGITS) if type(value) is float else value
+            annotations[rule.key] = shown
+            lo = rule.min_value if rule.min_for is None else rule.min_for(analysis, rule.min_value)
+            if lo is not None and value < lo:
+                drops.append(Drop(name, rule.too_low, shown, lo))
+            elif rule.max_value is not None and value > rule.max_value:
+                drops.append(Drop(name, rule.too_high, shown, rule.max_value))
         return drops
 
     def check(self, doc: Document) -> Drop | None:

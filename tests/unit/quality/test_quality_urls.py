@@ -96,3 +96,18 @@ def test_split_url_normalises_host_and_path():
     assert split_url("HTTPS://WWW.Example.COM./a/b/?x=1#f") == ("example.com", "example.com/a/b")
     assert split_url("example.com/path") == ("example.com", "example.com/path")
     assert split_url("mailto:someone") is None
+
+
+def test_real_ut1_category_and_fineweb_word_lists(shared_data):
+    lists = shared_data / "blocklists"
+    f = UrlFilter(UrlFilterConfig(
+        blocklists=(str(lists / "ut1" / "gambling"),),
+        banned_words=str(lists / "fineweb-url-words" / "banned_words.txt"),
+        soft_banned_words=str(lists / "fineweb-url-words" / "soft_banned_words.txt"),
+        banned_subwords=str(lists / "fineweb-url-words" / "banned_subwords.txt"),
+    ))
+    assert len(f.block.domains) > 30_000
+    assert f.check_all(doc("t", "https://www.0-casino.info/play")) == [
+        Drop(S, "blocked_domain", "0-casino.info", "0-casino.info")
+    ]
+    assert f.check_all(doc("t", "https://en.wikipedia.org/wiki/Tide")) == []
