@@ -7,7 +7,8 @@ them. Defaults are declared once, there. Everything else is generated from the t
 - `config_hash`: a stable digest of the settings that affect output;
 - `flat_fields`: one entry per leaf setting, from which the CLI generates its flags.
 
-`None` is the only "off" value: an `int | None` threshold set to `None` disables its check.
+`None` is the only "off" value: an `int | None` threshold set to `None` disables its check (in TOML,
+which has no null, write `"none"`).
 Declare a field with `setting(default, "help text")` to give it help and, optionally, a short flag.
 """
 
@@ -115,7 +116,8 @@ def coerce(tp: Any, value: Any, where: str) -> Any:
     origin = get_origin(tp)
     if origin in (types.UnionType, typing.Union):
         args = get_args(tp)
-        if value is None and type(None) in args:
+        # TOML has no null: "none" (or "off") switches an optional setting off in a config file
+        if type(None) in args and (value is None or (isinstance(value, str) and value.strip().lower() in ("none", "off"))):
             return None
         options = [a for a in args if a is not type(None)]
         for arg in options:

@@ -67,3 +67,10 @@ def test_every_setting_has_help_and_a_flag():
     for ff in flat_fields(RunConfig):
         assert ff.help, f"{ff.dotted} has no help text"
         assert ff.long_flag in help_text
+
+
+def test_toml_switches_a_check_off_with_the_string_none(tmp_path):
+    toml = tmp_path / "t.toml"
+    toml.write_text('[dedup.exact]\nlevel = "none"\n[dedup.near]\nmethod = "off"\n')
+    cfg = RunConfig.from_toml(toml)
+    assert cfg.dedup.exact.level is None and cfg.dedup.near.method is None
