@@ -16,15 +16,23 @@ digits only, lowercased.
 
 Domains are kept in a set and a host is looked up by walking its suffixes
 (`a.b.example.com`, `b.example.com`, `example.com`), so a blocked domain blocks its subdomains;
-`www.` is ignored on both sides.
+`www.` is ignored on both sides. A large domain file (the FineWeb list has 4.6 M domains) is read
+line by line into `DomainDigests`, a sorted array of 64-bit BLAKE2b digests: 8 bytes per domain
+instead of ~150 in a set of strings (~36 MB instead of ~700 MB per worker process). A false match
+needs a 64-bit digest collision (about 1 in 4 × 10¹² lookups against 4.6 M domains) and is the same
+in every run.
 """
 
 from __future__ import annotations
 
+import bisect
+import hashlib
 import io
 import os
 import re
 import tarfile
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -52,10 +60,74 @@ class UrlFilterConfig:
         return bool(self.blocklists or self.banned_words or self.soft_banned_words or self.banned_subwords)
 
 
+class DomainDigests:
+    """A large domain list as a sorted array of 64-bit digests (see the module docstring)."""
+
+    def __init__(self, digests: Iterable[int] = ()) -> None:
+        self.digests = _sorted_unique(digests)
+
+    @staticmethod
+    def digest(name: str) -> int:
+        return int.from_bytes(hashlib.blake2b(name.encode("utf-8", "replace"), digest_size=8).digest(), "big")
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        d = self.digest(name)
+        i = bisect.bisect_left(self.digests, d)
+        return i < len(self.digests) and self.digests[i] == d
+
+    def __len__(self) -> int:
+        return len(self.digests)
+
+    def update(self, other: Iterable[str]) -> None:
+        self.digests = _sorted_unique([*self.digests, *(self.digest(n) for n in other)])
+
+
+def _sorted_unique(values: Iterable[int]) -> array:
+    """Sorted distinct values as a compact array (no set: it would cost ~60 bytes a value)."""
+    out = array("Q")
+    last = -1
+    for v in sorted(values):
+        if v != last:
+            out.append(v)
+            last = v
+    return out
+
+
 @dataclass(slots=True)
 class UrlLists:
-    domains: set[str]
+    domains: set[str] | DomainDigests
     urls: set[str]
+
+
+# a domain file larger than this is streamed into digests instead of a set of strings
+DIGEST_FILE_BYTES = 8 * 1024 * 1024
+
+
+def _normalize_domain(line: str) -> str:
+    entry = line.strip().lower()
+    if entry.startswith("www."):
+        entry = entry[4:]
+    return entry.rstrip(".")
+
+
+def _add_domain_stream(lines: Iterable[str], lists: UrlLists) -> None:
+    """Stream a big `domains` file into digests without holding its strings."""
+    digest = DomainDigests.digest
+    found = array("Q")
+    for line in lines:
+        if not line or line.lstrip().startswith("#"):
+            continue
+        entry = _normalize_domain(line)
+        if entry:
+            found.append(digest(entry))
+    if isinstance(lists.domains, DomainDigests):
+        lists.domains.digests = _sorted_unique([*lists.domains.digests, *found])
+    else:
+        small = lists.domains
+        lists.domains = DomainDigests(found)
+        lists.domains.update(small)
 
 
 def _add_lines(text: str, lists: UrlLists, kind: str | None) -> None:
@@ -83,7 +155,7 @@ def _add_lines(text: str, lists: UrlLists, kind: str | None) -> None:
     if lists.domains:
         lists.domains.update(domains)
     else:
-        lists.domains = domains
+        lists.domains = domains  # type: ignore[assignment]
     lists.urls.update(urls)
 
 
@@ -95,8 +167,12 @@ def load_url_lists(paths: tuple[str, ...] | list[str]) -> UrlLists:
             for root, _dirs, files in sorted(os.walk(path)):
                 for name in sorted(files):
                     if name in ("domains", "urls"):
-                        with open(os.path.join(root, name), encoding="utf-8", errors="replace") as f:
-                            _add_lines(f.read(), lists, name)
+                        file_path = os.path.join(root, name)
+                        with open(file_path, encoding="utf-8", errors="replace") as f:
+                            if name == "domains" and os.path.getsize(file_path) > DIGEST_FILE_BYTES:
+                                _add_domain_stream(f, lists)
+                            else:
+                                _add_lines(f.read(), lists, name)
         elif path.endswith((".tar.gz", ".tgz", ".tar")):
             try:
                 with tarfile.open(path) as tar:
@@ -104,8 +180,13 @@ def load_url_lists(paths: tuple[str, ...] | list[str]) -> UrlLists:
                         base = os.path.basename(member.name)
                         if member.isfile() and base in ("domains", "urls"):
                             raw = tar.extractfile(member)
-                            if raw is not None:
-                                _add_lines(io.TextIOWrapper(raw, "utf-8", "replace").read(), lists, base)
+                            if raw is None:
+                                continue
+                            text = io.TextIOWrapper(raw, "utf-8", "replace")
+                            if base == "domains" and member.size > DIGEST_FILE_BYTES:
+                                _add_domain_stream(text, lists)
+                            else:
+                                _add_lines(text.read(), lists, base)
             except (OSError, tarfile.TarError) as exc:
                 raise ConfigError(f"cannot read URL list archive {path}: {exc}") from exc
         else:
@@ -145,7 +226,7 @@ def split_url(url: str) -> tuple[str, str] | None:
     return host, host + parts.path.rstrip("/")
 
 
-def _host_listed(host: str, domains: set[str]) -> str | None:
+def _host_listed(host: str, domains: set[str] | DomainDigests) -> str | None:
     if not domains:
         return None
     name = host

@@ -111,3 +111,19 @@ def test_real_ut1_category_and_fineweb_word_lists(shared_data):
         Drop(S, "blocked_domain", "0-casino.info", "0-casino.info")
     ]
     assert f.check_all(doc("t", "https://en.wikipedia.org/wiki/Tide")) == []
+
+
+def test_large_domain_lists_are_held_as_digests_with_the_same_answers(tmp_path, monkeypatch):
+    from thresher.quality import urls
+
+    listing = tmp_path / "adult"
+    listing.mkdir()
+    names = [f"site{i}.example" for i in range(3000)] + ["www.spaced.example.", "# a comment", ""]
+    (listing / "domains").write_text("\n".join(names) + "\n")
+    small = urls.load_url_lists([str(tmp_path)])
+    monkeypatch.setattr(urls, "DIGEST_FILE_BYTES", 1000)
+    large = urls.load_url_lists([str(tmp_path)])
+    assert isinstance(large.domains, urls.DomainDigests) and isinstance(small.domains, set)
+    assert len(large.domains) == len(small.domains) == 3001
+    for host in ["site17.example", "a.b.site2999.example", "spaced.example", "site3000.example", "example"]:
+        assert urls._host_listed(host, large.domains) == urls._host_listed(host, small.domains)
