@@ -80,7 +80,9 @@ class CorpusStage(Protocol):
     def candidate_pairs(self, n: int) -> Iterable[tuple[int, int]]: ...
 
     def similarity(self, a: bytes, b: bytes) -> float | None:
-        """Verified similarity of two payloads, or None when they are not duplicates."""
+        """Verified similarity of two payloads, or None when they are not duplicates. Identical
+        payloads must mean identical documents for the stage (`similarity(a, a) == 1.0`): the group
+        phase links them without asking."""
         ...
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import hashlib
 import json
 import logging
 import os
@@ -38,6 +39,7 @@ from thresher.write.formats import get_format
 
 log = logging.getLogger(__name__)
 
+SEEN_PAIRS_CAP = 1_000_000  # verified pairs remembered per group task (~150 MB at most)
 PREPARED_CACHE_MEMBERS = 2048  # decoded payloads kept per group task (a MinHash payload decodes to ~40 KB)
 MALFORMED_LOG_LIMIT = 20  # per partition: located warnings in the log; all of them go to the rejects dir
 
@@ -289,24 +291,40 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
     compare = getattr(stage, "compare", None) if prepare is not None else None
     prepared: OrderedDict[int, Any] = OrderedDict()
 
-    def member_value(m: tuple[Any, ...]) -> Any:
+    def prepared_value(m: tuple[Any, ...]) -> Any:
         ordinal = m[1]
         value = prepared.get(ordinal)
         if value is not None:
             prepared.move_to_end(ordinal)
             return value
         raw = payloads.read(ordinal, m[5], m[6])
-        value = prepare(raw) if prepare is not None else raw
-        prepared[ordinal] = value
+        value = prepared[ordinal] = prepare(raw) if prepare is not None else raw
         if len(prepared) > PREPARED_CACHE_MEMBERS:
             prepared.popitem(last=False)
         return value
 
     similarity = compare if compare is not None else stage.similarity
+    # Pairs already verified in this task (a pair collides in one bucket per band). It only saves
+    # work, so it is a bounded cache: a repeat beyond it writes a duplicate edge, which the cluster
+    # phase ignores.
     seen_pairs: set[tuple[int, int]] = set()
     edges = 0
     candidates = 0
     t0 = time.perf_counter()
+
+    def emit(out: Any, ma: tuple[Any, ...], mb: tuple[Any, ...], sim: float) -> None:
+        nonlocal edges
+        out.write(pack_edge(Node(ma[1], ma[2], ma[3], ma[4]), Node(mb[1], mb[2], mb[3], mb[4]), sim))
+        edges += 1
+
+    def first_visit(pair: tuple[int, int]) -> bool:
+        if pair in seen_pairs:
+            return False
+        if len(seen_pairs) >= SEEN_PAIRS_CAP:
+            seen_pairs.clear()
+        seen_pairs.add(pair)
+        return True
+
     with atomic_open(work.edges(stage.name, lo), "wb", durable=False) as out:
         i = 0
         n_records = len(records)
@@ -317,18 +335,29 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
                 j += 1
             if j - i > 1:
                 members = [KEY_RECORD.unpack(r) for r in records[i:j]]
-                for a, b in stage.candidate_pairs(j - i):
-                    ma, mb = members[a], members[b]
-                    pair = (ma[1], mb[1])
-                    if ma[1] == mb[1] or pair in seen_pairs:
+                # Members with byte-identical payloads are identical for the stage (similarity(a, a)
+                # is 1.0): each joins the first of its kind, and only distinct payloads go on to the
+                # candidate pairs. An all-identical bucket of n documents costs n - 1 edges, not 32 n,
+                # and only a 16-byte digest per distinct payload is held.
+                leader_of: dict[bytes, int] = {}
+                leaders: list[int] = []
+                for idx, m in enumerate(members):
+                    raw = payloads.read(m[1], m[5], m[6])
+                    digest = hashlib.blake2b(raw, digest_size=16).digest()
+                    first = leader_of.setdefault(digest, idx)
+                    if first == idx:
+                        leaders.append(idx)
+                    elif members[first][1] != m[1] and first_visit((members[first][1], m[1])):
+                        emit(out, members[first], m, 1.0)
+                del leader_of
+                for a, b in stage.candidate_pairs(len(leaders)):
+                    ma, mb = members[leaders[a]], members[leaders[b]]
+                    if ma[1] == mb[1] or not first_visit((ma[1], mb[1])):
                         continue
-                    seen_pairs.add(pair)
                     candidates += 1
-                    sim = similarity(member_value(ma), member_value(mb))
-                    if sim is None:
-                        continue
-                    out.write(pack_edge(Node(ma[1], ma[2], ma[3], ma[4]), Node(mb[1], mb[2], mb[3], mb[4]), sim))
-                    edges += 1
+                    sim = similarity(prepared_value(ma), prepared_value(mb))
+                    if sim is not None:
+                        emit(out, ma, mb, sim)
             i = j
     payloads.close()
     stats = Stats()
