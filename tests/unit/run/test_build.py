@@ -231,3 +231,19 @@ def test_a_failing_task_is_retried_then_succeeds(tmp_path, monkeypatch):
     monkeypatch.setattr(build_module, "scan_task", flaky_scan_task)
     result = build([str(src)], tmp_path / "out", local_config(exec={"retries": 2}))
     assert result.manifest == reference.manifest and failures["left"] == 0
+
+
+def test_all_identical_corpus_is_one_cluster_at_linear_cost(tmp_path):
+    text = "The same page, copied everywhere across the crawl, word for word, sentence for sentence. " * 8
+    src = write_jsonl(tmp_path / "same.jsonl", [{"url": f"https://copy.example/{i}", "text": text} for i in range(3000)])
+    result = build([str(src)], tmp_path / "out", local_config(exec={"key_partitions": 3}))
+    stats = result.stats
+    assert (stats.kept, stats.dropped) == (1, 2999)
+    assert stats.by_prefix("drop") == {"dedup.exact/exact_duplicate": 2999}
+    # identical payloads are linked without verification: no candidate pairs, and one star of
+    # n - 1 edges per group task (a pair seen in several buckets of a task is written once)
+    assert stats.counters["event/dedup.near.candidates"] == 0
+    edges = stats.counters["event/dedup.near.edges"]
+    assert edges % 2999 == 0 and 0 < edges <= 3 * 2999
+    (record,) = list(read_shards(tmp_path / "out"))
+    assert record["url"] == "https://copy.example/0" and record["annotations"]["dedup.duplicates"] == 2999
