@@ -1,0 +1,95 @@
+"""Fill the build, engine and memory sections of docs/benchmarks.md from benchmarks/results/*.json,
+so the document never drifts from the measurements. Sections are delimited by HTML comments
+`<!-- results:NAME -->` ... `<!-- /results:NAME -->` (or a bare `RESULTS_NAME` placeholder)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+DOC = ROOT.parent / "docs" / "benchmarks.md"
+
+
+def load(name: str) -> dict | None:
+    path = ROOT / "results" / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def build_section() -> str:
+    r = load("build_vs_websieve")
+    if r is None:
+        return "_not run yet_"
+    lines = [f"Corpus: {r['corpus']}; {r['machine']}; {r['repeats']} repeats.", "",
+             "| tool | docs/s (median wall) | vs websieve | kept | driver peak RSS MiB |", "|---|---:|---:|---:|---:|"]
+    for name, s in r["results"].items():
+        lines.append(f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_websieve']:.2f}× | {s['kept']} | {s['peak_rss_mib']:.0f} |")
+    lines += ["", "Kept counts differ because the pipelines differ (websieve has 9 quality rules and no C4/FineWeb"
+              " rules; thresher's extractor and rule sets are stricter on stubs and spam)."]
+    return "\n".join(lines)
+
+
+def engines_section() -> str:
+    r = load("engines_scaling")
+    if r is None:
+        return "_not run yet_"
+    sp = r["speedup"]
+    lines = [f"Speed-up: {sp['corpus']}; {r['machine']}; load average at start {', '.join(f'{x:.1f}' for x in r['load_average_at_start'])}."
+             f" Identical manifests on every engine: **{sp['identical_manifests']}**.", "",
+             "| engine | docs/s (median wall) | speed-up vs 1 worker | CPU s per 1k docs | largest process RSS MiB |",
+             "|---|---:|---:|---:|---:|"]
+    for name, s in sp["results"].items():
+        lines.append(f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_1_worker']:.2f}× | {s['cpu_s_per_1k_docs']:.2f} | {s['peak_rss_mib']:.0f} |")
+    lines.append("")
+    lines.append("CPU for Ray counts only the driver's process tree (Ray's workers are not its children).")
+    if "identity" in r:
+        idn = r["identity"]
+        lines += ["", f"Identity at scale: {idn['corpus']}: identical manifests **{idn['identical_manifests']}**, "
+                  f"equal stats **{idn['equal_stats']}**, {idn['kept']} kept.", "",
+                  "| engine | wall s | docs/s | phases (wall s) |", "|---|---:|---:|---|"]
+        for name, run in idn["runs"].items():
+            phases = ", ".join(f"{k.removeprefix('phase.')} {v:.1f}" for k, v in run["phases_s"].items())
+            lines.append(f"| {name} | {run['wall_s']:.1f} | {run['docs_per_s']:.0f} | {phases} |")
+    if "partitions" in r:
+        lines += ["", f"Partitions (same HTML crawl, 2 workers): identical shards with 4 and 64 partitions: **{r['partitions_identical']}**.", "",
+                  "| partitions | wall s | CPU s | phases (wall s) |", "|---|---:|---:|---|"]
+        for name, run in r["partitions"].items():
+            phases = ", ".join(f"{k.removeprefix('phase.')} {v:.1f}" for k, v in run["phases_s"].items())
+            lines.append(f"| {name} | {run['wall_s']:.1f} | {run['cpu_s']:.1f} | {phases} |")
+    return "\n".join(lines)
+
+
+def memory_section() -> str:
+    parts = []
+    r = load("memory_scaling")
+    if r is not None:
+        parts += [f"{r['corpus']}; {r['machine']}; {r['workers']} workers.", "",
+                  "| documents | input MB | peak tree RSS MiB | wall s | docs/s | kept |", "|---:|---:|---:|---:|---:|---:|"]
+        for row in r["rows"]:
+            parts.append(f"| {row['documents']:,} | {row['input_mb']} | {row['peak_tree_rss_mib']:.0f} | {row['wall_s']:.0f} | {row['docs_per_s']:.0f} | {row['kept']:,} |")
+        if r.get("growth_bytes_per_document") is not None:
+            parts += ["", f"Growth between the smallest and largest run: **{r['growth_bytes_per_document']:.0f} bytes per document**."]
+    c = load("cluster_memory")
+    if c is not None:
+        parts += ["", "Cluster task alone: " + ", ".join(
+            f"{row['nodes']:,} colliding documents → {row['bytes_per_colliding_document']:.0f} B each" for row in c["rows"]) + "."]
+    return "\n".join(parts) or "_not run yet_"
+
+
+def main() -> int:
+    text = DOC.read_text()
+    for name, render in (("BUILD", build_section), ("ENGINES", engines_section), ("MEMORY", memory_section)):
+        block = f"<!-- results:{name} -->\n{render()}\n<!-- /results:{name} -->"
+        pattern = re.compile(rf"<!-- results:{name} -->.*?<!-- /results:{name} -->", re.S)
+        if pattern.search(text):
+            text = pattern.sub(lambda _m: block, text)
+        else:
+            text = text.replace(f"RESULTS_{name}", block)
+    DOC.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
