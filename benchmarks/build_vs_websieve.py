@@ -30,15 +30,15 @@ WEBSIEVE = ROOT / ".venvs" / "websieve" / "bin" / "websieve"
 THRESHER = Path(sys.executable).parent / "thresher"
 
 
-def timed(cmd: list[str]) -> tuple[float, int, str]:
-    """Run a command under GNU time; return (wall seconds, peak RSS KiB of the process tree's largest
-    process, stderr)."""
+def timed(cmd: list[str]) -> tuple[float, int, float]:
+    """Run a command under GNU time; return (wall seconds, peak RSS KiB of the largest process,
+    CPU seconds (user + sys) of the process and its waited-for children)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
-        proc = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", tf.name, *cmd], capture_output=True, text=True)
+        proc = subprocess.run(["/usr/bin/time", "-f", "%e %M %U %S", "-o", tf.name, *cmd], capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-        wall, rss = tf.read().split()
-    return float(wall), int(rss), proc.stderr
+        wall, rss, user, sys_s = tf.read().split()
+    return float(wall), int(rss), float(user) + float(sys_s)
 
 
 def kept_of(output: Path) -> int:
@@ -77,20 +77,23 @@ def main() -> int:
             for name, make in variants.items():  # interleaved, so machine noise hits every tool alike
                 out = work / f"{name.split()[0]}-{repeat}"
                 shutil.rmtree(out, ignore_errors=True)
-                wall, rss, _ = timed(make(out))
-                runs.setdefault(name, []).append({"wall_s": wall, "peak_rss_mib": rss / 1024, "kept": kept_of(out)})
+                wall, rss, cpu = timed(make(out))
+                runs.setdefault(name, []).append({"wall_s": wall, "cpu_s": cpu, "peak_rss_mib": rss / 1024, "kept": kept_of(out)})
                 print(f"{name:<22} run {repeat + 1}: {wall:7.2f} s  {n_records / wall:8.0f} docs/s  "
                       f"peak {rss / 1024:6.0f} MiB  kept {runs[name][-1]['kept']}", file=sys.stderr)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     summary = {}
     base = statistics.median(r["wall_s"] for r in runs["websieve 0.1.2"])
+    base_cpu = statistics.median(r["cpu_s"] for r in runs["websieve 0.1.2"])
     for name, rs in runs.items():
         wall = statistics.median(r["wall_s"] for r in rs)
         summary[name] = {
             "median_wall_s": round(wall, 3),
             "docs_per_s": round(n_records / wall, 1),
             "speedup_vs_websieve": round(base / wall, 2),
+            "cpu_s_per_1k_docs": round(1000 * statistics.median(r["cpu_s"] for r in rs) / n_records, 2),
+            "cpu_efficiency_vs_websieve": round(base_cpu / statistics.median(r["cpu_s"] for r in rs), 2),
             "peak_rss_mib": round(max(r["peak_rss_mib"] for r in rs), 1),
             "kept": rs[0]["kept"],
         }
@@ -100,13 +103,14 @@ def main() -> int:
                   f"{data.stat().st_size / 1e6:.1f} MB",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "repeats": args.repeats,
+        "load_average_at_start": os.getloadavg(),
         "results": summary,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    print("\n| tool | docs/s | vs websieve | peak RSS MiB | kept |\n|---|---:|---:|---:|---:|")
+    print("\n| tool | docs/s | vs websieve | CPU s/1k docs | CPU vs websieve | kept |\n|---|---:|---:|---:|---:|---:|")
     for name, s in summary.items():
-        print(f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_websieve']:.2f}x | {s['peak_rss_mib']:.0f} | {s['kept']} |")
+        print(f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_websieve']:.2f}x | {s['cpu_s_per_1k_docs']:.2f} | {s['cpu_efficiency_vs_websieve']:.2f}x | {s['kept']} |")
     return 0
 
 

@@ -85,6 +85,8 @@ def main() -> int:
     ap.add_argument("--docs", type=int, default=100_000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--skip-identity", action="store_true")
+    ap.add_argument("--parts", default="speedup,partitions,identity", help="which measurements to run")
+    ap.add_argument("--sentences", type=int, default=None, help="shorten the identity corpus's articles to N sentences")
     ap.add_argument("--out", default=str(ROOT / "results" / "engines_scaling.json"))
     args = ap.parse_args()
     from thresher.demo import write_crawl
@@ -97,56 +99,61 @@ def main() -> int:
     size = html.stat().st_size
     part4 = str(-(-size // 4))
     work = Path(tempfile.mkdtemp(prefix="thresher-scaling-"))
-    result: dict = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-        "load_average_at_start": os.getloadavg(),
-    }
+    parts = set(args.parts.split(","))
+    if args.skip_identity:
+        parts.discard("identity")
+    out_path = Path(args.out)
+    result: dict = json.loads(out_path.read_text()) if out_path.exists() else {}  # parts run separately merge
+    result["machine"] = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     try:
         # 1. speed-up
-        variants = {
-            "pool, 1 worker": ("--workers", "1", "--input-partition-bytes", part4),
-            "pool, 2 workers": ("--workers", "2", "--input-partition-bytes", part4),
-            "ray, 2 CPUs": ("--engine", "ray", "--workers", "2", "--input-partition-bytes", part4),
-        }
-        runs: dict[str, list[dict[str, float]]] = {k: [] for k in variants}
-        manifests = {}
-        for r in range(args.repeats):
-            for name, extra in variants.items():
-                out = work / f"speed-{r}-{name.split(',')[0]}-{name[-9:].strip()}".replace(" ", "")
-                runs[name].append(timed(build_cmd(html, out, *extra)))
-                manifests[name] = manifest_of(out)
-                print(f"{name:<16} {runs[name][-1]}", file=sys.stderr)
-                shutil.rmtree(out, ignore_errors=True)
-        base = statistics.median(x["wall_s"] for x in runs["pool, 1 worker"])
-        result["speedup"] = {
-            "corpus": f"thresher.demo HTML crawl, {args.pages} pages, {n_html} records, {size / 1e6:.1f} MB, 4 partitions",
-            "identical_manifests": len({json.dumps(m, sort_keys=True) for m in manifests.values()}) == 1,
-            "results": {
-                name: {
-                    "median_wall_s": round(statistics.median(x["wall_s"] for x in rs), 2),
-                    "docs_per_s": round(n_html / statistics.median(x["wall_s"] for x in rs), 1),
-                    "speedup_vs_1_worker": round(base / statistics.median(x["wall_s"] for x in rs), 2),
-                    "cpu_s_per_1k_docs": round(1000 * statistics.median(x["cpu_s"] for x in rs) / n_html, 2),
-                    "peak_rss_mib": round(max(x["peak_rss_mib"] for x in rs), 1),
-                }
-                for name, rs in runs.items()
-            },
-        }
+        if "speedup" in parts:
+            result["load_average_at_start"] = os.getloadavg()
+            variants = {
+                "pool, 1 worker": ("--workers", "1", "--input-partition-bytes", part4),
+                "pool, 2 workers": ("--workers", "2", "--input-partition-bytes", part4),
+                "ray, 2 CPUs": ("--engine", "ray", "--workers", "2", "--input-partition-bytes", part4),
+            }
+            runs: dict[str, list[dict[str, float]]] = {k: [] for k in variants}
+            manifests = {}
+            for r in range(args.repeats):
+                for name, extra in variants.items():
+                    out = work / f"speed-{r}-{name.split(',')[0]}-{name[-9:].strip()}".replace(" ", "")
+                    runs[name].append(timed(build_cmd(html, out, *extra)))
+                    manifests[name] = manifest_of(out)
+                    print(f"{name:<16} {runs[name][-1]}", file=sys.stderr)
+                    shutil.rmtree(out, ignore_errors=True)
+            base = statistics.median(x["wall_s"] for x in runs["pool, 1 worker"])
+            result["speedup"] = {
+                "corpus": f"thresher.demo HTML crawl, {args.pages} pages, {n_html} records, {size / 1e6:.1f} MB, 4 partitions",
+                "identical_manifests": len({json.dumps(m, sort_keys=True) for m in manifests.values()}) == 1,
+                "results": {
+                    name: {
+                        "median_wall_s": round(statistics.median(x["wall_s"] for x in rs), 2),
+                        "docs_per_s": round(n_html / statistics.median(x["wall_s"] for x in rs), 1),
+                        "speedup_vs_1_worker": round(base / statistics.median(x["wall_s"] for x in rs), 2),
+                        "cpu_s_per_1k_docs": round(1000 * statistics.median(x["cpu_s"] for x in rs) / n_html, 2),
+                        "peak_rss_mib": round(max(x["peak_rss_mib"] for x in rs), 1),
+                    }
+                    for name, rs in runs.items()
+                },
+            }
         # 3. partition overhead
-        overhead = {}
-        for label, part in (("4 partitions", part4), ("64 partitions", str(-(-size // 64)))):
-            out = work / f"parts-{label.split()[0]}"
-            t = timed(build_cmd(html, out, "--workers", "2", "--input-partition-bytes", part))
-            overhead[label] = {**t, "phases_s": {k: v for k, v in stats_of(out)["timings_s"].items() if k.startswith("phase.")}}
-            overhead[label]["manifest_sha256s"] = [s["sha256"] for s in manifest_of(out)["shards"]]
-            shutil.rmtree(out, ignore_errors=True)
-        result["partitions"] = overhead
-        result["partitions_identical"] = overhead["4 partitions"]["manifest_sha256s"] == overhead["64 partitions"]["manifest_sha256s"]
+        if "partitions" in parts:
+            overhead = {}
+            for label, part in (("4 partitions", part4), ("64 partitions", str(-(-size // 64)))):
+                out = work / f"parts-{label.split()[0]}"
+                t = timed(build_cmd(html, out, "--workers", "2", "--input-partition-bytes", part))
+                overhead[label] = {**t, "phases_s": {k: v for k, v in stats_of(out)["timings_s"].items() if k.startswith("phase.")}}
+                overhead[label]["manifest_sha256s"] = [s["sha256"] for s in manifest_of(out)["shards"]]
+                shutil.rmtree(out, ignore_errors=True)
+            result["partitions"] = overhead
+            result["partitions_identical"] = overhead["4 partitions"]["manifest_sha256s"] == overhead["64 partitions"]["manifest_sha256s"]
         # 2. identity at scale
-        if not args.skip_identity:
-            text = data_dir / f"text-{args.docs}.jsonl"
+        if "identity" in parts:
+            text = data_dir / (f"text-{args.docs}" + (f"-s{args.sentences}" if args.sentences else "") + ".jsonl")
             if not text.exists():
-                write_text_corpus(text, args.docs)
+                write_text_corpus(text, args.docs, max_sentences=args.sentences)
             tsize = text.stat().st_size
             part = str(max(1 << 20, -(-tsize // 16)))
             identity = {}
@@ -175,7 +182,8 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result["speedup"], indent=2))
+    if "speedup" in result:
+        print(json.dumps(result["speedup"], indent=2))
     if "identity" in result:
         print(json.dumps({k: v for k, v in result["identity"].items() if k != "runs"}, indent=2))
     return 0

@@ -22,10 +22,16 @@ def build_section() -> str:
     r = load("build_vs_websieve")
     if r is None:
         return "_not run yet_"
-    lines = [f"Corpus: {r['corpus']}; {r['machine']}; {r['repeats']} repeats.", "",
-             "| tool | docs/s (median wall) | vs websieve | kept | driver peak RSS MiB |", "|---|---:|---:|---:|---:|"]
+    load = r.get("load_average_at_start")
+    lines = [f"Corpus: {r['corpus']}; {r['machine']}; {r['repeats']} repeats"
+             + (f"; load average at start {', '.join(f'{x:.1f}' for x in load)}" if load else "") + ".", "",
+             "| tool | docs/s (median wall) | vs websieve (wall) | CPU s per 1k docs | vs websieve (CPU) | kept |",
+             "|---|---:|---:|---:|---:|---:|"]
     for name, s in r["results"].items():
-        lines.append(f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_websieve']:.2f}× | {s['kept']} | {s['peak_rss_mib']:.0f} |")
+        cpu = s.get("cpu_s_per_1k_docs")
+        eff = s.get("cpu_efficiency_vs_websieve")
+        lines.append(f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_websieve']:.2f}× | {cpu if cpu is not None else '-'} | "
+                     f"{f'{eff:.2f}×' if eff is not None else '-'} | {s['kept']} |")
     lines += ["", "Kept counts differ because the pipelines differ (websieve has 9 quality rules and no C4/FineWeb"
               " rules; thresher's extractor and rule sets are stricter on stubs and spam)."]
     return "\n".join(lines)
