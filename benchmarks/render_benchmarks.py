@@ -22,9 +22,9 @@ def build_section() -> str:
     r = load("build_vs_websieve")
     if r is None:
         return "_not run yet_"
-    load = r.get("load_average_at_start")
+    load_avg = r.get("load_average_at_start")
     lines = [f"Corpus: {r['corpus']}; {r['machine']}; {r['repeats']} repeats"
-             + (f"; load average at start {', '.join(f'{x:.1f}' for x in load)}" if load else "") + ".", "",
+             + (f"; load average at start {', '.join(f'{x:.1f}' for x in load_avg)}" if load_avg else "") + ".", "",
              "| tool | docs/s (median wall) | vs websieve (wall) | CPU s per 1k docs | vs websieve (CPU) | kept |",
              "|---|---:|---:|---:|---:|---:|"]
     for name, s in r["results"].items():
@@ -90,7 +90,7 @@ def main() -> int:
         block = f"<!-- results:{name} -->\n{render()}\n<!-- /results:{name} -->"
         pattern = re.compile(rf"<!-- results:{name} -->.*?<!-- /results:{name} -->", re.S)
         if pattern.search(text):
-            text = pattern.sub(lambda _m: block, text)
+            text = pattern.sub(lambda _m, b=block: b, text)
         else:
             text = text.replace(f"RESULTS_{name}", block)
     DOC.write_text(text)
