@@ -7,10 +7,11 @@ text or Markdown. The walk is iterative; removed subtrees (flag `REMOVED`) are s
 
 from __future__ import annotations
 
+import re
 import time
 
 from thresher.extract.base import ExtractionTimeout
-from thresher.extract.tree import BR, LinkText, Node, iter_text
+from thresher.extract.tree import BR, TABLE_INSIDE, LinkText, Node, iter_text
 
 REMOVED = 1
 
@@ -21,6 +22,7 @@ BLOCK_TAGS = frozenset(
 )
 _HEADING_LEVEL = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CHECK_EVERY = 1024
+_COLSPAN = re.compile("colspan", re.I)  # an attribute named so has these letters, in any case
 
 
 class Block:
@@ -67,6 +69,8 @@ def _nonspace(text: str) -> int:
 
 def is_data_table(table: Node) -> bool:
     """A table of data (rendered as a pipe table) rather than page layout (walked as blocks)."""
+    if table.flags & TABLE_INSIDE:
+        return False  # nested tables: layout (known from the parse, without walking the subtree)
     rows = 0
     max_cells = 0
     cells = 0
@@ -110,11 +114,13 @@ def table_rows(table: Node) -> list[list[str]]:
                     continue
                 text = " ".join("".join(iter_text(cell)).split()).replace("|", "\\|")
                 row.append(text)
-                try:
-                    span = int(cell.get("colspan", "1") or 1)
-                except ValueError:
-                    span = 1
-                row.extend([""] * max(0, min(span, 50) - 1))
+                raw = cell.raw_attrs
+                if raw and _COLSPAN.search(raw):
+                    try:
+                        span = int(cell.get("colspan", "1") or 1)
+                    except ValueError:
+                        span = 1
+                    row.extend([""] * max(0, min(span, 50) - 1))
             if any(row):
                 rows.append(row)
         else:

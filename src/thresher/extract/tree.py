@@ -31,6 +31,8 @@ MAX_DEPTH = 256
 _CHECK_EVERY = 2048
 # A <br> in the tree: a line break that is not source-formatting whitespace.
 BR = "\u2028"
+# Node flag set by `parse` on every element with a <table> element below it.
+TABLE_INSIDE = 2
 
 VOID = frozenset(
     "area base basefont bgsound br col embed frame hr image img input keygen link meta param source track wbr".split()
@@ -289,6 +291,11 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
             node = Node(tag, raw, cur, len(nodes))
             nodes.append(node)
             cur.children.append(node)
+            if tag == "table":  # mark the ancestors: a table around another is layout (blocks.is_data_table)
+                for anc in reversed(stack):
+                    if anc.flags & TABLE_INSIDE:
+                        break
+                    anc.flags |= TABLE_INSIDE
             if raw.endswith("/") and tag not in _CONTAINERS_EVEN_SELF_CLOSED:
                 continue  # XHTML-style <div/>: nothing inside
             stack.append(node)
@@ -351,13 +358,16 @@ def aggregate(nodes: list[Node]) -> None:
 def iter_text(node: Node) -> list[str]:
     """Every text string under `node`, in document order, without recursion."""
     out: list[str] = []
-    stack: list[Node | str] = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            out.append(item)
+    append = out.append
+    iters = [iter(node.children)]
+    while iters:
+        for item in iters[-1]:
+            if type(item) is Node:
+                iters.append(iter(item.children))
+                break
+            append(item)
         else:
-            stack.extend(reversed(item.children))
+            iters.pop()
     return out
 
 
