@@ -39,8 +39,11 @@ from thresher.write.formats import get_format
 
 log = logging.getLogger(__name__)
 
-SEEN_PAIRS_CAP = 1_000_000  # verified pairs remembered per group task (~150 MB at most)
-PREPARED_CACHE_MEMBERS = 2048  # decoded payloads kept per group task (a MinHash payload decodes to ~40 KB)
+# Per group task: verified pairs remembered (~40 MB at most) and decoded payloads kept (a MinHash
+# payload with its shingle-id sample decodes to ~70 KB; the representatives of the bucket being
+# verified are what the cache must hold, and there are at most 32 of them).
+SEEN_PAIRS_CAP = 250_000
+PREPARED_CACHE_MEMBERS = 256
 MALFORMED_LOG_LIMIT = 20  # per partition: located warnings in the log; all of them go to the rejects dir
 
 
