@@ -189,12 +189,7 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
     while restart:
         restart = False
         for m in finditer(html, pos):
-            start = m.start()
-            if start < pos:
-                if m.end() > pos:  # a token that began inside skipped raw text: rescan from its end
-                    restart = True
-                    break
-                continue
+            start = m.start()  # never before pos: each scan starts at pos, and matches do not overlap
             ticks += 1
             if ticks >= _CHECK_EVERY:
                 ticks = 0
@@ -219,9 +214,11 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                 if tag2 is None:
                     continue  # comment, doctype, processing instruction
                 closing, tag, raw = closing2, tag2, raw2
-            tag = tag.lower()
-            kind = _KIND.get(tag, 0)
-            if tag == "a":
+            info = _TAG_INFO.get(tag)
+            if info is None:
+                info = _tag_info(tag)
+            tag, kind = info
+            if kind == _LINK:
                 # links are not materialized: their text is marked as LinkText. A nested <a> ends
                 # the open one and starts another, as in browsers.
                 link_level = 0 if closing else len(stack)
@@ -282,7 +279,8 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
             implied = _IMPLIED_END.get(tag)
             if implied is not None:
                 for closes, boundary in implied:
-                    close_if_open(closes, boundary)
+                    if open_count.get(closes):
+                        close_if_open(closes, boundary)
             elif tag in _HEADINGS and cur.tag in _HEADINGS:
                 pop_to(cur.tag)
             if len(stack) > MAX_DEPTH:
@@ -332,6 +330,19 @@ for _tag in VOID:
     _KIND[_tag] = _VOID
 for _tag in IGNORED_STRUCTURE:
     _KIND[_tag] = _STRUCTURE
+_LINK = 5
+_KIND["a"] = _LINK
+_TAG_INFO: dict[str, tuple[str, int]] = {}  # tag name as written -> (lower-cased, kind)
+
+
+def _tag_info(name: str) -> tuple[str, int]:
+    tag = name.lower()
+    info = (tag, _KIND.get(tag, 0))
+    if len(_TAG_INFO) < 4096:
+        _TAG_INFO[name] = info
+    return info
+
+
 # Opening the key closes an open element of each listed tag, unless a boundary element is nearer.
 _IMPLIED_END: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
     "li": (("li", _LI_BOUNDARY),),
