@@ -67,6 +67,9 @@ def _nonspace(text: str) -> int:
     return len(text) - text.count(" ") - text.count("\n")
 
 
+_TEXT_CONTAINERS = frozenset(("p", "div", "ul", "ol", "pre", "blockquote", "h1", "h2", "h3", "form", "section", "article"))
+
+
 def is_data_table(table: Node) -> bool:
     """A table of data (rendered as a pipe table) rather than page layout (walked as blocks)."""
     if table.flags & TABLE_INSIDE:
@@ -74,26 +77,32 @@ def is_data_table(table: Node) -> bool:
     rows = 0
     max_cells = 0
     cells = 0
-    stack: list[Node | str] = list(table.children)
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            continue
-        tag = item.tag
-        if tag == "table":
-            return False  # nested tables: layout
-        if tag in ("p", "div", "ul", "ol", "pre", "blockquote", "h1", "h2", "h3", "form", "section", "article"):
-            if item.text_len > 200:
-                return False
-        if tag == "tr":
-            rows += 1
-            n = sum(1 for c in item.children if not isinstance(c, str) and c.tag in ("td", "th"))
-            max_cells = max(max_cells, n)
-        elif tag in ("td", "th"):
-            cells += 1
-            if item.text_len > 600:
-                return False  # a cell holding an article: layout
-        stack.extend(item.children)
+    # every test below only rejects, so the subtree may be visited in any order
+    pending: list[list[Node | str]] = [table.children]
+    while pending:
+        for item in pending.pop():
+            if item.__class__ is not Node:
+                continue
+            tag = item.tag
+            if tag == "table":
+                return False  # nested tables: layout
+            if tag in _TEXT_CONTAINERS:
+                if item.text_len > 200:
+                    return False
+            elif tag == "tr":
+                rows += 1
+                n = 0
+                for c in item.children:
+                    if c.__class__ is Node and (c.tag == "td" or c.tag == "th"):
+                        n += 1
+                if n > max_cells:
+                    max_cells = n
+            elif tag == "td" or tag == "th":
+                cells += 1
+                if item.text_len > 600:
+                    return False  # a cell holding an article: layout
+            if item.children:
+                pending.append(item.children)
     if rows < 2 or max_cells < 2:
         return False
     return table.text_len / max(cells, 1) < 400
@@ -112,7 +121,8 @@ def table_rows(table: Node) -> list[list[str]]:
             for cell in item.children:
                 if isinstance(cell, str) or cell.tag not in ("td", "th") or cell.flags & REMOVED:
                     continue
-                text = " ".join("".join(iter_text(cell)).split()).replace("|", "\\|")
+                # no non-space character below: the text is whitespace only (spaces, newlines, <br>)
+                text = " ".join("".join(iter_text(cell)).split()).replace("|", "\\|") if cell.text_len else ""
                 row.append(text)
                 raw = cell.raw_attrs
                 if raw and _COLSPAN.search(raw):
