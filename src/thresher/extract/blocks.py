@@ -229,7 +229,7 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
             rows = table_rows(node)
             if rows:
                 rendered = render_table(rows)
-                n = sum(_nonspace(c) for r in rows for c in r)
+                n = _nonspace("".join(["".join(r) for r in rows]))
                 blocks.append(Block("table", rendered, node, n, node.link_len, table=rows))
             continue
         if tag in ("ul", "ol", "menu", "dir"):

@@ -110,7 +110,7 @@ class Node:
         self.parent = parent
         self.index = index  # pre-order position in Document.nodes
         self.end = index + 1  # one past the last descendant's index
-        self.text_len = 0  # non-space characters in the subtree (after aggregate())
+        self.text_len = 0  # non-space characters in the subtree (once closed)
         self.link_len = 0  # of which inside <a>
         self.flags = 0
 
@@ -163,11 +163,19 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
     ticks = 0
     finditer = _TOKEN.finditer
 
+    def close(node: Node) -> None:
+        # what aggregate() would compute, done as the element closes: its subtree is complete
+        node.end = len(nodes)
+        parent = node.parent
+        parent.text_len += node.text_len
+        parent.link_len += node.link_len
+
     def pop_to(tag: str) -> None:
         nonlocal cur, link_level
         while len(stack) > 1:
             node = stack.pop()
             open_count[node.tag] -= 1
+            close(node)
             if node.tag == tag:
                 break
         cur = stack[-1]
@@ -233,7 +241,11 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                 elif cur.tag == tag and cur is not root:  # the common case: closing the current element
                     stack.pop()
                     open_count[tag] -= 1
-                    cur = stack[-1]
+                    cur.end = len(nodes)
+                    parent = cur.parent
+                    parent.text_len += cur.text_len
+                    parent.link_len += cur.link_len
+                    cur = parent
                     if link_level > len(stack):
                         link_level = 0
                 elif open_count.get(tag):
@@ -309,7 +321,9 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                 text = LinkText(text)
                 cur.link_len += c
             cur.children.append(text)
-    aggregate(nodes)
+    while len(stack) > 1:  # elements left open at the end close here
+        close(stack.pop())
+    root.end = len(nodes)
     return doc
 
 
