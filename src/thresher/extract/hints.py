@@ -139,6 +139,11 @@ def is_hidden(node: Node) -> bool:
     if not raw or ("hid" not in raw and "style" not in raw and "HID" not in raw and "none" not in raw
                    and "invisible" not in raw):
         return False
+    if raw.isascii() and "&" not in raw:
+        # every test below needs one of these words in the attributes (a plain `style` is common)
+        low = raw.lower()
+        if "hid" not in low and "none" not in low and "invisible" not in low:
+            return False
     attrs = node.attrs
     if "hidden" in attrs:
         return True
