@@ -41,15 +41,19 @@ def engines_section() -> str:
     r = load("engines_scaling")
     if r is None:
         return "_not run yet_"
-    sp = r["speedup"]
-    lines = [f"Speed-up: {sp['corpus']}; {r['machine']}; load average at start {', '.join(f'{x:.1f}' for x in r['load_average_at_start'])}."
-             f" Identical manifests on every engine: **{sp['identical_manifests']}**.", "",
-             "| engine | docs/s (median wall) | speed-up vs 1 worker | CPU s per 1k docs | largest process RSS MiB |",
-             "|---|---:|---:|---:|---:|"]
-    for name, s in sp["results"].items():
-        lines.append(f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_1_worker']:.2f}× | {s['cpu_s_per_1k_docs']:.2f} | {s['peak_rss_mib']:.0f} |")
-    lines.append("")
-    lines.append("CPU for Ray counts only the driver's process tree (Ray's workers are not its children).")
+    lines: list[str] = []
+    sp = r.get("speedup")
+    if sp is not None:
+        lines = [f"Speed-up: {sp['corpus']}; {r['machine']}; load average at start {', '.join(f'{x:.1f}' for x in r['load_average_at_start'])}."
+                 f" Identical manifests on every engine: **{sp['identical_manifests']}**.", "",
+                 "| engine | docs/s (median wall) | speed-up vs 1 worker | CPU s per 1k docs | largest process RSS MiB |",
+                 "|---|---:|---:|---:|---:|"]
+        for name, s in sp["results"].items():
+            lines.append(f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_1_worker']:.2f}× | {s['cpu_s_per_1k_docs']:.2f} | {s['peak_rss_mib']:.0f} |")
+        lines.append("")
+        lines.append("CPU for Ray counts only the driver's process tree (Ray's workers are not its children).")
+    else:
+        lines.append("Speed-up: not measured on a quiet machine yet.")
     if "identity" in r:
         idn = r["identity"]
         lines += ["", f"Identity at scale: {idn['corpus']}: identical manifests **{idn['identical_manifests']}**, "
