@@ -103,6 +103,7 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
     # (`banners-contenido-nota`, a "sticky sidebar" plugin on the main column).
     content_mass = max(400, _CONTENT_MASS_SHARE * mass[0])
     verdicts: dict[str, tuple[bool, bool, bool, bool]] = {}  # class names repeat: match each once
+    by_raw: dict[str, str | bool] = {}  # attribute text -> False (hidden or a furniture role) or its class_id
     ticks = 0
     for node in doc.nodes[1:]:
         ticks += 1
@@ -132,12 +133,16 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
             if not (tag == "header" and mass[node.index] >= _STANDFIRST_CHARS):
                 node.flags |= REMOVED
             continue
-        if not node.raw_attrs:
+        raw = node.raw_attrs
+        if not raw:
             continue
-        if is_hidden(node) or role(node) in FURNITURE_ROLES:
+        # hidden, role and class/id depend on the attribute text alone, which repeats: judge each once
+        ci = by_raw.get(raw)
+        if ci is None:
+            ci = by_raw[raw] = False if is_hidden(node) or role(node) in FURNITURE_ROLES else class_id(node)
+        if ci is False:
             node.flags |= REMOVED
             continue
-        ci = class_id(node)
         if not ci:
             continue
         verdict = verdicts.get(ci)
