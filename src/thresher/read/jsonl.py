@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from thresher.core.document import Document, Malformed, make_doc_id
+from thresher.core.document import Document, Malformed
 from thresher.core.errors import InputError
 from thresher.read.base import Event, Partition, ReadItem, make_ordinal
 from thresher.read.config import InputConfig
+from thresher.read.fields import document_from_fields
 from thresher.read.paths import open_input
 from thresher.read.sniff import open_binary
 
@@ -112,29 +113,4 @@ def parse_record(line: bytes, where: str, config: InputConfig) -> tuple[Document
         return Malformed("invalid_json", where, "nested too deeply"), invalid_utf8
     if not isinstance(record, dict):
         return Malformed("not_an_object", where, f"a JSON {type(record).__name__}, expected an object"), invalid_utf8
-    url = record.pop(config.url_field, None)
-    html = record.pop(config.html_field, None)
-    body = record.pop(config.text_field, None)
-    if url is not None and not isinstance(url, str):
-        return Malformed("wrong_type", where, f"{config.url_field!r} is a {type(url).__name__}, expected a string"), invalid_utf8
-    if url is None and config.require_url:
-        return Malformed("missing_url", where, f"no {config.url_field!r} field"), invalid_utf8
-    for name, value in ((config.html_field, html), (config.text_field, body)):
-        if value is not None and not isinstance(value, str):
-            return Malformed("wrong_type", where, f"{name!r} is a {type(value).__name__}, expected a string"), invalid_utf8
-    if html is None and body is None:
-        return Malformed("missing_content", where, f"neither {config.html_field!r} nor {config.text_field!r}"), invalid_utf8
-    title = record.pop("title", None)
-    metadata: dict[str, Any] = record
-    if config.id_field and config.id_field in metadata:
-        metadata["source_id"] = metadata.pop(config.id_field)
-    content = html if html is not None else body
-    doc = Document(
-        id=make_doc_id(url, content or ""),
-        text=body or "" if html is None else "",
-        url=url,
-        title=title if isinstance(title, str) else None,
-        html=html,
-        metadata=metadata,
-    )
-    return doc, invalid_utf8
+    return document_from_fields(record, where, config), invalid_utf8

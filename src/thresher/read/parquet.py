@@ -22,10 +22,10 @@ import decimal
 from collections.abc import Iterator
 from typing import Any
 
-from thresher.core.document import Document, Malformed, make_doc_id
+from thresher.core.document import Document, Malformed
 from thresher.read.base import Event, Partition, ReadItem, make_ordinal
 from thresher.read.config import InputConfig
-from thresher.read.decode import decode_html
+from thresher.read.fields import document_from_fields
 from thresher.read.paths import is_url, open_input
 
 BATCH_ROWS = 1024
@@ -130,31 +130,9 @@ def read_parquet(partition: Partition, config: InputConfig) -> Iterator[ReadItem
 
 
 def _row_document(record: dict[str, Any], path: str, row: int, partition_index: int, config: InputConfig) -> ReadItem:
-    where = f"{path}#row{row}"
-    url = record.pop(config.url_field, None)
-    html = record.pop(config.html_field, None)
-    body = record.pop(config.text_field, None)
-    if url is None and config.require_url:
-        return Malformed("missing_url", where, f"{config.url_field!r} is null")
-    if html is None and body is None:
-        return Malformed("missing_content", where, f"neither {config.html_field!r} nor {config.text_field!r}")
-    source: dict[str, Any] = {"file": path, "row": row}
-    raw_html = html
-    if isinstance(html, bytes):
-        html, charset, _ = decode_html(html, None)
-        source["charset"] = charset
-    title = record.pop("title", None)
-    metadata = {str(k): _json_value(v) for k, v in record.items()}
-    if config.id_field and config.id_field in metadata:
-        metadata["source_id"] = metadata.pop(config.id_field)
-    content = raw_html if raw_html is not None else body
-    return Document(
-        id=make_doc_id(url, content or ""),
-        text=body or "" if html is None else "",
-        url=url,
-        title=title if isinstance(title, str) else None,
-        html=html,
-        source=source,
-        metadata=metadata,
-        ordinal=make_ordinal(partition_index, row),
+    item = document_from_fields(
+        record, f"{path}#row{row}", config, source={"file": path, "row": row}, metadata_value=_json_value
     )
+    if isinstance(item, Document):
+        item.ordinal = make_ordinal(partition_index, row)
+    return item
