@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from thresher.core.document import Document, Drop, Malformed
-from thresher.core.stages import Stage, apply_stage
+from thresher.core.stages import Stage, stage_runner
 from thresher.quality.config import QualityConfig
 from thresher.quality.rules import QualityRuleSet
 from thresher.quality.stages import build_quality_stages
@@ -196,6 +196,9 @@ def assess(
         items = _counting(documents, report)
     rng = random.Random(seed)
     values: dict[str, _Values] = {}
+    # resolve each stage's method once, as the build's DocumentChain does
+    prepare_runners = [stage_runner(stage) for stage in prepare]
+    quality_runners = [stage_runner(stage) for stage in quality]
     for item in items:
         if isinstance(item, Malformed):
             report.malformed += 1
@@ -204,16 +207,16 @@ def assess(
             continue
         report.assessed += 1
         attributed: Drop | None = None
-        for stage in prepare:
-            drops = apply_stage(stage, item)
+        for run in prepare_runners:
+            drops = run(item)
             if drops:
                 attributed = drops[0]
                 report.failures[f"{drops[0].stage}/{drops[0].reason}"] += 1
                 _example(report, item, drops[0], examples)
                 break
         if attributed is None:
-            for stage in quality:
-                drops = apply_stage(stage, item)
+            for run in quality_runners:
+                drops = run(item)
                 for drop in drops:
                     key = f"{drop.stage}/{drop.reason}"
                     report.failures[key] += 1

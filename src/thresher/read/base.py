@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from thresher.core.document import Document, Drop, Malformed
@@ -67,9 +67,3 @@ class Event:
 
 
 ReadItem = Document | Malformed | Skip | Event
-
-
-@dataclass(slots=True)
-class ReadCounters:
-    bytes_read: int = 0
-    extra: dict[str, int] = field(default_factory=dict)
