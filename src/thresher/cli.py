@@ -47,6 +47,19 @@ def add_config_flags(parser: argparse.ArgumentParser, sections: Sequence[str] | 
             group.add_argument(*names, dest=dest, default=argparse.SUPPRESS, metavar="VALUE", help=help_text)
 
 
+INPUTS_HELP = "JSONL(.gz/.zst), WARC/ARC/WET, Parquet, HTML files, a directory, a glob, a URL, or - for stdin"
+
+
+def add_input_arguments(
+    parser: argparse.ArgumentParser, quiet_help: str = "no progress and no report", verbose_help: str = "log more"
+) -> None:
+    """The arguments every verb that reads a crawl shares: inputs, a settings file, -q and -v."""
+    parser.add_argument("inputs", nargs="+", metavar="INPUT", help=INPUTS_HELP)
+    parser.add_argument("--config", metavar="TOML", help="settings file (flags override it)")
+    parser.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
+    parser.add_argument("-v", "--verbose", action="count", default=0, help=verbose_help)
+
+
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """defaults < TOML file (`--config`) < flags, validated against the config tree."""
     data: dict[str, Any] = load_toml(args.config) if getattr(args, "config", None) else {}

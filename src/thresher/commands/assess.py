@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from thresher.cli import add_config_flags, config_from_args
+from thresher.cli import add_config_flags, add_input_arguments, config_from_args
 from thresher.core.document import Document, Malformed
 
 
@@ -21,14 +21,11 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="JSONL, WARC/ARC/WET, Parquet, HTML files, a directory, a glob, or - for stdin")
+    add_input_arguments(p, quiet_help="log errors only", verbose_help="show example documents per failing rule")
     p.add_argument("--sample", type=int, default=None, metavar="N", help="assess a seeded reservoir sample of N documents")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample")
     p.add_argument("--examples", type=int, default=3, metavar="K", help="example documents kept per failing rule")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--config", metavar="TOML", help="settings file (flags override it)")
-    p.add_argument("-v", "--verbose", action="count", default=0, help="show example documents per failing rule")
-    p.add_argument("-q", "--quiet", action="store_true", help="log errors only")
     add_config_flags(p, sections=("input", "extract", "normalize", "quality"))
     p.set_defaults(handler=run)
 

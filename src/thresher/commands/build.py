@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from thresher.cli import add_config_flags, config_from_args
+from thresher.cli import add_config_flags, add_input_arguments, config_from_args
 from thresher.report.progress import ProgressPrinter
 from thresher.run.build import build
 
@@ -18,13 +18,10 @@ def register(subparsers: Any) -> None:
         description="Read, extract, normalize, filter and deduplicate a crawl into sharded, checksummed output.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="JSONL(.gz/.zst), WARC/ARC/WET, Parquet, HTML files, a directory, a glob, or - for stdin")
+    add_input_arguments(p)
     p.add_argument("-o", "--output", required=True, help="output directory")
-    p.add_argument("--config", metavar="TOML", help="settings file (flags override it)")
     p.add_argument("--rejects", metavar="DIR", help="write every dropped document with its Drop, and every malformed record, to DIR")
     p.add_argument("--overwrite", action="store_true", help="discard an unfinished build of another config in the output's work dir")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress and no report")
-    p.add_argument("-v", "--verbose", action="count", default=0, help="log more")
     add_config_flags(p)
     p.set_defaults(handler=run)
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from thresher.cli import add_config_flags, config_from_args
+from thresher.cli import add_config_flags, add_input_arguments, config_from_args
 from thresher.pipeline import build_corpus_stages
 from thresher.run.tasks import keeper_rank
 
@@ -30,19 +30,11 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument(
-        "inputs",
-        nargs="+",
-        metavar="INPUT",
-        help="JSONL, WARC/ARC/WET, Parquet, HTML files, a directory, a glob, or - for stdin",
-    )
+    add_input_arguments(p, quiet_help="no progress on stderr")
     p.add_argument("--json", action="store_true", help="print every cluster as JSON")
     p.add_argument(
         "--max-clusters", type=int, default=20, metavar="N", help="clusters shown in the text report (largest first)"
     )
-    p.add_argument("--config", metavar="TOML", help="settings file (flags override it)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    p.add_argument("-v", "--verbose", action="count", default=0, help="log more")
     add_config_flags(p, sections=("input", "extract", "normalize", "lang", "quality", "dedup", "exec"))
     p.set_defaults(handler=run)
 
