@@ -5,9 +5,10 @@ files atomically and its completion marker last, so a killed task leaves no mark
 
 Phases (see docs/architecture.md):
   scan     one per input partition: read → per-document stages → survivors, rejects, dedup keys
-  group    one per (corpus stage, key partition): group keys, verify candidates, write edges
+  group    one per (corpus stage, range of key buckets): group keys, verify candidates, write edges
   cluster  one: union-find over edges, keeper per cluster, per-partition decisions
   write    one per input partition: apply decisions, write its pieces of the output shards
+  assemble one per output shard: its pieces, in partition order, into the shard file
 """
 
 from __future__ import annotations
@@ -397,7 +398,7 @@ def iter_edges(work: WorkDir, stages: list[Any]) -> Iterator[tuple[int, Node, No
 
 def cluster_task(ctx: TaskContext) -> dict[str, Any]:
     """Union-find over the verified edges of every corpus stage. Only documents that collide are in
-    memory, each as one dict entry (ordinal -> index) and a few typed array slots (~170 bytes; see
+    memory, each as one dict entry (ordinal -> index) and a few typed array slots (~260 bytes measured; see
     benchmarks/cluster_memory.py), never as Python objects of its own.
 
     Pass 1 builds the components and picks each keeper by the keep policy. Pass 2 attributes every
