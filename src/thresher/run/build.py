@@ -30,7 +30,7 @@ from thresher.read.paths import input_size
 from thresher.read.sources import plan_partitions
 from thresher.run import progress
 from thresher.run.engines import TaskCall, make_engine
-from thresher.run.records import KEY_BUCKETS
+from thresher.run.records import KEY_BUCKETS, PAIR_BUCKETS
 from thresher.run.tasks import (
     TaskContext,
     assemble_task,
@@ -42,6 +42,7 @@ from thresher.run.tasks import (
     partition_size,
     run_task,
     scan_task,
+    verify_task,
     write_task,
 )
 from thresher.run.workdir import BuildLock, WorkDir
@@ -171,7 +172,7 @@ def scan_and_group(
     runner: PhaseRunner,
     partitions: list[Partition],
 ) -> GroupedRun:
-    """The scan phase, then the group phase of every corpus stage."""
+    """The scan phase, then the group and verify phases of every corpus stage."""
     import json
 
     ctx = runner.ctx
@@ -182,16 +183,35 @@ def scan_and_group(
     )
     stats = sum((Stats.from_dict(r["stats"]) for r in scan_results), Stats())
     _check_malformed(config, stats)
+    stages = build_corpus_stages(config)
     calls = []
-    for si, stage in enumerate(build_corpus_stages(config)):
+    call_stage: list[int] = []
+    group_ranges: list[list[int]] = []
+    for si, stage in enumerate(stages):
         bucket_bytes = [0] * KEY_BUCKETS
         for p in partitions:
             offsets = json.loads(work.keys(stage.name, p.index).with_suffix(".idx").read_text())
             for b in range(KEY_BUCKETS):
                 bucket_bytes[b] += offsets[b + 1] - offsets[b]
-        for lo, hi in plan_group_ranges(bucket_bytes, config.exec.key_partitions):
+        ranges = plan_group_ranges(bucket_bytes, config.exec.key_partitions)
+        group_ranges.append([lo for lo, _ in ranges])
+        for lo, hi in ranges:
             calls.append(runner.call(group_task, f"group-{stage.name}-{lo:04d}", si, lo, hi, [p.index for p in partitions]))
-    for r in runner.phase("group", calls):
+            call_stage.append(si)
+    group_results = runner.phase("group", calls)
+    pair_bytes = [[0] * PAIR_BUCKETS for _ in stages]
+    for si, r in zip(call_stage, group_results):
+        stats += Stats.from_dict(r["stats"])
+        for b, n in enumerate(r["pair_bytes"]):
+            pair_bytes[si][b] += n
+    # verify: each distinct candidate pair once, in tasks planned from the pair bytes spilled
+    calls = []
+    for si, stage in enumerate(stages):
+        if not sum(pair_bytes[si]):
+            continue
+        for lo, hi in plan_group_ranges(pair_bytes[si], config.exec.key_partitions):
+            calls.append(runner.call(verify_task, f"verify-{stage.name}-{lo:04d}", si, lo, hi, group_ranges[si]))
+    for r in runner.phase("verify", calls):
         stats += Stats.from_dict(r["stats"])
     return GroupedRun(work, ctx, partitions, scan_results, stats)
 

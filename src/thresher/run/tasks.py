@@ -5,7 +5,9 @@ files atomically and its completion marker last, so a killed task leaves no mark
 
 Phases (see docs/architecture.md):
   scan     one per input partition: read → per-document stages → survivors, rejects, dedup keys
-  group    one per (corpus stage, range of key buckets): group keys, verify candidates, write edges
+  group    one per (corpus stage, range of key buckets): group keys, spill candidate pairs by pair
+           bucket (edges between byte-identical payloads are written directly)
+  verify   one per (corpus stage, range of pair buckets): each distinct pair verified once → edges
   cluster  one: union-find over edges, keeper per cluster, per-partition decisions
   write    one per input partition: apply decisions, write its pieces of the output shards
   assemble one per output shard: its pieces, in partition order, into the shard file
@@ -33,17 +35,31 @@ from thresher.pipeline import DocumentChain, build_corpus_stages
 from thresher.read.base import Event, Partition, Skip, ordinal_partition
 from thresher.read.sources import read_partition
 from thresher.run import progress
-from thresher.run.records import EDGE, KEY_BUCKETS, KEY_LEN, KEY_RECORD, Node, id_bytes, pack_edge, unpack_edge
+from thresher.run.records import (
+    EDGE,
+    KEY_BUCKETS,
+    KEY_LEN,
+    KEY_RECORD,
+    MEMBER,
+    PAIR,
+    PAIR_BUCKETS,
+    Node,
+    id_bytes,
+    pack_edge,
+    pair_bucket,
+    unpack_edge,
+)
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line, write_json_atomic
 from thresher.write.formats import get_format
 
 log = logging.getLogger(__name__)
 
-# Per group task: verified pairs remembered (~40 MB at most) and decoded payloads kept (a MinHash
-# payload with its shingle-id sample decodes to ~70 KB; the representatives of the bucket being
-# verified are what the cache must hold, and there are at most 32 of them).
+# Per group task: pairs remembered to skip repeats (~40 MB at most) and the candidate-pair bytes
+# buffered before a spill. Per verify task: decoded payloads kept (a MinHash payload with its
+# shingle-id sample decodes to ~70 KB).
 SEEN_PAIRS_CAP = 250_000
+PAIR_SPILL_BYTES = 8 * 1024 * 1024
 PREPARED_CACHE_MEMBERS = 256
 MALFORMED_LOG_LIMIT = 20  # per partition: located warnings in the log; all of them go to the rejects dir
 
@@ -165,7 +181,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
                 reporter.tick(dropped=1)
                 continue
             t0 = time.perf_counter()
-            member_tail = (id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
+            member_head = (doc.ordinal, id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
             for si, stage in enumerate(corpus):
                 scanned = stage.scan(doc)
                 if scanned is None:
@@ -174,9 +190,15 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
                 if scanned.payload:
                     payload_files[si].write(scanned.payload)
                     payload_sizes[si] += len(scanned.payload)
+                # a key record is the key then the member, which is the same for all of its keys
+                member = MEMBER.pack(*member_head, offset, len(scanned.payload))
+                buffers = key_buffers[si]
                 for key in scanned.keys:
-                    bucket = int.from_bytes(key[:8], "big") % KEY_BUCKETS
-                    key_buffers[si][bucket] += KEY_RECORD.pack(key[:KEY_LEN], doc.ordinal, *member_tail, offset, len(scanned.payload))
+                    if len(key) != KEY_LEN:
+                        key = (key + bytes(KEY_LEN))[:KEY_LEN]
+                    buf = buffers[int.from_bytes(key[:8], "big") % KEY_BUCKETS]
+                    buf += key
+                    buf += member
             stats.add_time("dedup.keys", time.perf_counter() - t0)
             record = doc.to_record()
             record["_o"] = doc.ordinal
@@ -270,8 +292,9 @@ class _Payloads:
 
 
 def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions: list[int]) -> dict[str, Any]:
-    """Group the keys of buckets [lo, hi) of one corpus stage from every scan partition, verify the
-    candidates of every key seen more than once, and write the verified edges."""
+    """Group the keys of buckets [lo, hi) of one corpus stage from every scan partition and emit
+    the candidate pairs of every key seen more than once, spilled by pair bucket for the verify
+    phase. Members with byte-identical payloads need no verification: their edges are written here."""
     stage = build_corpus_stages(ctx.config)[stage_index]
     work = ctx.work
     size = KEY_RECORD.size
@@ -288,40 +311,14 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
         records.extend(blob[i : i + size] for i in range(0, len(blob), size))
     records.sort()
     payloads = _Payloads(work, stage.name)
-    # A stage may split verification into prepare(payload) -> object and compare(x, y), so that each
-    # member is decoded once rather than once per pair; decoded members are kept in a small LRU
-    # across buckets (a document sits in one bucket per band).
-    prepare = getattr(stage, "prepare", None)
-    compare = getattr(stage, "compare", None) if prepare is not None else None
-    prepared: OrderedDict[int, Any] = OrderedDict()
-
-    def prepared_value(m: tuple[Any, ...]) -> Any:
-        ordinal = m[1]
-        value = prepared.get(ordinal)
-        if value is not None:
-            prepared.move_to_end(ordinal)
-            return value
-        raw = payloads.read(ordinal, m[5], m[6])
-        value = prepared[ordinal] = prepare(raw) if prepare is not None else raw
-        if len(prepared) > PREPARED_CACHE_MEMBERS:
-            prepared.popitem(last=False)
-        return value
-
-    similarity = compare if compare is not None else stage.similarity
-    # Pairs already verified in this task (a pair collides in one bucket per band). It only saves
-    # work, so it is a bounded cache: a repeat beyond it writes a duplicate edge, which the cluster
-    # phase ignores.
-    seen_pairs: set[tuple[int, int]] = set()
+    # A pair collides in one bucket per shared band; pairs already emitted by this task are skipped.
+    # It only saves spill bytes (the verify phase removes every repeat), so it is a bounded cache.
+    seen_pairs: set[bytes] = set()
     edges = 0
-    candidates = 0
+    pairs = PairSpill(work.pairs(stage.name, lo))
     t0 = time.perf_counter()
 
-    def emit(out: Any, ma: tuple[Any, ...], mb: tuple[Any, ...], sim: float) -> None:
-        nonlocal edges
-        out.write(pack_edge(Node(ma[1], ma[2], ma[3], ma[4]), Node(mb[1], mb[2], mb[3], mb[4]), sim))
-        edges += 1
-
-    def first_visit(pair: tuple[int, int]) -> bool:
+    def first_visit(pair: bytes) -> bool:
         if pair in seen_pairs:
             return False
         if len(seen_pairs) >= SEEN_PAIRS_CAP:
@@ -329,7 +326,7 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
         seen_pairs.add(pair)
         return True
 
-    with atomic_open(work.edges(stage.name, lo), "wb", durable=False) as out:
+    with pairs, atomic_open(work.edges(stage.name, lo), "wb", durable=False) as out:
         i = 0
         n_records = len(records)
         while i < n_records:
@@ -338,7 +335,7 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
             while j < n_records and records[j][:KEY_LEN] == key:
                 j += 1
             if j - i > 1:
-                members = [KEY_RECORD.unpack(r) for r in records[i:j]]
+                members = [records[r][KEY_LEN:] for r in range(i, j)]  # packed MEMBER records, by ordinal
                 # Members with byte-identical payloads are identical for the stage (similarity(a, a)
                 # is 1.0): each joins the first of its kind, and only distinct payloads go on to the
                 # candidate pairs. An all-identical bucket of n documents costs n - 1 edges, not 32 n,
@@ -346,29 +343,147 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
                 leader_of: dict[bytes, int] = {}
                 leaders: list[int] = []
                 for idx, m in enumerate(members):
-                    raw = payloads.read(m[1], m[5], m[6])
-                    digest = hashlib.blake2b(raw, digest_size=16).digest()
+                    ordinal, *_, offset, length = MEMBER.unpack(m)
+                    digest = hashlib.blake2b(payloads.read(ordinal, offset, length), digest_size=16).digest()
                     first = leader_of.setdefault(digest, idx)
                     if first == idx:
                         leaders.append(idx)
-                    elif members[first][1] != m[1] and first_visit((members[first][1], m[1])):
-                        emit(out, members[first], m, 1.0)
+                    elif members[first][:8] != m[:8] and first_visit(members[first][:8] + m[:8]):
+                        out.write(pack_edge(member_node(members[first]), member_node(m), 1.0))
+                        edges += 1
                 del leader_of
                 for a, b in stage.candidate_pairs(len(leaders)):
                     ma, mb = members[leaders[a]], members[leaders[b]]
-                    if ma[1] == mb[1] or not first_visit((ma[1], mb[1])):
+                    if ma[:8] == mb[:8] or not first_visit(ma[:8] + mb[:8]):
                         continue
-                    candidates += 1
-                    sim = similarity(prepared_value(ma), prepared_value(mb))
-                    if sim is not None:
-                        emit(out, ma, mb, sim)
+                    pairs.add(ma, mb)
             i = j
     payloads.close()
     stats = Stats()
     stats.count(f"event/{stage.name}.keys", len(records))
-    stats.count(f"event/{stage.name}.candidates", candidates)
+    stats.count(f"event/{stage.name}.pairs", pairs.count)
     stats.count(f"event/{stage.name}.edges", edges)
     stats.add_time(f"{stage.name}.group", time.perf_counter() - t0)
+    return {"stats": stats.to_dict(), "edges": edges, "pairs": pairs.count, "pair_bytes": pairs.bucket_bytes}
+
+
+def member_node(member: bytes) -> Node:
+    ordinal, doc_id, length, quality, _, _ = MEMBER.unpack(member)
+    return Node(ordinal, doc_id, length, quality)
+
+
+class PairSpill:
+    """A group task's candidate pairs, buffered per pair bucket and spilled to one file in runs of
+    at most PAIR_SPILL_BYTES (each run holds every bucket's pairs since the last one, contiguously).
+    The `.idx` beside the file lists each run's bucket offsets, so a verify task reads only its
+    buckets. Memory is bounded by the spill size, however many pairs a hot bucket makes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.buffers = [bytearray() for _ in range(PAIR_BUCKETS)]
+        self.buffered = 0
+        self.count = 0
+        self.runs: list[list[int]] = []
+        self.bucket_bytes = [0] * PAIR_BUCKETS
+        self.cm: Any = None
+        self.out: Any = None
+
+    def __enter__(self) -> PairSpill:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.cm = atomic_open(self.path, "wb", durable=False)
+        self.out = self.cm.__enter__()
+        self.position = 0
+        return self
+
+    def add(self, a: bytes, b: bytes) -> None:
+        if a > b:
+            a, b = b, a
+        buf = self.buffers[pair_bucket(int.from_bytes(a[:8], "big"), int.from_bytes(b[:8], "big"))]
+        buf += a
+        buf += b
+        self.buffered += PAIR.size
+        self.count += 1
+        if self.buffered >= PAIR_SPILL_BYTES:
+            self._spill()
+
+    def _spill(self) -> None:
+        offsets = [self.position]
+        for bucket, buf in enumerate(self.buffers):
+            self.out.write(buf)
+            self.position += len(buf)
+            self.bucket_bytes[bucket] += len(buf)
+            offsets.append(self.position)
+            buf.clear()
+        self.runs.append(offsets)
+        self.buffered = 0
+
+    def __exit__(self, *exc: Any) -> None:
+        if exc[0] is None and self.buffered:
+            self._spill()
+        self.cm.__exit__(*exc)
+        if exc[0] is None:
+            write_json_atomic(self.path.with_suffix(".idx"), self.runs, durable=False)
+
+
+def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: list[int]) -> dict[str, Any]:
+    """Verify the candidate pairs of pair buckets [lo, hi) of one corpus stage, gathered from every
+    group task: sorted and made unique, so each distinct pair is verified exactly once however many
+    bands (and group tasks) it collided in. Writes the verified edges."""
+    stage = build_corpus_stages(ctx.config)[stage_index]
+    work = ctx.work
+    size = PAIR.size
+    records: list[bytes] = []
+    for g in groups:
+        path = work.pairs(stage.name, g)
+        runs = json.loads(path.with_suffix(".idx").read_text())
+        if not runs:
+            continue
+        with open(path, "rb") as f:
+            for offsets in runs:
+                start, end = offsets[lo], offsets[hi]
+                if end > start:
+                    blob = os.pread(f.fileno(), end - start, start)
+                    records.extend(blob[i : i + size] for i in range(0, len(blob), size))
+    records.sort()
+    payloads = _Payloads(work, stage.name)
+    # A stage may split verification into prepare(payload) -> object and compare(x, y), so that each
+    # member is decoded once rather than once per pair. Pairs come sorted by their first member, so
+    # it stays decoded across its pairs; the second members go through a small LRU.
+    prepare = getattr(stage, "prepare", None)
+    compare = getattr(stage, "compare", None) if prepare is not None else None
+    similarity = compare if compare is not None else stage.similarity
+    prepared: OrderedDict[int, Any] = OrderedDict()
+
+    def prepared_value(ordinal: int, offset: int, length: int) -> Any:
+        value = prepared.get(ordinal)
+        if value is not None:
+            prepared.move_to_end(ordinal)
+            return value
+        raw = payloads.read(ordinal, offset, length)
+        value = prepared[ordinal] = prepare(raw) if prepare is not None else raw
+        if len(prepared) > PREPARED_CACHE_MEMBERS:
+            prepared.popitem(last=False)
+        return value
+
+    candidates = edges = 0
+    t0 = time.perf_counter()
+    with atomic_open(work.edges(stage.name, lo, "v"), "wb", durable=False) as out:
+        previous = b""
+        for rec in records:
+            if rec == previous:
+                continue
+            previous = rec
+            oa, ia, la, qa, pa, na, ob, ib, lb, qb, pb, nb = PAIR.unpack(rec)
+            candidates += 1
+            sim = similarity(prepared_value(oa, pa, na), prepared_value(ob, pb, nb))
+            if sim is not None:
+                out.write(pack_edge(Node(oa, ia, la, qa), Node(ob, ib, lb, qb), sim))
+                edges += 1
+    payloads.close()
+    stats = Stats()
+    stats.count(f"event/{stage.name}.candidates", candidates)
+    stats.count(f"event/{stage.name}.edges", edges)
+    stats.add_time(f"{stage.name}.verify", time.perf_counter() - t0)
     return {"stats": stats.to_dict(), "edges": edges}
 
 

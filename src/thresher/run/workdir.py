@@ -11,7 +11,9 @@ Layout under `OUT/.work/` (one concept per folder):
     scan/p000000.malformed.jsonl  malformed records with location
     keys/<stage>/p000000.keys  fixed-size key records, grouped by key partition (+ .idx offsets)
     payload/<stage>/p000000.bin  verification payloads (signatures), addressed from key records
-    edges/<stage>/k0000.edges  verified duplicate edges of one key partition
+    pairs/<stage>/k0000.pairs  a group task's candidate pairs, in runs of pair buckets (+ .idx)
+    edges/<stage>/k0000.edges  a group task's edges between byte-identical payloads
+    edges/<stage>/v0000.edges  a verify task's verified edges
     decisions/p000000.jsonl    per-partition drops and keeper annotations from the cluster phase
     pieces/s00000-p000000.*    each write task's share of each output shard
 """
@@ -51,8 +53,11 @@ class WorkDir:
     def payload(self, stage: str, p: int) -> Path:
         return self.root / "payload" / stage / f"p{p:06d}.bin"
 
-    def edges(self, stage: str, k: int) -> Path:
-        return self.root / "edges" / stage / f"k{k:04d}.edges"
+    def edges(self, stage: str, k: int, kind: str = "k") -> Path:
+        return self.root / "edges" / stage / f"{kind}{k:04d}.edges"
+
+    def pairs(self, stage: str, k: int) -> Path:
+        return self.root / "pairs" / stage / f"k{k:04d}.pairs"
 
     def decisions(self, p: int) -> Path:
         return self.root / "decisions" / f"p{p:06d}.jsonl"
