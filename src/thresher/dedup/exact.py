@@ -20,8 +20,8 @@ from typing import Literal
 
 from thresher.core.document import Document
 from thresher.core.stages import CorpusKeys
+from thresher.dedup.shingles import word_runs
 
-_WORD_RUNS = re.compile(r"\w+")
 _DIGIT_RUNS = re.compile(r"\d+")
 
 
@@ -30,14 +30,20 @@ def exact_key_text(text: str, level: Literal["raw", "normalized", "structural"])
         return text
     folded = unicodedata.normalize("NFKC", text).casefold()
     # keep only word characters: punctuation, symbols and spacing do not distinguish documents
-    words = _WORD_RUNS.findall(folded)
+    words = word_runs(folded)
     if level == "structural":
         words = [_DIGIT_RUNS.sub("0", w) for w in words]
     return " ".join(words)
 
 
 def exact_key(text: str, level: Literal["raw", "normalized", "structural"]) -> bytes:
-    return hashlib.blake2b(exact_key_text(text, level).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    if level == "normalized" and text.isascii():
+        # ASCII: NFKC changes nothing and casefold is lower; the bytes runs are the str runs, and
+        # they are what MinHash tokenizes next (word_runs remembers them)
+        blob = b" ".join(word_runs(text.encode("ascii").lower()))
+    else:
+        blob = exact_key_text(text, level).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(blob, digest_size=16).digest()
 
 
 class ExactDedup:

@@ -29,31 +29,46 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u200e\u200f\u
 _ODD_SPACE = re.compile(r"[\t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 _LINE_BREAKS = re.compile(r"\r\n?|[\u2028\u2029\x85]")
 _SPACES = re.compile(r" {2,}")
-_TRAILING = re.compile(r" +$", re.M)
-_LEADING = re.compile(r"^ +", re.M)
 _BLANKS = re.compile(r"\n{3,}")
 
 
+# Every character that one of the character-class steps (line breaks, controls, odd spaces) acts
+# on. Most texts contain none: one scan for them replaces three substitutions that each scan the
+# whole text.
+_RARE = re.compile(
+    r"[\r\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\ufeff\ufffe"
+    r"\u2028\u2029\t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]"
+)
+
+
 def normalize_text(text: str, config: NormalizeConfig = NormalizeConfig()) -> str:
-    # ASCII text is invariant under every normalization form; skipping the call saves most of the
-    # cost on English pages
-    ascii_only = text.isascii()
-    if config.unicode_form is not None and not ascii_only:
-        text = unicodedata.normalize(config.unicode_form, text)
-    text = _LINE_BREAKS.sub("\n", text)
-    text = _CONTROL.sub("", text)
+    # Each step runs only when its cheap precondition holds (a substring test costs ~1 us on a 3 KB
+    # text, a regex substitution 10-35 us even when nothing matches); the result is the same as
+    # running every step (tests compare with the plain sequence).
+    form = config.unicode_form
+    # ASCII text is invariant under every normalization form; is_normalized is a quick check
+    unicode = form is not None and not text.isascii()
+    if unicode and not unicodedata.is_normalized(form, text):  # type: ignore[arg-type]
+        text = unicodedata.normalize(form, text)  # type: ignore[arg-type]
+    if _RARE.search(text) is not None:
+        text = _LINE_BREAKS.sub("\n", text)
+        text = _CONTROL.sub("", text)
+        if config.collapse_whitespace:
+            text = _ODD_SPACE.sub(" ", text)
     if config.collapse_whitespace:
-        text = _ODD_SPACE.sub(" ", text)
-        text = _SPACES.sub(" ", text)
-        text = _TRAILING.sub("", text)
-        text = _LEADING.sub("", text)
-        text = _BLANKS.sub("\n\n", text)
+        if "  " in text:
+            text = _SPACES.sub(" ", text)
+        if " \n" in text or "\n " in text or text.startswith(" ") or text.endswith(" "):
+            # spaces cut at both ends of every line, in one pass (the _TRAILING and _LEADING steps)
+            text = "\n".join([line.strip(" ") for line in text.split("\n")])
+        if "\n\n\n" in text:
+            text = _BLANKS.sub("\n\n", text)
     text = text.strip("\n ")
     # NFKC can produce new control/space sequences only from compatibility characters that the
     # steps above already handle; one more pass of the form keeps the function idempotent when
     # removal of a control character joined two combining sequences.
-    if config.unicode_form is not None and not ascii_only:
-        text = unicodedata.normalize(config.unicode_form, text)
+    if unicode and not unicodedata.is_normalized(form, text):  # type: ignore[arg-type]
+        text = unicodedata.normalize(form, text)  # type: ignore[arg-type]
     return text
 
 
