@@ -52,10 +52,12 @@ from thresher.write.manifest import FORMAT_VERSION, MANIFEST
 
 log = logging.getLogger(__name__)
 
-# Group tasks are planned from the key bytes the scan wrote: about GROUP_TASK_BYTES of key records
-# each (a record is 52 bytes on disk and ~100 bytes in a group task's memory), at least
-# MIN_GROUP_TASKS so every worker has work on small inputs.
-GROUP_TASK_BYTES = 32 * 1024 * 1024
+# Group (and verify) tasks are planned from the key (pair) bytes the scan (group) phase wrote: about
+# GROUP_TASK_BYTES each, at least MIN_GROUP_TASKS so every worker has work on small inputs. A key
+# record is 52 bytes on disk and ~100 bytes in a group task's memory, so a task holds ~16 MB of
+# records: the cap is reached from ~150k documents on, and peak memory stays flat beyond (a bigger
+# corpus makes more tasks, not bigger ones).
+GROUP_TASK_BYTES = 8 * 1024 * 1024
 MIN_GROUP_TASKS = 16
 
 
