@@ -42,7 +42,7 @@ def register(subparsers: Any) -> None:
 def find_clusters(inputs: Sequence[str], config: Any, workdir: Path, on_progress: Any = None) -> dict[str, Any]:
     """Run scan and group into `workdir` and return the duplicate clusters as plain data."""
     from thresher.run.build import PhaseRunner, prepare_workdir, scan_and_group
-    from thresher.run.tasks import TaskContext, iter_edges
+    from thresher.run.tasks import TaskContext, iter_edges, iter_scan_docs
     from thresher.run.workdir import WorkDir
 
     work = WorkDir(workdir)
@@ -81,20 +81,17 @@ def find_clusters(inputs: Sequence[str], config: Any, workdir: Path, on_progress
     info: dict[int, dict[str, Any]] = {}
     if nodes:
         for p in partitions:
-            path = work.scan_docs(p.index)
-            if not path.exists():
+            if not work.scan_docs(p.index).exists():
                 continue
-            with path.open("rb") as fh:
-                for line in fh:
+            for o, line in iter_scan_docs(work, p.index):
+                if o in nodes:
                     rec = json.loads(line)
-                    o = rec.get("_o")
-                    if o in nodes:
-                        info[o] = {
-                            "id": rec.get("id"),
-                            "url": rec.get("url"),
-                            "title": rec.get("title"),
-                            "chars": len(rec.get("text") or ""),
-                        }
+                    info[o] = {
+                        "id": rec.get("id"),
+                        "url": rec.get("url"),
+                        "title": rec.get("title"),
+                        "chars": len(rec.get("text") or ""),
+                    }
 
     members: dict[int, list[int]] = defaultdict(list)
     for o in parent:

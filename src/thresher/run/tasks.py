@@ -200,9 +200,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
                     buf += key
                     buf += member
             stats.add_time("dedup.keys", time.perf_counter() - t0)
-            record = doc.to_record()
-            record["_o"] = doc.ordinal
-            docs_out.write(dumps_line(record))
+            docs_out.write(b"%d\t" % doc.ordinal + dumps_line(doc.to_record()))
             survivors += 1
             position = doc.source.get("offset") if offsets_in_file else None
             if isinstance(position, int) and position - partition.start > bytes_reported:
@@ -625,6 +623,15 @@ def cluster_task(ctx: TaskContext) -> dict[str, Any]:
 # -- write --------------------------------------------------------------------------------------
 
 
+def iter_scan_docs(work: WorkDir, p: int) -> Iterator[tuple[int, bytes]]:
+    """(ordinal, JSON line) of every document of partition p that passed the scan, in order. The
+    scan writes `ordinal TAB json` per line, so a reader can pick documents without decoding them."""
+    with open(work.scan_docs(p), "rb") as f:
+        for line in f:
+            tab = line.index(b"\t")
+            yield int(line[:tab]), line[tab + 1 :]
+
+
 def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
     """Apply the cluster decisions to one partition's survivors and write its pieces of the
     output shards: global kept index g goes to shard g // shard_max_records."""
@@ -644,28 +651,34 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
     include_annotations = config.output.include_annotations
 
     def kept_records() -> Any:
-        with open(work.scan_docs(p), "rb") as f:
-            for line in f:
-                record = json.loads(line)
-                o = record.pop("_o")
-                decision = decisions.get(o)
-                if decision is not None and "drop" in decision:
-                    drop = Drop.from_record(decision["drop"])
-                    stats.record_drop(drop)
-                    if ctx.write_rejects:
-                        record["drop"] = decision["drop"]
-                        rejects_out.write(dumps_line(record))
-                    reporter.tick(dropped=1)
-                    continue
-                if decision is not None:
-                    annotations = record.setdefault("annotations", {})
-                    annotations["dedup.duplicates"] = decision["keep"]["duplicates"]
-                    annotations["dedup.cluster"] = decision["keep"]["cluster"]
-                if not include_annotations:
-                    record.pop("annotations", None)
+        """The output lines of the partition's kept documents. A document without a decision is
+        written as the scan wrote it (no JSON round trip): `dumps_line` is deterministic, so the
+        bytes are those of decoding and encoding it again."""
+        for o, line in iter_scan_docs(work, p):
+            decision = decisions.get(o)
+            if decision is None and include_annotations:
                 stats.record_kept()
                 reporter.tick(kept=1)
-                yield record
+                yield line
+                continue
+            record = json.loads(line)
+            if decision is not None and "drop" in decision:
+                drop = Drop.from_record(decision["drop"])
+                stats.record_drop(drop)
+                if ctx.write_rejects:
+                    record["drop"] = decision["drop"]
+                    rejects_out.write(dumps_line(record))
+                reporter.tick(dropped=1)
+                continue
+            if decision is not None:
+                annotations = record.setdefault("annotations", {})
+                annotations["dedup.duplicates"] = decision["keep"]["duplicates"]
+                annotations["dedup.cluster"] = decision["keep"]["cluster"]
+            if not include_annotations:
+                record.pop("annotations", None)
+            stats.record_kept()
+            reporter.tick(kept=1)
+            yield dumps_line(record)
 
     g = global_start
     with (
@@ -673,7 +686,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
         (atomic_open(work.write_rejects(p), "wb", durable=False) if ctx.write_rejects else _NullWriter()) as rejects_out,
     ):
         handle: Any = None
-        for record in kept_records():
+        for line in kept_records():
             shard = g // per_shard
             if not pieces or pieces[-1][0] != shard:
                 # a new shard: close the previous piece (atomically renamed) and open this one
@@ -681,7 +694,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
                 path = work.piece(shard, p, ".jsonl")
                 handle = stack.enter_context(atomic_open(path, "wb", durable=False))
                 pieces.append([shard, str(path), 0])
-            handle.write(dumps_line(record))
+            handle.write(line)
             pieces[-1][2] += 1
             g += 1
     reporter.flush()
