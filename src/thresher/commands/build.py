@@ -19,8 +19,15 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     add_input_arguments(p)
-    p.add_argument("-o", "--output", required=True, help="output directory")
-    p.add_argument("--rejects", metavar="DIR", help="write every dropped document with its Drop, and every malformed record, to DIR")
+    p.add_argument(
+        "-o", "--output", required=True,
+        help="output directory, or an fsspec URL (s3://bucket/prefix; needs the ray extra or fsspec): shards are "
+        "assembled in the work dir (--work-dir), then uploaded",
+    )
+    p.add_argument(
+        "--rejects", metavar="DIR",
+        help="write every dropped document with its Drop, and every malformed record, to DIR (a folder or a URL)",
+    )
     p.add_argument("--overwrite", action="store_true", help="discard an unfinished build of another config in the output's work dir")
     add_config_flags(p)
     p.set_defaults(handler=run)

@@ -11,7 +11,7 @@ from thresher.write.manifest import load_manifest, verify_dataset
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("verify", help="check a dataset against its manifest", description=__doc__)
-    p.add_argument("dataset", help="dataset directory (holding manifest.json)")
+    p.add_argument("dataset", help="dataset directory (holding manifest.json), or its fsspec URL (s3://bucket/prefix)")
     p.add_argument("--records", action="store_true", help="also decompress and count every shard's records")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing; the exit code says")
     p.set_defaults(handler=run)
@@ -25,5 +25,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"thresher: FAIL {problem.describe()}", file=sys.stderr)
         if not problems:
             n = len(manifest["shards"])
-            print(f"ok: {n} shard(s), {manifest['records']} records match {args.dataset}/manifest.json")
+            print(f"ok: {n} shard(s), {manifest['records']} records match {str(args.dataset).rstrip('/')}/manifest.json")
     return 1 if problems else 0

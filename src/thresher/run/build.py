@@ -4,10 +4,16 @@ The driver only plans, hands tasks to the engine and assembles results; the work
 `thresher.run.tasks`. Completion markers make a rerun of the same command resume where it stopped;
 the manifest is removed first and written last, so an interrupted build never leaves a manifest that
 claims completeness.
+
+The output may be a local folder or an fsspec URL (`s3://bucket/prefix`). The build itself always
+runs in a local (or mounted) folder, the stage (`thresher.run.workdir`): shards are assembled there,
+byte for byte as for a local output, then a publish phase copies or uploads them to the output;
+`stats.json`, the card and the manifest are written to the output directly, the manifest last.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -26,7 +32,7 @@ from thresher.core.stats import Stats
 from thresher.extract.registry import extractor_info
 from thresher.pipeline import build_corpus_stages
 from thresher.read.base import Partition
-from thresher.read.paths import input_size
+from thresher.read.paths import input_size, local_path
 from thresher.read.sources import plan_partitions
 from thresher.run import progress
 from thresher.run.engines import TaskCall, make_engine
@@ -45,10 +51,11 @@ from thresher.run.tasks import (
     verify_task,
     write_task,
 )
-from thresher.run.workdir import BuildLock, WorkDir
-from thresher.write.atomic import write_json_atomic
+from thresher.run.workdir import BuildLock, WorkDir, default_work_dir
+from thresher.write.atomic import dumps_json, write_json_atomic
 from thresher.write.card import render_card
 from thresher.write.manifest import FORMAT_VERSION, MANIFEST
+from thresher.write.storage import LocalStore, Store, open_store
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +70,7 @@ MIN_GROUP_TASKS = 16
 
 @dataclass
 class BuildResult:
-    output: Path
+    output: Path | str  # a folder, or the URL as given
     manifest: dict[str, Any]
     stats: Stats
 
@@ -82,14 +89,67 @@ def _spool_stdin(work: WorkDir) -> str:
     return str(path)
 
 
-def _check_output_dir(out: Path) -> None:
-    if not out.exists():
+_OUTPUT_NAMES = ("shard-", "data", "stats.json", "README.md")
+
+
+def _check_output(target: Store, work: WorkDir) -> None:
+    """Refuse an output that is a file, or a non-empty folder (prefix) that is neither a thresher
+    dataset nor an unfinished build whose work dir is here."""
+    if target.is_file():
+        raise WorkDirError(f"{target.locate()}: exists and is not a directory")
+    entries = target.names()
+    if not entries or MANIFEST in entries or ".work" in entries or work.path("plan.json").exists():
         return
-    if not out.is_dir():
-        raise WorkDirError(f"{out}: exists and is not a directory")
-    entries = {e.name for e in out.iterdir()}
-    if entries and MANIFEST not in entries and ".work" not in entries:
-        raise WorkDirError(f"{out}: not empty and not a thresher dataset; choose an empty or new output directory")
+    if target.remote and all(e.startswith(_OUTPUT_NAMES) for e in entries):
+        raise WorkDirError(
+            f"{target.locate()}: holds shards but no manifest, an unfinished build whose work dir is not here; "
+            "rerun with the --work-dir it used, or empty the location"
+        )
+    kind = "location" if target.remote else "directory"
+    raise WorkDirError(f"{target.locate()}: not empty and not a thresher dataset; choose an empty or new output {kind}")
+
+
+def stage_dir(target: Store, work_dir: str | None) -> tuple[Path, bool]:
+    """The folder a build to `target` runs in (task files in its `.work/`, shards assembled in it)
+    and whether thresher owns all of it (the default cache folder of a URL output)."""
+    if work_dir is not None:
+        return Path(local_path(work_dir)), False
+    if isinstance(target, LocalStore):
+        return target.root, False
+    return default_work_dir(target.locate()), True
+
+
+def _publishes(target: Store, stage: Path) -> bool:
+    return not isinstance(target, LocalStore) or os.path.abspath(target.root) != os.path.abspath(stage)
+
+
+def _target_location(target: Store) -> str:
+    return os.path.abspath(target.root) if isinstance(target, LocalStore) else target.locate()
+
+
+def _claim_work_dir(work: WorkDir, target: Store, overwrite: bool) -> None:
+    """A work dir that is not the output's own `.work` records the output it publishes to; one that
+    belongs to another output is refused (its publish markers would be wrong) unless `overwrite`."""
+    import json
+
+    path = work.path("output.json")
+    location = _target_location(target)
+    if path.exists():
+        previous = json.loads(path.read_text(encoding="utf-8")).get("output")
+        if previous != location:
+            if not overwrite:
+                raise WorkDirError(
+                    f"{work.root} holds an unfinished build to {previous}; use another --work-dir, "
+                    "or pass --overwrite to discard it"
+                )
+            _reset_workdir(work)
+    write_json_atomic(path, {"output": location})
+
+
+def publish_task(ctx: TaskContext, src: str, target: str, rel: str) -> dict[str, Any]:
+    """Copy or upload one assembled shard from the stage to the output (a folder or a URL)."""
+    open_store(target).put_file(Path(src), rel)
+    return {"path": rel, "bytes": os.path.getsize(src)}
 
 
 def build(
@@ -101,14 +161,18 @@ def build(
     overwrite: bool = False,
     on_progress: Callable[[progress.Snapshot], None] | None = None,
 ) -> BuildResult:
-    """Build a dataset from `inputs` into `output`. See the module docstring for the guarantees."""
+    """Build a dataset from `inputs` into `output`, a folder or an fsspec URL. See the module
+    docstring for the guarantees."""
     config = config or RunConfig()
-    out = Path(output)
-    _check_output_dir(out)
-    work = WorkDir(out / ".work")
+    target = open_store(output)  # imports fsspec only for a URL
+    stage, owned = stage_dir(target, config.exec.work_dir)
+    work = WorkDir(stage / ".work")
+    _check_output(target, work)
     work.root.mkdir(parents=True, exist_ok=True)
     with BuildLock(work):
-        return _build_locked(list(inputs), out, work, config, rejects, overwrite, on_progress)
+        if _publishes(target, stage):
+            _claim_work_dir(work, target, overwrite)
+        return _build_locked(list(inputs), target, stage, owned, work, config, rejects, overwrite, on_progress)
 
 
 @dataclass
@@ -202,7 +266,7 @@ def scan_and_group(
             call_stage.append(si)
     group_results = runner.phase("group", calls)
     pair_bytes = [[0] * PAIR_BUCKETS for _ in stages]
-    for si, r in zip(call_stage, group_results):
+    for si, r in zip(call_stage, group_results, strict=True):
         stats += Stats.from_dict(r["stats"])
         for b, n in enumerate(r["pair_bytes"]):
             pair_bytes[si][b] += n
@@ -257,7 +321,9 @@ def prepare_workdir(
 
 def _build_locked(
     inputs: list[str],
-    out: Path,
+    target: Store,
+    stage: Path,
+    owned: bool,
     work: WorkDir,
     config: RunConfig,
     rejects: str | Path | None,
@@ -265,7 +331,8 @@ def _build_locked(
     on_progress: Callable[[progress.Snapshot], None] | None,
 ) -> BuildResult:
     # An interrupted run must never leave a manifest claiming completeness: remove it first.
-    (out / MANIFEST).unlink(missing_ok=True)
+    target.remove(MANIFEST)
+    publishes = _publishes(target, stage)
     given_inputs = list(inputs)
     inputs, partitions = prepare_workdir(work, inputs, config, write_rejects=rejects is not None, overwrite=overwrite)
     ctx = TaskContext(config, str(work.root), rejects is not None)
@@ -295,18 +362,34 @@ def _build_locked(
         shards = runner.phase(
             "assemble", [runner.call(assemble_task, f"assemble-{k:05d}", k, len(pieces), pieces[k]) for k in sorted(pieces)]
         )
+        # publish: shards assembled in the stage are copied or uploaded to the output (each one marked)
+        if publishes:
+            location = _target_location(target)
+            sizes = [s["bytes"] for s in shards]
+            calls = [
+                runner.call(publish_task, f"publish-{k:05d}", str(stage / s["path"]), location, s["path"])
+                for k, s in enumerate(shards)
+            ]
+            runner.phase("publish", calls, sizes, sum(sizes))
     finally:
         runner.close()
     aggregator = runner.aggregator
     aggregator.start_phase("finalize", 1)
     for phase, seconds in aggregator.phase_seconds.items():
         stats.add_time(f"phase.{phase}", seconds)  # wall clock per phase, for scaling models
-    manifest = _finalize(out, work, config, given_inputs, partitions, shards, stats, rejects)
+    manifest = _finalize(target, work, config, given_inputs, partitions, shards, stats, rejects)
     aggregator.task_done()
     aggregator.emit(final=True)
     if not config.exec.keep_work:
         shutil.rmtree(work.root, ignore_errors=True)
-    return BuildResult(out, manifest, stats)
+        if publishes and owned:
+            shutil.rmtree(stage, ignore_errors=True)
+        elif publishes:  # a folder given by --work-dir: remove only what this build staged in it
+            for s in shards:
+                (stage / s["path"]).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                (stage / "data").rmdir()
+    return BuildResult(target.root if isinstance(target, LocalStore) else target.locate(), manifest, stats)
 
 
 def _reset_workdir(work: WorkDir) -> None:
@@ -329,7 +412,7 @@ def _check_malformed(config: RunConfig, stats: Stats) -> None:
 
 
 def _finalize(
-    out: Path,
+    out: Store,
     work: WorkDir,
     config: RunConfig,
     inputs: list[str],
@@ -338,22 +421,27 @@ def _finalize(
     stats: Stats,
     rejects: str | Path | None,
 ) -> dict[str, Any]:
-    # shards of an earlier build into this folder that this build did not produce
+    # shards of an earlier build into this folder (prefix) that this build did not produce
     keep = {s["path"] for s in shards}
-    for stale in [*out.glob("shard-*"), *out.glob("data/train-*")]:
-        if str(stale.relative_to(out)) not in keep:
-            stale.unlink()
+    for stale in [*out.files("shard-"), *out.files("data/train-")]:
+        if stale not in keep:
+            out.remove(stale)
     stats_dict = stats.to_dict()
     stats_dict["malformed_examples"] = malformed_examples(work, [p.index for p in partitions])
-    write_json_atomic(out / "stats.json", stats_dict)
+    out.write_bytes("stats.json", dumps_json(stats_dict).encode("utf-8"))
     if rejects is not None:
-        rejects_dir = Path(rejects)
+        rejects_store = open_store(rejects)
+        local = isinstance(rejects_store, LocalStore)
+        rejects_dir = rejects_store.root if isinstance(rejects_store, LocalStore) else work.path("rejects-out")
         rejects_dir.mkdir(parents=True, exist_ok=True)
         sources = []
         for p in partitions:
             sources += [work.scan_rejects(p.index), work.write_rejects(p.index)]
         gzip_concat(sources, rejects_dir / "rejects.jsonl.gz")
         gzip_concat([work.scan_malformed(p.index) for p in partitions], rejects_dir / "malformed.jsonl.gz")
+        if not local:  # compressed in the work dir, then uploaded
+            for name in ("rejects.jsonl.gz", "malformed.jsonl.gz"):
+                rejects_store.put_file(rejects_dir / name, name)
     manifest: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
         "complete": True,
@@ -373,6 +461,6 @@ def _finalize(
         from thresher.write.parquet import hf_card_config
 
         card = hf_card_config() + "\n" + card  # lets `datasets` and the hub find the shards
-    (out / "README.md").write_text(card, encoding="utf-8")
-    write_json_atomic(out / MANIFEST, manifest)  # last: its presence means the dataset is complete
+    out.write_bytes("README.md", card.encode("utf-8"))
+    out.write_bytes(MANIFEST, dumps_json(manifest).encode("utf-8"))  # last: its presence means the dataset is complete
     return manifest

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from thresher.core.config import setting
+from thresher.read.paths import is_url
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,3 +32,18 @@ class ExecConfig:
         None, "more malformed records than this fail the run (exit 1)", flag="--max-malformed"
     )
     keep_work: bool = setting(False, "keep the work directory after a successful build", flag="--keep-work")
+    work_dir: str | None = setting(
+        None,
+        "local or mounted folder where a build runs: task files in DIR/.work, shards assembled in DIR, then moved "
+        "or uploaded to the output (default: the output folder itself; for a URL output, a cache folder named "
+        "after the URL). Every worker must see it; it cannot be a URL",
+        flag="--work-dir",
+    )
+
+    def __post_init__(self) -> None:
+        if self.work_dir is not None and is_url(self.work_dir):
+            raise ValueError(
+                f"work_dir {self.work_dir!r} is a URL: the work dir must be a local or mounted POSIX path (tasks read it "
+                "with pread, rename files atomically and flock it, which object stores cannot do); give the URL "
+                "as the output (-o) instead"
+            )

@@ -1,6 +1,13 @@
 """The work directory: where tasks leave their files and completion markers.
 
-Layout under `OUT/.work/` (one concept per folder):
+A build runs in a local (or mounted) folder, its *stage*: task files go to `STAGE/.work/` and
+assemble tasks write the shards into `STAGE/`. By default the stage is the output folder itself, so
+nothing moves. With `exec.work_dir` (`--work-dir DIR`) the stage is DIR, and for an output at a URL
+it defaults to a cache folder named after the URL (`default_work_dir`), so a rerun of the same
+command finds its markers and resumes; the shards are then published (copied or uploaded) to the
+output. The work dir stays a POSIX path because tasks pread, atomically rename and flock in it.
+
+Layout under `STAGE/.work/` (one concept per folder):
 
     plan.json                  config hash, partitions, key partitions: a resume must match it
     lock                       flock'd by the running build (two builds on one output are refused)
@@ -16,12 +23,16 @@ Layout under `OUT/.work/` (one concept per folder):
     edges/<stage>/v0000.edges  a verify task's verified edges
     decisions/p000000.jsonl    per-partition drops and keeper annotations from the cluster phase
     pieces/s00000-p000000.*    each write task's share of each output shard
+    output.json                the output this work dir publishes to (when it is not the output)
+    rejects-out/               rejects files compressed here before they are uploaded to a URL
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
+import re
 from pathlib import Path
 from typing import IO
 
@@ -67,6 +78,16 @@ class WorkDir:
 
     def write_rejects(self, p: int) -> Path:
         return self.root / "rejects" / f"p{p:06d}.jsonl"
+
+
+def default_work_dir(url: str) -> Path:
+    """The stable local folder where a build to `url` runs unless `--work-dir` says otherwise:
+    `$XDG_CACHE_HOME/thresher/work/<readable tail>-<hash of the URL>` (`~/.cache` without it)."""
+    url = url.rstrip("/")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    tail = re.sub(r"[^A-Za-z0-9._-]+", "-", url.split("://", 1)[-1]).strip("-.")[-48:].lstrip("-.")
+    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()[:12]
+    return Path(cache) / "thresher" / "work" / f"{tail or 'output'}-{digest}"
 
 
 class BuildLock:

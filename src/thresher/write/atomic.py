@@ -34,10 +34,14 @@ def atomic_open(path: str | Path, mode: str = "wb", durable: bool = True) -> Ite
         raise
 
 
+def dumps_json(data: Any) -> str:
+    """A JSON file's text as `write_json_atomic` writes it (also used for files written to a URL)."""
+    return json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+
+
 def write_json_atomic(path: str | Path, data: Any, durable: bool = True) -> None:
     with atomic_open(path, "w", durable=durable) as f:
-        json.dump(data, f, indent=2, sort_keys=False, ensure_ascii=False)
-        f.write("\n")
+        f.write(dumps_json(data))
 
 
 def dumps_line(record: dict[str, Any]) -> bytes:

@@ -4,7 +4,8 @@
 and its hash, and the versions that produced it; `complete: true` is only ever written by a finished
 build. `read_shards` reads through the manifest (never by globbing), so a missing, truncated or
 altered shard raises instead of silently yielding fewer records; `verify_dataset` checks without
-reading records.
+reading records. A dataset may be a local folder or an fsspec URL (`s3://bucket/prefix`): shards are
+then streamed through sha256 (`thresher.write.storage`).
 """
 
 from __future__ import annotations
@@ -14,32 +15,45 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from thresher.core.errors import DatasetError
+from thresher.write.storage import Store, open_store
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 
 
-def file_digest(path: Path) -> tuple[int, str]:
+def stream_digest(f: IO[bytes]) -> tuple[int, str]:
     h = hashlib.sha256()
     size = 0
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-            size += len(chunk)
+    while chunk := f.read(1 << 20):
+        h.update(chunk)
+        size += len(chunk)
     return size, h.hexdigest()
 
 
-def load_manifest(dataset: str | Path) -> dict[str, Any]:
-    path = Path(dataset) / MANIFEST
+def file_digest(path: Path) -> tuple[int, str]:
+    with open(path, "rb") as f:
+        return stream_digest(f)
+
+
+def _store(dataset: str | Path | Store) -> Store:
+    return dataset if hasattr(dataset, "locate") else open_store(dataset)  # type: ignore[arg-type,return-value]
+
+
+def load_manifest(dataset: str | Path | Store) -> dict[str, Any]:
+    store = _store(dataset)
+    path = store.locate(MANIFEST)
     try:
-        manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        with store.open(MANIFEST) as f:
+            manifest: dict[str, Any] = json.loads(f.read().decode("utf-8"))
     except FileNotFoundError as exc:
         raise DatasetError(f"{path}: no manifest (not a thresher dataset, or the build did not finish)") from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: manifest is not valid JSON: {exc}") from exc
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read the manifest: {exc}") from exc
     if not manifest.get("complete"):
         raise DatasetError(f"{path}: the manifest does not mark the dataset complete")
     return manifest
@@ -54,11 +68,15 @@ class ShardProblem:
         return f"{self.shard}: {self.problem}"
 
 
-def check_shard(root: Path, entry: dict[str, Any]) -> ShardProblem | None:
-    path = root / entry["path"]
-    if not path.is_file():
+def check_shard(root: str | Path | Store, entry: dict[str, Any]) -> ShardProblem | None:
+    store = _store(root)
+    if store.size(entry["path"]) is None:
         return ShardProblem(entry["path"], "missing")
-    size, digest = file_digest(path)
+    try:
+        with store.open(entry["path"]) as f:
+            size, digest = stream_digest(f)
+    except FileNotFoundError:
+        return ShardProblem(entry["path"], "missing")
     if size != entry["bytes"]:
         return ShardProblem(entry["path"], f"size {size} bytes, manifest says {entry['bytes']} (truncated or altered)")
     if digest != entry["sha256"]:
@@ -67,14 +85,15 @@ def check_shard(root: Path, entry: dict[str, Any]) -> ShardProblem | None:
 
 
 def verify_dataset(dataset: str | Path, count_records: bool = False) -> list[ShardProblem]:
-    """Every problem found in a dataset against its manifest (empty list: the dataset is intact)."""
-    root = Path(dataset)
+    """Every problem found in a dataset (a folder or a URL) against its manifest (empty list: the
+    dataset is intact)."""
+    root = _store(dataset)
     manifest = load_manifest(root)
     problems = []
     for entry in manifest["shards"]:
         problem = check_shard(root, entry)
         if problem is None and count_records:
-            n = sum(1 for _ in _read_records(root / entry["path"], manifest.get("format", "jsonl.gz")))
+            n = sum(1 for _ in _read_records(root, entry["path"], manifest.get("format", "jsonl.gz")))
             if n != entry["records"]:
                 problem = ShardProblem(entry["path"], f"{n} records, manifest says {entry['records']}")
         if problem is not None:
@@ -82,46 +101,51 @@ def verify_dataset(dataset: str | Path, count_records: bool = False) -> list[Sha
     return problems
 
 
-def _read_records(path: Path, fmt: str) -> Iterator[dict[str, Any]]:
+def _read_records(store: Store, rel: str, fmt: str) -> Iterator[dict[str, Any]]:
     if fmt == "parquet":
         from thresher.write.parquet import read_records
 
-        yield from read_records(path)
+        if not store.remote:
+            yield from read_records(store.locate(rel))
+            return
+        with store.open(rel) as raw:
+            yield from read_records(raw)  # type: ignore[arg-type]  # pyarrow reads a seekable file object
         return
     if fmt == "jsonl.zst":
         import io
 
         import zstandard  # type: ignore[import-not-found]
 
-        with open(path, "rb") as raw:
+        with store.open(rel) as raw:
             reader = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw))  # type: ignore[arg-type]
             for line in reader:
                 yield json.loads(line)
         return
     import gzip
 
-    with gzip.open(path, "rb") as f:
+    with store.open(rel) as raw, gzip.open(raw, "rb") as f:
         for line in f:
             yield json.loads(line)
 
 
 def read_shards(dataset: str | Path, verify: bool = True) -> Iterator[dict[str, Any]]:
-    """Every record of a dataset, shard by shard, in order. Each shard is checked against the
+    """Every record of a dataset (a folder or a URL), shard by shard, in order. Each shard is checked against the
     manifest before its records are yielded; any problem raises `DatasetError`."""
-    root = Path(dataset)
+    root = _store(dataset)
     manifest = load_manifest(root)
     fmt = manifest.get("format", "jsonl.gz")
     for entry in manifest["shards"]:
         if verify:
             problem = check_shard(root, entry)
             if problem is not None:
-                raise DatasetError(f"{root}: {problem.describe()}")
+                raise DatasetError(f"{root.locate()}: {problem.describe()}")
         n = 0
+        where = root.locate(entry["path"])
         try:
-            for record in _read_records(root / entry["path"], fmt):
+            for record in _read_records(root, entry["path"], fmt):
                 n += 1
                 yield record
         except (OSError, EOFError, ValueError) as exc:  # JSONDecodeError and zstd/Parquet errors are ValueErrors
-            raise DatasetError(f"{root / entry['path']}: unreadable: {exc}") from exc
+            raise DatasetError(f"{where}: unreadable: {exc}") from exc
         if n != entry["records"]:
-            raise DatasetError(f"{root / entry['path']}: {n} records, manifest says {entry['records']}")
+            raise DatasetError(f"{where}: {n} records, manifest says {entry['records']}")
