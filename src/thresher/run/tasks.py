@@ -22,6 +22,8 @@ import json
 import logging
 import os
 import time
+from array import array
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -509,25 +511,74 @@ def iter_edges(work: WorkDir, stages: list[Any]) -> Iterator[tuple[int, Node, No
                         yield si, a, b, sim
 
 
+class DistinctOrdinals:
+    """Collects ordinals and returns the distinct ones, ascending, as an array('Q'). With NumPy
+    (the fast extra) values are deduplicated a chunk at a time and merged into the running result,
+    so the peak is ~3 x 8 bytes per distinct value plus one chunk; without it a set holds ~100
+    bytes per value until the sort."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self) -> None:
+        try:
+            import numpy
+        except ImportError:
+            self.np: Any = None
+            self.seen: set[int] = set()
+        else:
+            self.np = numpy
+            self.distinct = numpy.empty(0, dtype=numpy.uint64)
+        self.chunk = array("Q")
+
+    def add(self, ordinal: int) -> None:
+        if self.np is None:
+            self.seen.add(ordinal)
+            return
+        self.chunk.append(ordinal)
+        if len(self.chunk) >= self.CHUNK:
+            self._merge()
+
+    def _merge(self) -> None:
+        np = self.np
+        fresh = np.unique(np.frombuffer(self.chunk, dtype=np.uint64))
+        self.chunk = array("Q")
+        self.distinct = np.union1d(self.distinct, fresh) if self.distinct.size else fresh
+
+    def result(self) -> array:
+        if self.np is None:
+            values = array("Q", sorted(self.seen))
+            self.seen = set()
+            return values
+        self._merge()
+        values = array("Q", self.distinct.astype(self.np.uint64).tobytes())
+        self.distinct = self.np.empty(0, dtype=self.np.uint64)
+        return values
+
+
 def cluster_task(ctx: TaskContext) -> dict[str, Any]:
     """Union-find over the verified edges of every corpus stage. Only documents that collide are in
-    memory, each as one dict entry (ordinal -> index) and a few typed array slots (~260 bytes measured; see
-    benchmarks/cluster_memory.py), never as Python objects of its own.
+    memory, each as slots of typed arrays indexed by its rank among the colliding ordinals (~80
+    bytes measured; see benchmarks/cluster_memory.py), never as Python objects of its own.
 
-    Pass 1 builds the components and picks each keeper by the keep policy. Pass 2 attributes every
-    other member: to its direct edge to the keeper when there is one (an earlier stage, e.g. exact,
-    wins over a later one, then the higher similarity), else to its strongest edge (`via_id` names
-    the neighbour that linked it). Decisions are written per input partition in ordinal order."""
-    from array import array
-
+    Pass 0 collects the colliding ordinals (sorted, distinct: a node's index is found by binary
+    search, and index order is ordinal order). Pass 1 builds the components and picks each keeper
+    by the keep policy. Pass 2 attributes every other member: to its direct edge to the keeper when
+    there is one (an earlier stage, e.g. exact, wins over a later one, then the higher similarity),
+    else to its strongest edge (`via_id` names the neighbour that linked it). Decisions are written
+    per input partition in ordinal order."""
     work = ctx.work
     stages = build_corpus_stages(ctx.config)
-    index: dict[int, int] = {}
-    ordinals = array("Q")
-    ids = array("Q")
-    lengths = array("I")
-    qualities = array("f")
-    parent = array("q")
+    collected = DistinctOrdinals()
+    for _, a, b, _ in iter_edges(work, stages):
+        collected.add(a.ordinal)
+        collected.add(b.ordinal)
+    ordinals = collected.result()
+    del collected
+    n = len(ordinals)
+    ids = array("Q", bytes(8 * n))
+    lengths = array("I", bytes(4 * n))
+    qualities = array("f", bytes(4 * n))
+    parent = array("q", range(n))
 
     def find(x: int) -> int:
         root = x
@@ -537,25 +588,21 @@ def cluster_task(ctx: TaskContext) -> dict[str, Any]:
             parent[x], x = root, parent[x]
         return root
 
-    def node_index(n: Node) -> int:
-        i = index.get(n.ordinal)
-        if i is None:
-            i = index[n.ordinal] = len(ordinals)
-            ordinals.append(n.ordinal)
-            ids.append(int.from_bytes(n.doc_id, "big"))
-            lengths.append(min(n.length, 0xFFFFFFFF))
-            qualities.append(n.quality)
-            parent.append(i)
-        return i
+    def node_index(node: Node) -> int:
+        return bisect_left(ordinals, node.ordinal)
 
     for _, a, b, _ in iter_edges(work, stages):
-        ra, rb = find(node_index(a)), find(node_index(b))
-        if ra != rb:  # the root is the member with the lowest ordinal (indices follow first sight)
-            if ordinals[ra] < ordinals[rb]:
+        ia, ib = node_index(a), node_index(b)
+        for i, node in ((ia, a), (ib, b)):
+            ids[i] = int.from_bytes(node.doc_id, "big")
+            lengths[i] = min(node.length, 0xFFFFFFFF)
+            qualities[i] = node.quality
+        ra, rb = find(ia), find(ib)
+        if ra != rb:  # the root is the member with the lowest ordinal, i.e. the lowest index
+            if ra < rb:
                 parent[rb] = ra
             else:
                 parent[ra] = rb
-    n = len(ordinals)
     policy = ctx.config.dedup.keep
     if policy == "longest":
         rank: Callable[[int], tuple[Any, ...]] = lambda i: (-lengths[i], ordinals[i])  # noqa: E731
@@ -577,7 +624,7 @@ def cluster_task(ctx: TaskContext) -> dict[str, Any]:
     b_sim = array("f", [0.0]) * n
     b_via = array("q", [-1]) * n
     for si, a, b, sim in iter_edges(work, stages):
-        ia, ib = index[a.ordinal], index[b.ordinal]
+        ia, ib = node_index(a), node_index(b)
         k = keeper[find(ia)]
         sim32 = array("f", [sim])[0]  # compare as stored
         for x, y in ((ia, ib), (ib, ia)):
@@ -592,12 +639,11 @@ def cluster_task(ctx: TaskContext) -> dict[str, Any]:
         return ids[i].to_bytes(8, "big").hex()
 
     dropped_per_partition: dict[str, int] = {}
-    order = sorted(range(n), key=ordinals.__getitem__)
     current_p = -1
     out: Any = None
     stack = contextlib.ExitStack()
     with stack:
-        for i in order:
+        for i in range(n):  # index order is ordinal order
             p = ordinal_partition(ordinals[i])
             if p != current_p:
                 stack.close()
