@@ -3,9 +3,9 @@
 pair, and which member the keep policy keeps — without writing a dataset. `--json` prints every
 cluster as JSON.
 
-It runs the same scan and group phases as a build (documents pass extraction, normalization and
-the quality filters first, per the config), in a temporary work directory, so memory stays bounded
-by the documents that collide."""
+It runs the same scan, group, verify and cluster phases as a build (documents pass extraction,
+normalization and the quality filters first, per the config), in a temporary work directory (or
+`--work-dir`), so memory stays bounded by the documents that collide."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from typing import Any
 
 from thresher.cli import add_config_flags, add_input_arguments, config_from_args
 from thresher.pipeline import build_corpus_stages
-from thresher.run.tasks import keeper_rank
 
 
 def register(subparsers: Any) -> None:
@@ -40,9 +39,11 @@ def register(subparsers: Any) -> None:
 
 
 def find_clusters(inputs: Sequence[str], config: Any, workdir: Path, on_progress: Any = None) -> dict[str, Any]:
-    """Run scan and group into `workdir` and return the duplicate clusters as plain data."""
+    """Run the scan, group, verify and cluster phases of a build into `workdir` and return the
+    duplicate clusters as plain data. Clusters, keepers and attributions are the cluster phase's
+    own decisions, so the report says exactly what a build would drop."""
     from thresher.run.build import PhaseRunner, prepare_workdir, scan_and_group
-    from thresher.run.tasks import TaskContext, iter_edges, iter_scan_docs
+    from thresher.run.tasks import TaskContext, cluster_task, iter_decisions, iter_edges, iter_scan_docs
     from thresher.run.workdir import WorkDir
 
     work = WorkDir(workdir)
@@ -51,76 +52,58 @@ def find_clusters(inputs: Sequence[str], config: Any, workdir: Path, on_progress
     runner = PhaseRunner(work, TaskContext(config, str(work.root), False), on_progress)
     try:
         grouped = scan_and_group(work, runner, partitions)
+        runner.phase("cluster", [runner.call(cluster_task, "cluster")])
     finally:
         runner.close()
     stats, scanned = grouped.stats, grouped.scan_results
     stages = build_corpus_stages(config)
 
-    # union-find over the verified edges (only colliding documents are in memory)
-    parent: dict[int, int] = {}
-    nodes: dict[int, Any] = {}
-    # a pair colliding in several group tasks is verified (and written) once per task
-    edges: dict[tuple[int, int, str], float] = {}
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for si, a, b, sim in iter_edges(work, stages):
-        for n in (a, b):
-            if n.ordinal not in parent:
-                parent[n.ordinal] = n.ordinal
-                nodes[n.ordinal] = n
-        ra, rb = find(a.ordinal), find(b.ordinal)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-        edges[(a.ordinal, b.ordinal, stages[si].name)] = sim
+    # every colliding document's cluster (the keeper's id) from the decisions
+    cluster_of: dict[int, str] = {}
+    kept: dict[str, int] = {}
+    for p in partitions:
+        for decision in iter_decisions(work, p.index):
+            o = decision["o"]
+            if "keep" in decision:
+                cluster_of[o] = decision["keep"]["cluster"]
+                kept[cluster_of[o]] = o
+            else:
+                cluster_of[o] = decision["drop"]["detail"]["cluster"]
 
     info: dict[int, dict[str, Any]] = {}
-    if nodes:
-        for p in partitions:
-            if not work.scan_docs(p.index).exists():
-                continue
+    for p in partitions:
+        if cluster_of and work.scan_docs(p.index).exists():
             for o, line in iter_scan_docs(work, p.index):
-                if o in nodes:
+                if o in cluster_of:
                     rec = json.loads(line)
-                    info[o] = {
-                        "id": rec.get("id"),
-                        "url": rec.get("url"),
-                        "title": rec.get("title"),
-                        "chars": len(rec.get("text") or ""),
-                    }
+                    info[o] = {"id": rec.get("id"), "url": rec.get("url"), "title": rec.get("title"), "chars": len(rec.get("text") or "")}
 
-    members: dict[int, list[int]] = defaultdict(list)
-    for o in parent:
-        members[find(o)].append(o)
-    pairs: dict[int, list[tuple[int, int, float, str]]] = defaultdict(list)
-    for (a, b, name), sim in edges.items():
-        pairs[find(a)].append((a, b, sim, name))
-    policy = config.dedup.keep
-    rank = keeper_rank(policy)
+    # the verified pairs of each cluster (a pair of identical payloads may be linked in several tasks)
+    pairs: dict[str, dict[tuple[int, int, str], dict[str, Any]]] = defaultdict(dict)
+    for si, a, b, sim in iter_edges(work, stages):
+        name = stages[si].name
+        pairs[cluster_of[a.ordinal]][(a.ordinal, b.ordinal, name)] = {
+            "a": a.id_hex, "b": b.id_hex, "similarity": round(sim, 4), "stage": name,
+        }
+    members: dict[str, list[int]] = defaultdict(list)
+    for o, cluster in cluster_of.items():
+        members[cluster].append(o)
 
     def describe(o: int) -> dict[str, Any]:
-        d = dict(info.get(o) or {"id": nodes[o].id_hex})
+        d = dict(info.get(o) or {})
         d["ordinal"] = o
         return d
 
     clusters = []
-    for root, group in members.items():
-        keeper = min((nodes[o] for o in group), key=rank)
-        linked = sorted(pairs[root], key=lambda e: (e[0], e[1], e[3]))
+    for cluster, group in members.items():
+        group.sort()
         clusters.append(
             {
-                "cluster": keeper.id_hex,
+                "cluster": cluster,
                 "size": len(group),
-                "kept": describe(keeper.ordinal),
-                "members": [describe(o) for o in sorted(group)],
-                "pairs": [
-                    {"a": nodes[a].id_hex, "b": nodes[b].id_hex, "similarity": round(sim, 4), "stage": name}
-                    for a, b, sim, name in linked
-                ],
+                "kept": describe(kept[cluster]),
+                "members": [describe(o) for o in group],
+                "pairs": [pairs[cluster][k] for k in sorted(pairs[cluster])],
             }
         )
     clusters.sort(key=lambda c: (-c["size"], c["members"][0]["ordinal"]))
@@ -129,7 +112,7 @@ def find_clusters(inputs: Sequence[str], config: Any, workdir: Path, on_progress
         "documents_compared": sum(r["survivors"] for r in scanned),
         "clusters": len(clusters),
         "duplicates": sum(c["size"] - 1 for c in clusters),
-        "keep": policy,
+        "keep": config.dedup.keep,
         "stages": [s.name for s in stages],
         "cluster_list": clusters,
     }
@@ -165,8 +148,11 @@ def run(args: argparse.Namespace) -> int:
         from thresher.report.progress import ProgressPrinter
 
         printer = ProgressPrinter(sys.stderr, every=config.exec.progress_every)
-    with tempfile.TemporaryDirectory(prefix="thresher-dedup-") as tmp:
-        report = find_clusters(args.inputs, config, Path(tmp), printer)
+    if config.exec.work_dir is not None:  # a place with room for the work files; kept afterwards
+        report = find_clusters(args.inputs, config, Path(config.exec.work_dir) / ".work-dedup", printer)
+    else:
+        with tempfile.TemporaryDirectory(prefix="thresher-dedup-") as tmp:
+            report = find_clusters(args.inputs, config, Path(tmp), printer)
     if args.json:
         out = dict(report)
         out["clusters_detail"] = out.pop("cluster_list")

@@ -490,14 +490,6 @@ def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: li
 # -- cluster ------------------------------------------------------------------------------------
 
 
-def keeper_rank(policy: str) -> Callable[[Node], tuple[Any, ...]]:
-    if policy == "longest":
-        return lambda n: (-n.length, n.ordinal)
-    if policy == "best_quality":
-        return lambda n: (-n.quality, n.ordinal)
-    return lambda n: (n.ordinal,)
-
-
 def iter_edges(work: WorkDir, stages: list[Any]) -> Iterator[tuple[int, Node, Node, float]]:
     """Every verified edge as (stage index, node a, node b, similarity), in a fixed order. A pair
     colliding in several group tasks appears once per task."""
@@ -669,6 +661,16 @@ def cluster_task(ctx: TaskContext) -> dict[str, Any]:
 # -- write --------------------------------------------------------------------------------------
 
 
+def iter_decisions(work: WorkDir, p: int) -> Iterator[dict[str, Any]]:
+    """The cluster phase's decisions for partition p (keep or drop per colliding document), in
+    ordinal order; none when no document of p collided."""
+    path = work.decisions(p)
+    if path.exists():
+        with open(path, "rb") as f:
+            for line in f:
+                yield json.loads(line)
+
+
 def iter_scan_docs(work: WorkDir, p: int) -> Iterator[tuple[int, bytes]]:
     """(ordinal, JSON line) of every document of partition p that passed the scan, in order. The
     scan writes `ordinal TAB json` per line, so a reader can pick documents without decoding them."""
@@ -684,13 +686,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
     config = ctx.config
     work = ctx.work
     per_shard = config.output.shard_max_records
-    decisions: dict[int, dict[str, Any]] = {}
-    decisions_path = work.decisions(p)
-    if decisions_path.exists():
-        with open(decisions_path, "rb") as f:
-            for line in f:
-                d = json.loads(line)
-                decisions[d["o"]] = d
+    decisions = {d["o"]: d for d in iter_decisions(work, p)}
     stats = Stats()
     pieces: list[list[Any]] = []
     reporter = progress.Throttle("write")
