@@ -30,7 +30,7 @@ def _fs(url: str) -> tuple[Any, str]:
     try:
         import fsspec  # type: ignore[import-not-found]
     except ImportError as exc:
-        raise ConfigError(f"{url}: reading URLs needs fsspec: pip install 'thresher[ray]' or pip install fsspec") from exc
+        raise ConfigError(f"{url}: reading URLs needs fsspec: pip install 'thresher[remote]' (fsspec and s3fs; gcsfs for gs://)") from exc
     try:
         fs, root = fsspec.core.url_to_fs(url)
     except (ImportError, ValueError) as exc:

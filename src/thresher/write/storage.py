@@ -5,7 +5,7 @@ the card and the manifest are written here directly, the manifest last. `verify_
 `read_shards` read through the same interface, so a dataset on an object store is checked by
 streaming each shard through sha256.
 
-`file://` locations are local folders. fsspec (brought by the `ray` extra) and the protocol's
+`file://` locations are local folders. fsspec (the `remote` extra) and the protocol's
 package (`s3fs`, `gcsfs`) are imported only when a URL is given; credentials and endpoints come from
 the usual environment and config files of those packages.
 """
@@ -21,7 +21,7 @@ from thresher.core.errors import ConfigError
 from thresher.read.paths import is_url, local_path
 from thresher.write.atomic import atomic_open
 
-FSSPEC_EXTRA = "pip install 'thresher[ray]' (or fsspec), plus the protocol's package (s3fs for s3://, gcsfs for gs://)"
+FSSPEC_EXTRA = "pip install 'thresher[remote]' (fsspec and s3fs; gcsfs for gs://)"
 
 
 class Store(Protocol):

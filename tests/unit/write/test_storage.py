@@ -81,7 +81,7 @@ def test_missing_fsspec_names_the_extra(tmp_path, crawl, monkeypatch, capsys):
         verify_dataset("gs://bucket/ds")
     assert main(["build", str(crawl), "-o", "s3://bucket/ds", "--engine", "local"]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "thresher[ray]" in err
+    assert err.count("\n") == 1 and "thresher[remote]" in err
 
 
 def test_default_work_dir_of_a_url_is_stable_and_distinct(monkeypatch, tmp_path):
