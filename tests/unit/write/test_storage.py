@@ -75,9 +75,9 @@ def test_work_dir_url_is_a_one_line_config_error(tmp_path, crawl, capsys):
 
 def test_missing_fsspec_names_the_extra(tmp_path, crawl, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "fsspec", None)  # `import fsspec` raises ImportError
-    with pytest.raises(ConfigError, match=r"s3://bucket/ds: a dataset at a URL needs fsspec: pip install 'thresher\[ray\]'"):
+    with pytest.raises(ConfigError, match=r"s3://bucket/ds: a dataset at a URL needs fsspec: pip install 'thresher\[remote\]'"):
         build([str(crawl)], "s3://bucket/ds", local_config())
-    with pytest.raises(ConfigError, match=r"needs fsspec: pip install 'thresher\[ray\]'"):
+    with pytest.raises(ConfigError, match=r"needs fsspec: pip install 'thresher\[remote\]'"):
         verify_dataset("gs://bucket/ds")
     assert main(["build", str(crawl), "-o", "s3://bucket/ds", "--engine", "local"]) == 1
     err = capsys.readouterr().err
