@@ -291,6 +291,19 @@ class _Payloads:
             f.close()
 
 
+def read_bucket_range(path: Path, runs: list[list[int]], lo: int, hi: int, size: int) -> Iterator[bytes]:
+    """The fixed-size records of buckets [lo, hi) of a bucketed file: each run lists its buckets'
+    start offsets (plus its end), buckets stored contiguously in bucket order within a run."""
+    if not any(offsets[hi] > offsets[lo] for offsets in runs):
+        return
+    with open(path, "rb") as f:
+        for offsets in runs:
+            start, end = offsets[lo], offsets[hi]
+            if end > start:
+                blob = os.pread(f.fileno(), end - start, start)
+                yield from (blob[i : i + size] for i in range(0, len(blob), size))
+
+
 def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions: list[int]) -> dict[str, Any]:
     """Group the keys of buckets [lo, hi) of one corpus stage from every scan partition and emit
     the candidate pairs of every key seen more than once, spilled by pair bucket for the verify
@@ -302,13 +315,7 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
     for p in partitions:
         keys_path = work.keys(stage.name, p)
         offsets = json.loads(keys_path.with_suffix(".idx").read_text())
-        start, end = offsets[lo], offsets[hi]
-        if end == start:
-            continue
-        with open(keys_path, "rb") as f:
-            f.seek(start)
-            blob = f.read(end - start)
-        records.extend(blob[i : i + size] for i in range(0, len(blob), size))
+        records.extend(read_bucket_range(keys_path, [offsets], lo, hi, size))
     records.sort()
     payloads = _Payloads(work, stage.name)
     # A pair collides in one bucket per shared band; pairs already emitted by this task are skipped.
@@ -435,15 +442,7 @@ def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: li
     records: list[bytes] = []
     for g in groups:
         path = work.pairs(stage.name, g)
-        runs = json.loads(path.with_suffix(".idx").read_text())
-        if not runs:
-            continue
-        with open(path, "rb") as f:
-            for offsets in runs:
-                start, end = offsets[lo], offsets[hi]
-                if end > start:
-                    blob = os.pread(f.fileno(), end - start, start)
-                    records.extend(blob[i : i + size] for i in range(0, len(blob), size))
+        records.extend(read_bucket_range(path, json.loads(path.with_suffix(".idx").read_text()), lo, hi, size))
     records.sort()
     payloads = _Payloads(work, stage.name)
     # A stage may split verification into prepare(payload) -> object and compare(x, y), so that each
