@@ -13,7 +13,8 @@ Layout under `STAGE/.work/` (one concept per folder):
     lock                       flock'd by the running build (two builds on one output are refused)
     stdin.bin                  standard input spooled once, so every phase can re-read it
     done/<task>.json           completion marker = the task's result (stats, counts)
-    scan/p000000.docs.jsonl    documents that passed the per-document stages, in ordinal order
+    scan/p000000.docs.jsonl    documents that passed the per-document stages, in ordinal order,
+                               one "ordinal TAB json" line each
     scan/p000000.rejects.jsonl dropped documents with their Drop (only with --rejects)
     scan/p000000.malformed.jsonl  malformed records with location
     keys/<stage>/p000000.keys  fixed-size key records, grouped by key partition (+ .idx offsets)
