@@ -84,11 +84,10 @@ def is_data_table(table: Node) -> bool:
             if item.__class__ is not Node:
                 continue
             tag = item.tag
-            if tag == "table":
-                return False  # nested tables: layout
-            if tag in _TEXT_CONTAINERS:
-                if item.text_len > 200:
-                    return False
+            if tag == "td" or tag == "th":
+                cells += 1
+                if item.text_len > 600:
+                    return False  # a cell holding an article: layout
             elif tag == "tr":
                 rows += 1
                 n = 0
@@ -97,11 +96,12 @@ def is_data_table(table: Node) -> bool:
                         n += 1
                 if n > max_cells:
                     max_cells = n
-            elif tag == "td" or tag == "th":
-                cells += 1
-                if item.text_len > 600:
-                    return False  # a cell holding an article: layout
-            if item.children:
+            elif tag == "table":
+                return False  # nested tables: layout
+            elif tag in _TEXT_CONTAINERS:
+                if item.text_len > 200:
+                    return False
+            if item.end - item.index > 1:  # elements below (text alone needs no visit)
                 pending.append(item.children)
     if rows < 2 or max_cells < 2:
         return False
@@ -112,17 +112,29 @@ def table_rows(table: Node) -> list[list[str]]:
     """Cell texts, row by row; `colspan` cells are followed by empty cells to keep columns aligned."""
     rows: list[list[str]] = []
     stack: list[Node | str] = list(reversed(table.children))
+    pop = stack.pop
+    extend = stack.extend
     while stack:
-        item = stack.pop()
-        if isinstance(item, str) or item.flags & REMOVED:
+        item = pop()
+        if item.__class__ is not Node or item.flags & REMOVED:
             continue
         if item.tag == "tr":
             row: list[str] = []
             for cell in item.children:
-                if isinstance(cell, str) or cell.tag not in ("td", "th") or cell.flags & REMOVED:
+                if cell.__class__ is not Node:
+                    continue
+                tag = cell.tag
+                if (tag != "td" and tag != "th") or cell.flags & REMOVED:
                     continue
                 # no non-space character below: the text is whitespace only (spaces, newlines, <br>)
-                text = " ".join("".join(iter_text(cell)).split()).replace("|", "\\|") if cell.text_len else ""
+                if cell.text_len:
+                    # a cell with no element below holds text alone
+                    parts = cell.children if cell.end - cell.index == 1 else iter_text(cell)
+                    text = " ".join("".join(parts).split())
+                    if "|" in text:
+                        text = text.replace("|", "\\|")
+                else:
+                    text = ""
                 row.append(text)
                 raw = cell.raw_attrs
                 if raw and _COLSPAN.search(raw):
@@ -133,8 +145,8 @@ def table_rows(table: Node) -> list[list[str]]:
                     row.extend([""] * max(0, min(span, 50) - 1))
             if any(row):
                 rows.append(row)
-        else:
-            stack.extend(reversed(item.children))
+        elif item.end - item.index > 1:  # elements below: walk them (text outside rows is not a cell)
+            extend(reversed(item.children))
     return rows
 
 

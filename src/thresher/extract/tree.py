@@ -53,15 +53,16 @@ PHRASING = frozenset(
 BARE_INLINE = frozenset("b i em strong u s small big abbr cite sup sub mark q tt var kbd samp nobr font span".split())
 _HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 
-_TOKEN = re.compile(
-    r"<(?:"
+_TOKEN_ALTERNATIVES = (
     r"(/?)([a-zA-Z][^\s/>]*)([^>\"']*(?:(?:\"[^\"]{0,2000}\"|'[^']{0,2000}')[^>\"']*)*)>"  # 1-3 tag, quote-aware
     r"|(/?)([a-zA-Z][^\s/>]*)([^>]*)>"  # 4-6 tag whose quotes do not balance
     r"|!--.*?(?:--!?>|\Z)"  # comment (an unclosed one runs to the end, as in browsers)
     r"|![^>]*>|\?[^>]*>"  # doctype, processing instruction
-    r")",
-    re.S,
 )
+_TOKEN = re.compile(r"<(?:" + _TOKEN_ALTERNATIVES + r")", re.S)
+# The same token with the text before it (group 1), matched anchored one after another: the text
+# runs to the next "<", so this fails only where a "<" starts no token (then `_TOKEN` searches on).
+_TEXT_TOKEN = re.compile(r"([^<]*)<(?:" + _TOKEN_ALTERNATIVES + r")", re.S)
 _ATTR = re.compile(r"([^\s=/>\"']+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+)))?")
 _END_CACHE: dict[str, re.Pattern[str]] = {}
 
@@ -161,52 +162,26 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
     pos = 0
     n = len(html)
     ticks = 0
-    finditer = _TOKEN.finditer
+    scanner = _TEXT_TOKEN.scanner
+    tag_info = _TAG_INFO.get
+    count = open_count.get
 
-    def close(node: Node) -> None:
-        # what aggregate() would compute, done as the element closes: its subtree is complete
-        node.end = len(nodes)
-        parent = node.parent
-        parent.text_len += node.text_len
-        parent.link_len += node.link_len
-
-    def pop_to(tag: str) -> None:
-        nonlocal cur, link_level
-        while len(stack) > 1:
-            node = stack.pop()
-            open_count[node.tag] -= 1
-            close(node)
-            if node.tag == tag:
-                break
-        cur = stack[-1]
-        if link_level > len(stack):
-            link_level = 0  # the link's parent closed, and the link with it
-
-    def close_if_open(tag: str, boundary: frozenset[str]) -> None:
-        if not open_count.get(tag):
-            return
-        for i in range(len(stack) - 1, 0, -1):
-            t = stack[i].tag
-            if t == tag:
-                pop_to(tag)
-                return
-            if t in boundary:
-                return
-
-    restart = True
-    while restart:
+    # Tokens are matched anchored, each with the text before it. A match fails where a "<" starts
+    # no token (stray text) and where there is no token left; a raw-text element moves `pos` past its
+    # end tag. Either way matching resumes from `pos`.
+    while pos < n:
+        m = None
         restart = False
-        for m in finditer(html, pos):
-            start = m.start()  # never before pos: each scan starts at pos, and matches do not overlap
+        for m in iter(scanner(html, pos).match, None):
+            text, closing, tag, raw, closing2, tag2, raw2 = m.groups()
             ticks += 1
             if ticks >= _CHECK_EVERY:
                 ticks = 0
                 if deadline is not None and time.monotonic() > deadline:
                     raise ExtractionTimeout("parsing passed the deadline")
-            if start > pos:
-                text = html[pos:start]
+            if text:
                 if text.isspace():
-                    cur.children.append(text if open_count.get("pre") else " ")
+                    cur.children.append(text if count("pre") else " ")
                 else:
                     if "&" in text:
                         text = unescape(text)
@@ -216,29 +191,22 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                         text = LinkText(text)
                         cur.link_len += c
                     cur.children.append(text)
-            pos = m.end()
-            closing, tag, raw, closing2, tag2, raw2 = m.groups()
             if tag is None:
                 if tag2 is None:
                     continue  # comment, doctype, processing instruction
                 closing, tag, raw = closing2, tag2, raw2
-            info = _TAG_INFO.get(tag)
+            info = tag_info(tag)
             if info is None:
                 info = _tag_info(tag)
-            tag, kind = info
-            if kind == _LINK:
-                # links are not materialized: their text is marked as LinkText. A nested <a> ends
-                # the open one and starts another, as in browsers.
-                link_level = 0 if closing else len(stack)
-                continue
+            tag, kind, closes_p, implied, heading = info
             if closing:
-                if skipped and skipped.get(tag):
+                if kind == _LINK:
+                    link_level = 0
+                elif skipped and skipped.get(tag):
                     skipped[tag] -= 1
                 elif kind == _BARE and flattened.get(tag):
                     flattened[tag] -= 1
-                elif tag == "br":
-                    cur.children.append(BR)
-                elif cur.tag == tag and cur is not root:  # the common case: closing the current element
+                elif cur.tag == tag:  # the common case: closing the current element (never the root)
                     stack.pop()
                     open_count[tag] -= 1
                     cur.end = len(nodes)
@@ -248,15 +216,23 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                     cur = parent
                     if link_level > len(stack):
                         link_level = 0
-                elif open_count.get(tag):
-                    pop_to(tag)
+                elif tag == "br":
+                    cur.children.append(BR)
+                elif count(tag):
+                    cur, link_level = _pop_to(stack, open_count, len(nodes), tag, link_level)
                 continue
             if kind:
+                if kind == _LINK:
+                    # links are not materialized: their text is marked as LinkText. A nested <a>
+                    # ends the open one and starts another, as in browsers.
+                    link_level = len(stack)
+                    continue
                 if kind == _BARE:
                     if not raw or raw.isspace():
                         flattened[tag] = flattened.get(tag, 0) + 1  # no attributes: text joins the parent
                         continue
                 elif kind == _RAW:
+                    pos = m.end()
                     end = _end_pattern(tag).search(html, pos)
                     content_end = end.start() if end else n
                     if tag == "script" and "ld+json" in raw.lower():
@@ -286,15 +262,14 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                             doc.lang = lang.strip()
                     continue
             # implied end tags
-            if open_count.get("p") and tag in CLOSES_P:
-                close_if_open("p", _P_BOUNDARY)
-            implied = _IMPLIED_END.get(tag)
+            if closes_p and count("p") and cur.tag not in _P_BOUNDARY:
+                cur, link_level = _close_if_open(stack, open_count, len(nodes), "p", _P_BOUNDARY, link_level)
             if implied is not None:
                 for closes, boundary in implied:
-                    if open_count.get(closes):
-                        close_if_open(closes, boundary)
-            elif tag in _HEADINGS and cur.tag in _HEADINGS:
-                pop_to(cur.tag)
+                    if count(closes) and cur.tag not in boundary:
+                        cur, link_level = _close_if_open(stack, open_count, len(nodes), closes, boundary, link_level)
+            elif heading and cur.tag in _HEADINGS:
+                cur, link_level = _pop_to(stack, open_count, len(nodes), cur.tag, link_level)
             if len(stack) > MAX_DEPTH:
                 skipped[tag] = skipped.get(tag, 0) + 1
                 continue
@@ -306,11 +281,30 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                     if anc.flags & TABLE_INSIDE:
                         break
                     anc.flags |= TABLE_INSIDE
-            if raw.endswith("/") and tag not in _CONTAINERS_EVEN_SELF_CLOSED:
+            if raw and raw[-1] == "/" and tag not in _CONTAINERS_EVEN_SELF_CLOSED:
                 continue  # XHTML-style <div/>: nothing inside
             stack.append(node)
-            open_count[tag] = open_count.get(tag, 0) + 1
+            open_count[tag] = count(tag, 0) + 1
             cur = node
+        if restart:
+            continue
+        if m is not None:
+            pos = m.end()
+        # no token at pos: text up to the next token (a "<" that starts none is text), or to the end
+        m = _TOKEN.search(html, pos)
+        if m is None:
+            break
+        text = html[pos:m.start()]
+        pos = m.start()
+        # the same as text before a token above (a stray "<" is never whitespace)
+        if "&" in text:
+            text = unescape(text)
+        c = len(text) - text.count(" ") - text.count("\n")
+        cur.text_len += c
+        if link_level:
+            text = LinkText(text)
+            cur.link_len += c
+        cur.children.append(text)
     if pos < n:
         text = html[pos:]
         if not text.isspace():
@@ -322,9 +316,42 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                 cur.link_len += c
             cur.children.append(text)
     while len(stack) > 1:  # elements left open at the end close here
-        close(stack.pop())
+        _close(stack.pop(), len(nodes))
     root.end = len(nodes)
     return doc
+
+
+def _close(node: Node, end: int) -> None:
+    """What `aggregate` would compute, done as the element closes: its subtree is complete."""
+    node.end = end
+    parent = node.parent
+    parent.text_len += node.text_len
+    parent.link_len += node.link_len
+
+
+def _pop_to(stack: list[Node], open_count: dict[str, int], end: int, tag: str, link_level: int) -> tuple[Node, int]:
+    """Close elements up to the innermost open `tag`; the new current element and link level."""
+    while len(stack) > 1:
+        node = stack.pop()
+        open_count[node.tag] -= 1
+        _close(node, end)
+        if node.tag == tag:
+            break
+    if link_level > len(stack):
+        link_level = 0  # the link's parent closed, and the link with it
+    return stack[-1], link_level
+
+
+def _close_if_open(stack: list[Node], open_count: dict[str, int], end: int, tag: str, boundary: frozenset[str],
+                   link_level: int) -> tuple[Node, int]:
+    """Close an open `tag` unless a `boundary` element is nearer (the implied end tags)."""
+    for i in range(len(stack) - 1, 0, -1):
+        t = stack[i].tag
+        if t == tag:
+            return _pop_to(stack, open_count, end, tag, link_level)
+        if t in boundary:
+            break
+    return stack[-1], link_level
 
 
 _P_BOUNDARY = frozenset("div td th li table body section article blockquote button dd dt".split())
@@ -346,12 +373,13 @@ for _tag in IGNORED_STRUCTURE:
     _KIND[_tag] = _STRUCTURE
 _LINK = 5
 _KIND["a"] = _LINK
-_TAG_INFO: dict[str, tuple[str, int]] = {}  # tag name as written -> (lower-cased, kind)
+# tag name as written -> (lower-cased, kind, closes an open <p>, implied end tags, is a heading)
+_TAG_INFO: dict[str, tuple[str, int, bool, tuple[tuple[str, frozenset[str]], ...] | None, bool]] = {}
 
 
-def _tag_info(name: str) -> tuple[str, int]:
+def _tag_info(name: str) -> tuple[str, int, bool, tuple[tuple[str, frozenset[str]], ...] | None, bool]:
     tag = name.lower()
-    info = (tag, _KIND.get(tag, 0))
+    info = (tag, _KIND.get(tag, 0), tag in CLOSES_P, _IMPLIED_END.get(tag), tag in _HEADINGS)
     if len(_TAG_INFO) < 4096:
         _TAG_INFO[name] = info
     return info
@@ -367,6 +395,13 @@ _IMPLIED_END: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
     "dd": (("dt", _DL_BOUNDARY), ("dd", _DL_BOUNDARY)),
     "option": (("option", _SELECT_BOUNDARY),),
 }
+
+
+def release(doc: HtmlDocument) -> None:
+    """Cut the parent links, the tree's only reference cycles: the tree is then freed as soon as it is
+    no longer referenced, without waiting for the cyclic garbage collector."""
+    for node in doc.nodes:
+        node.parent = None
 
 
 def aggregate(nodes: list[Node]) -> None:
