@@ -120,7 +120,7 @@ def test_sigkill_at_ten_random_moments_then_resume_gives_identical_output(tmp_pa
         os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, as a crashed machine would
         proc.wait()
         done = {p.name.split("-")[0].removesuffix(".json") for p in (out / ".work" / "done").glob("*.json")} if (out / ".work" / "done").exists() else set()
-        phases_hit.add(max(done, key=["scan", "group", "cluster", "write", "assemble"].index) if done else "start")
+        phases_hit.add(max(done, key=["scan", "group", "verify", "cluster", "write", "assemble"].index) if done else "start")
         if (out / "manifest.json").exists():  # it finished before the kill
             phases_hit.add("finished")
         else:

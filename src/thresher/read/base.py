@@ -38,6 +38,12 @@ class Partition:
     def path(self) -> str:
         return self.paths[0]
 
+    @property
+    def size_hint(self) -> int | None:
+        """The bytes of a byte-range partition (what its scan costs, roughly); None for whole files.
+        Engines start the largest first."""
+        return self.end - self.start if self.end is not None else None
+
     def describe(self) -> str:
         if self.end is not None or self.start:
             return f"{self.path}[{self.start}:{self.end if self.end is not None else ''}]"

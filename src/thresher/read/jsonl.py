@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import BinaryIO
 
 from thresher.core.document import Document, Malformed
@@ -13,10 +14,13 @@ from thresher.core.errors import InputError
 from thresher.read.base import Event, Partition, ReadItem, make_ordinal
 from thresher.read.config import InputConfig
 from thresher.read.fields import document_from_fields
-from thresher.read.paths import open_input
+from thresher.read.paths import is_url, local_path, open_input
 from thresher.read.sniff import open_binary
 
 _CHUNK = 1 << 20
+# A byte range locates its problems by line when the lines before it can be counted by reading at
+# most this many bytes of a local file; beyond it (or for a URL) by byte offset, `file@offset`.
+LINE_COUNT_LIMIT = 1 << 30
 
 
 def _read_line(stream: BinaryIO, limit: int) -> tuple[bytes, int, bool]:
@@ -45,6 +49,26 @@ def _skip_partial_first_line(stream: BinaryIO, start: int) -> int:
     return start + len(skipped)
 
 
+def _lines_before(path: str, end: int) -> int | None:
+    """The number of lines that end before byte `end` of a local file (None for a URL or when
+    `end` is beyond LINE_COUNT_LIMIT: then problems are located by byte offset)."""
+    if is_url(path) or end > LINE_COUNT_LIMIT:
+        return None
+    count = 0
+    try:
+        with open(local_path(path), "rb") as f:
+            remaining = end
+            while remaining > 0:
+                chunk = f.read(min(8 * _CHUNK, remaining))
+                if not chunk:
+                    break
+                count += chunk.count(b"\n")
+                remaining -= len(chunk)
+    except OSError:
+        return None
+    return count
+
+
 def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
     path = partition.path
     ranged = partition.start > 0 or partition.end is not None
@@ -58,6 +82,21 @@ def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
         return
     with stream:
         offset = _skip_partial_first_line(stream, partition.start) if ranged else 0
+        # Problems are located as file:line, whatever the partitioning: a range that starts inside
+        # the file counts the lines before it the first time it needs one (problems are rare).
+        first_line = offset
+        line_base: int | None = 0
+        base_known = first_line == 0
+
+        def locate(line_start: int, line_no: int) -> str:
+            nonlocal line_base, base_known
+            if not base_known:
+                line_base = _lines_before(path, first_line)
+                base_known = True
+            if line_base is None:
+                return f"{path}@{line_start}"
+            return f"{path}:{line_base + line_no}"
+
         end = partition.end
         index = 0
         line_no = 0
@@ -68,28 +107,29 @@ def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
                 line, size, too_large = _read_line(stream, config.max_record_bytes)
             except (EOFError, OSError) as exc:
                 # truncated gzip/zstd: keep what was read, report where the stream broke
-                yield Malformed("truncated_input", f"{path}:{line_no + 1}", str(exc) or type(exc).__name__)
+                yield Malformed("truncated_input", locate(line_start, line_no + 1), str(exc) or type(exc).__name__)
                 return
             if size == 0:
                 break
             any_line = True
             offset += size
             line_no += 1
-            where = f"{path}@{line_start}" if ranged else f"{path}:{line_no}"
             if too_large:
-                yield Malformed("too_large", where, f"line of {size} bytes exceeds {config.max_record_bytes}")
+                yield Malformed("too_large", locate(line_start, line_no), f"line of {size} bytes exceeds {config.max_record_bytes}")
                 index += 1
                 continue
             if not line.strip():
-                yield Event("empty_line", where)
+                yield Event("empty_line", locate(line_start, line_no))
                 continue
-            item, invalid_utf8 = parse_record(line, where, config)
+            item, invalid_utf8 = parse_record(line, "", config)
             if invalid_utf8:
-                yield Event("invalid_utf8", where, "undecodable bytes replaced")
+                yield Event("invalid_utf8", locate(line_start, line_no), "undecodable bytes replaced")
             if isinstance(item, Document):
                 item.ordinal = make_ordinal(partition.index, index)
                 # the byte offset, not the line number: it is the same however the file is split
                 item.source = {"file": path, "offset": line_start}
+            else:
+                item = replace(item, location=locate(line_start, line_no))
             index += 1
             yield item
         if not any_line and partition.start == 0:

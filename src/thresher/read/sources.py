@@ -53,9 +53,46 @@ def format_of(path: str, config: InputConfig) -> str:
     return sniff_format(path, head) or "unknown"
 
 
+# Few, large inputs are split further so that a pool has enough tasks to balance (the scan of one
+# whole 60 MB file would run on one core): splittable input (uncompressed JSONL) is cut into at least
+# MIN_PARTITIONS byte ranges, none smaller than MIN_PARTITION_BYTES (a task's fixed cost, ~30 ms,
+# stays a few % of its work), none larger than `partition_bytes`. HTML files are batched the same
+# way. The plan depends on the inputs' sizes only, never on the number of workers: ordinals, and
+# therefore "first" and the output order, stay fixed; and output bytes never depend on partitioning.
+MIN_PARTITIONS = 16
+MIN_PARTITION_BYTES = 2 * 1024 * 1024
+MIN_HTML_FILES_PER_PARTITION = 64
+
+
+def range_bytes(total: int, partition_bytes: int) -> int:
+    """The byte-range size for `total` bytes of splittable input: at most `partition_bytes`, small
+    enough for MIN_PARTITIONS ranges unless that would go below MIN_PARTITION_BYTES."""
+    balanced = max(MIN_PARTITION_BYTES, -(-total // MIN_PARTITIONS))
+    return max(1, min(partition_bytes, balanced))
+
+
+def html_batch_files(n_files: int, files_per_partition: int) -> int:
+    balanced = max(MIN_HTML_FILES_PER_PARTITION, -(-n_files // MIN_PARTITIONS))
+    return max(1, min(files_per_partition, balanced))
+
+
 def plan_partitions(inputs: Iterable[str], config: InputConfig) -> list[Partition]:
-    """The scan partitions of an input: one per file, byte ranges of large uncompressed JSONL files,
-    batches of HTML files."""
+    """The scan partitions of an input: one per file, byte ranges of uncompressed JSONL files
+    (`range_bytes`), batches of HTML files (`html_batch_files`)."""
+    # what each file is, first: the range size depends on the splittable bytes of all inputs
+    files: list[tuple[str, str, int | None]] = []  # path, kind, size when splittable
+    for path in expand_inputs(inputs):
+        kind = format_of(path, config)
+        size = None
+        if kind == "jsonl" and path != "-" and is_file(path):
+            with open_input(path) as f:
+                compressed = compression_of(f.read(4)) is not None
+            if not compressed:
+                size = input_size(path) or 0
+        files.append((path, kind, size))
+    step = range_bytes(sum(s for _, _, s in files if s is not None), config.partition_bytes)
+    per_batch = html_batch_files(sum(1 for _, k, _ in files if k == "html"), config.html_files_per_partition)
+
     partitions: list[Partition] = []
     html_batch: list[str] = []
 
@@ -67,22 +104,17 @@ def plan_partitions(inputs: Iterable[str], config: InputConfig) -> list[Partitio
             add("html", tuple(html_batch))
             html_batch.clear()
 
-    for path in expand_inputs(inputs):
-        kind = format_of(path, config)
+    for path, kind, size in files:
         if kind == "html":
             html_batch.append(path)
-            if len(html_batch) >= config.html_files_per_partition:
+            if len(html_batch) >= per_batch:
                 flush_html()
             continue
         flush_html()
-        if kind == "jsonl" and path != "-" and is_file(path):
-            size = input_size(path) or 0
-            with open_input(path) as f:
-                compressed = compression_of(f.read(4)) is not None
-            if not compressed and size > config.partition_bytes:
-                for start in range(0, size, config.partition_bytes):
-                    add("jsonl", (path,), start, min(start + config.partition_bytes, size))
-                continue
+        if size is not None and size > step:
+            for start in range(0, size, step):
+                add("jsonl", (path,), start, min(start + step, size))
+            continue
         add(kind, (path,))
     flush_html()
     return partitions

@@ -1,11 +1,16 @@
 """Engines decide where tasks run; they contain no pipeline logic.
 
 - `local`: in this process, one after another;
-- `pool`: a process pool of `workers` processes (spawned, so no state leaks from the driver);
+- `pool`: a process pool of `workers` processes, forked from a fresh server process that has
+  imported the task modules once (`forkserver`; `spawn` where it is missing), so no state leaks
+  from the driver and a worker starts in milliseconds; each worker is handed the corpus stages the
+  driver already built, so none rebuilds them;
 - `ray`: Ray tasks on a local Ray instance or a cluster (`thresher.run.ray_engine`).
 
 `run(calls)` takes `TaskCall`s and returns results in call order, so the driver's view is the same
-whatever ran the tasks and in whichever order they finished. A task that raises (or whose worker
+whatever ran the tasks and in whichever order they finished. The pool starts the heaviest tasks first
+when every task's weight is known (longest-processing-time first: the phase's tail is a short task,
+not a long one that leaves the other workers idle). A task that raises (or whose worker
 process dies) is retried up to `retries` times; then the engine raises `TaskError` naming the task,
 its input, the cause and the task's log file.
 """
@@ -35,6 +40,28 @@ class TaskCall:
     args: tuple[Any, ...]
     label: str  # the task and its input, for messages
     log_path: str | None = None
+    weight: float | None = None  # expected cost (e.g. input bytes); None: an argument's `size_hint`
+
+
+def task_weight(call: TaskCall) -> float | None:
+    """A call's expected cost: its `weight`, else the `size_hint` of an argument that has one (an
+    input partition that is a byte range), else None (unknown)."""
+    if call.weight is not None:
+        return call.weight
+    for arg in call.args:
+        hint = getattr(arg, "size_hint", None)
+        if isinstance(hint, (int, float)):
+            return hint
+    return None
+
+
+def dispatch_order(calls: Sequence[TaskCall]) -> list[int]:
+    """The order to start calls in: heaviest first when every weight is known (ties keep call
+    order), else call order. It never changes results, which are returned in call order."""
+    weights = [task_weight(c) for c in calls]
+    if not weights or any(w is None for w in weights):
+        return list(range(len(calls)))
+    return sorted(range(len(calls)), key=lambda i: -weights[i])  # type: ignore[operator]
 
 
 def task_failed(call: TaskCall, attempts: int, exc: BaseException) -> TaskError:
@@ -80,9 +107,61 @@ class LocalEngine:
         progress.install(None)
 
 
-def _worker_init(q: Any, log_level: int) -> None:
+# Imported once by the fork server, so that forked workers start with them (missing ones are skipped).
+PRELOAD = (
+    "thresher.run.tasks",
+    "thresher.extract.stage",
+    "thresher.quality.stages",
+    "thresher.read.jsonl",
+    "thresher.read.files",
+    "thresher.dedup.exact",
+    "thresher.dedup.near",
+)
+
+
+def pool_context() -> Any:
+    """`forkserver` where the platform has it (workers fork from a server that imported PRELOAD
+    once: no per-worker interpreter start and imports), else `spawn`. Neither copies the driver's
+    state (open files, the build lock, threads) into workers."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(list(PRELOAD))
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def _worker_init(q: Any, log_level: int, environ: dict[str, str], warm: bytes | None) -> None:
+    # A fork server keeps the environment it started with: give the worker the driver's current one,
+    # as a spawned process would have (credentials, endpoints set after the server started).
+    if os.environ != environ:
+        os.environ.clear()
+        os.environ.update(environ)
     logging.basicConfig(level=log_level, format="thresher: %(levelname)s: %(message)s")
     progress.install(lambda phase, counts: q.put((phase, counts)))
+    if warm is not None:
+        import pickle
+
+        from thresher.pipeline import seed_corpus_stages
+
+        try:
+            seed_corpus_stages(pickle.loads(warm))
+        except Exception:  # noqa: BLE001 - only a warm-up: the stages are built on demand instead
+            log.debug("could not seed the corpus stages", exc_info=True)
+
+
+def _driver_stages() -> bytes | None:
+    """The corpus stages the driver has built, pickled for the workers (None if they cannot be)."""
+    import pickle
+
+    from thresher.pipeline import corpus_stage_cache
+
+    cache = corpus_stage_cache()
+    if not cache:
+        return None
+    try:
+        return pickle.dumps(cache, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - a stage that does not pickle is built by each worker
+        return None
 
 
 class PoolEngine:
@@ -91,7 +170,7 @@ class PoolEngine:
     def __init__(self, workers: int | None = None, sink: progress.Sink | None = None, retries: int = 0) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.retries = retries
-        self.ctx = multiprocessing.get_context("spawn")
+        self.ctx = pool_context()
         self.queue: Any = self.ctx.Queue()
         self.sink = sink
         self.executor = self._new_executor()
@@ -104,7 +183,7 @@ class PoolEngine:
             self.workers,
             mp_context=self.ctx,
             initializer=_worker_init,
-            initargs=(self.queue, logging.getLogger("thresher").getEffectiveLevel()),
+            initargs=(self.queue, logging.getLogger("thresher").getEffectiveLevel(), dict(os.environ), _driver_stages()),
         )
 
     def _drain(self) -> None:
@@ -121,7 +200,7 @@ class PoolEngine:
     def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
         results: list[Any] = [None] * len(calls)
         attempts = [0] * len(calls)
-        todo = list(range(len(calls)))
+        todo = dispatch_order(calls)
         while todo:
             futures: dict[Future[Any], int] = {}
             for i in todo:
@@ -171,6 +250,24 @@ class PoolEngine:
             if self.sink is not None:
                 self.sink(phase, counts)
         self.queue.close()
+        _stop_fork_server(self.ctx)
+
+
+def _stop_fork_server(ctx: Any) -> None:
+    """Stop and reap the fork server after a run: it reaped the workers, so the driver's children
+    CPU time (what `time` reports for a build) then includes theirs, and no process is left behind.
+    The next pool starts a new one."""
+    if ctx.get_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    stop = getattr(forkserver._forkserver, "_stop", None)  # CPython's, not public API
+    if stop is None:
+        return
+    try:
+        stop()
+    except OSError:
+        pass
 
 
 def make_engine(
