@@ -171,11 +171,11 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
     ticks = 0
 
     def flush() -> None:
-        nonlocal parts, link_chars
+        nonlocal link_chars
         if not parts:
             return
         text = _clean_lines(parts)
-        parts = []
+        parts.clear()
         links = link_chars
         link_chars = 0
         if not text:
@@ -198,20 +198,26 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
 
     # stack items: a Node to enter, a text, or -1 marking the exit of owners[-1]
     stack: list[Node | str | int] = [root]
+    pop = stack.pop
+    add = parts.append
     while stack:
         ticks += 1
         if ticks >= _CHECK_EVERY:
             ticks = 0
             if deadline is not None and time.monotonic() > deadline:
                 raise ExtractionTimeout("segmentation passed the deadline")
-        item = stack.pop()
-        if isinstance(item, str):
-            parts.append(item)
-            if type(item) is LinkText:
-                link_chars += _nonspace(item)
+        item = pop()
+        cls = item.__class__
+        if cls is str:  # children are Nodes, str and LinkText; the stack adds -1 markers
+            add(item)
             continue
-        if isinstance(item, int):
-            flush()
+        if cls is LinkText:
+            add(item)
+            link_chars += len(item) - item.count(" ") - item.count("\n")
+            continue
+        if cls is int:
+            if parts:
+                flush()
             node = owners.pop()
             if node.tag in ("ul", "ol", "menu", "dir") and list_stack:
                 list_stack.pop()
@@ -224,14 +230,16 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
             if tag in ("img", "input", "image"):
                 continue
             if tag == "hr":
-                flush()
+                if parts:
+                    flush()
                 continue
             if node is root:
                 stack.append(-1)
                 owners.append(node)
             stack.extend(reversed(node.children))
             continue
-        flush()
+        if parts:
+            flush()
         if tag == "pre":
             text = "".join(iter_text(node)).replace(BR, "\n").strip("\n")
             if text.strip():

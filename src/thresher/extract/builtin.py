@@ -80,10 +80,14 @@ def paragraph_mass(doc: HtmlDocument) -> list[int]:
     """Per node: characters of link-poor paragraphs (`<p>` of 80+ characters) in its subtree."""
     mass = [0] * len(doc.nodes)
     for node in reversed(doc.nodes):
+        m = mass[node.index]
         if node.tag == "p" and node.text_len >= 80 and node.link_len * 3 < node.text_len:
-            mass[node.index] += node.text_len - node.link_len
-        if node.parent is not None:
-            mass[node.parent.index] += mass[node.index]
+            m += node.text_len - node.link_len
+            mass[node.index] = m
+        if m:
+            parent = node.parent
+            if parent is not None:
+                mass[parent.index] += m
     return mass
 
 
@@ -256,30 +260,36 @@ def _hint_scores(blocks: list[Block], hint: str) -> tuple[list[float], list[floa
 
 def best_subtree(doc: HtmlDocument, blocks: list[Block], scores: list[float], use_bonus: bool = True) -> Node:
     """The node whose subtree has the largest total block score (the deepest one on ties)."""
-    acc = [0.0] * len(doc.nodes)
-    for b, s in zip(blocks, scores, strict=True):
-        acc[b.owner.index] += s if s > 0 else _NEGATIVE_WEIGHT * s
     nodes = doc.nodes
-    for node in reversed(nodes):
-        if node.parent is not None:
-            acc[node.parent.index] += acc[node.index]
+    acc = [0.0] * len(nodes)
     pos = [0.0] * len(nodes)
     for b, s in zip(blocks, scores, strict=True):
+        i = b.owner.index
         if s > 0:
-            pos[b.owner.index] += s
+            acc[i] += s
+            pos[i] += s
+        else:
+            acc[i] += _NEGATIVE_WEIGHT * s
+    # subtree sums, children before parents (adding 0.0 changes no sum, so it is skipped)
     for node in reversed(nodes):
-        if node.parent is not None:
-            pos[node.parent.index] += pos[node.index]
+        i = node.index
+        a = acc[i]
+        p = pos[i]
+        if a or p:
+            parent = node.parent
+            if parent is not None:
+                j = parent.index
+                acc[j] += a
+                pos[j] += p
     best = doc.root
     best_score = acc[0]
     floor = 0.2 * pos[0]
-    for node in nodes:
-        if node.tag in _NOT_REGIONS:
+    for node, s, p in zip(nodes, acc, pos):
+        if s <= 0 or node.tag in _NOT_REGIONS:
             continue
-        s = acc[node.index]
-        if s > 0 and use_bonus and pos[node.index] > floor:
-            s += container_bonus(node) * pos[node.index]
-        if s >= best_score and s > 0:
+        if use_bonus and p > floor:
+            s += container_bonus(node) * p
+        if s >= best_score:
             best, best_score = node, s
     # Descend while one child holds nearly all of the positive mass: a stray positive block far
     # from the content (a notice, a footer sentence) should not pull the selection up to <body>.

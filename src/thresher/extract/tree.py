@@ -60,9 +60,10 @@ _TOKEN_ALTERNATIVES = (
     r"|![^>]*>|\?[^>]*>"  # doctype, processing instruction
 )
 _TOKEN = re.compile(r"<(?:" + _TOKEN_ALTERNATIVES + r")", re.S)
-# The same token with the text before it (group 1), matched anchored one after another: the text
-# runs to the next "<", so this fails only where a "<" starts no token (then `_TOKEN` searches on).
-_TEXT_TOKEN = re.compile(r"([^<]*)<(?:" + _TOKEN_ALTERNATIVES + r")", re.S)
+# The same token with the text before it, matched anchored one after another: group 1 when that
+# text is whitespace only (`\s` is `str.isspace`), else group 2 (possibly empty). The text runs to the
+# next "<", so this fails only where a "<" starts no token (then `_TOKEN` searches on).
+_TEXT_TOKEN = re.compile(r"(?:(\s+)|([^<]*))<(?:" + _TOKEN_ALTERNATIVES + r")", re.S)
 _ATTR = re.compile(r"([^\s=/>\"']+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+)))?")
 _END_CACHE: dict[str, re.Pattern[str]] = {}
 
@@ -173,24 +174,23 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
         m = None
         restart = False
         for m in iter(scanner(html, pos).match, None):
-            text, closing, tag, raw, closing2, tag2, raw2 = m.groups()
+            space, text, closing, tag, raw, closing2, tag2, raw2 = m.groups()
             ticks += 1
             if ticks >= _CHECK_EVERY:
                 ticks = 0
                 if deadline is not None and time.monotonic() > deadline:
                     raise ExtractionTimeout("parsing passed the deadline")
-            if text:
-                if text.isspace():
-                    cur.children.append(text if count("pre") else " ")
-                else:
-                    if "&" in text:
-                        text = unescape(text)
-                    c = len(text) - text.count(" ") - text.count("\n")
-                    cur.text_len += c
-                    if link_level:
-                        text = LinkText(text)
-                        cur.link_len += c
-                    cur.children.append(text)
+            if space is not None:
+                cur.children.append(space if count("pre") else " ")
+            elif text:  # not whitespace only (that would be `space`)
+                if "&" in text:
+                    text = unescape(text)
+                c = len(text) - text.count(" ") - text.count("\n")
+                cur.text_len += c
+                if link_level:
+                    text = LinkText(text)
+                    cur.link_len += c
+                cur.children.append(text)
             if tag is None:
                 if tag2 is None:
                     continue  # comment, doctype, processing instruction
