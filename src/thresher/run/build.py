@@ -239,8 +239,6 @@ def scan_and_group(
     partitions: list[Partition],
 ) -> GroupedRun:
     """The scan phase, then the group and verify phases of every corpus stage."""
-    import json
-
     ctx = runner.ctx
     config = ctx.config
     part_bytes = [partition_size(p) for p in partitions]
@@ -255,10 +253,9 @@ def scan_and_group(
     group_ranges: list[list[int]] = []
     for si, stage in enumerate(stages):
         bucket_bytes = [0] * KEY_BUCKETS
-        for p in partitions:
-            offsets = json.loads(work.keys(stage.name, p.index).with_suffix(".idx").read_text())
-            for b in range(KEY_BUCKETS):
-                bucket_bytes[b] += offsets[b + 1] - offsets[b]
+        for r in scan_results:
+            for b, n in enumerate(r["key_bytes"][si]):
+                bucket_bytes[b] += n
         ranges = plan_group_ranges(bucket_bytes, config.exec.key_partitions)
         group_ranges.append([lo for lo, _ in ranges])
         for lo, hi in ranges:

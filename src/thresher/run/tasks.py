@@ -57,11 +57,11 @@ from thresher.write.formats import get_format
 
 log = logging.getLogger(__name__)
 
-# Per group task: pairs remembered to skip repeats (~40 MB at most) and the candidate-pair bytes
-# buffered before a spill. Per verify task: decoded payloads kept (a MinHash payload with its
-# shingle-id sample decodes to ~70 KB).
+# Per group task: pairs remembered to skip repeats (~40 MB at most). Per scan and group task: the
+# key or pair bytes buffered before a spill. Per verify task: decoded payloads kept (a MinHash
+# payload with its shingle-id sample decodes to ~70 KB).
 SEEN_PAIRS_CAP = 250_000
-PAIR_SPILL_BYTES = 8 * 1024 * 1024
+SPILL_BYTES = 8 * 1024 * 1024  # per BucketSpill: records buffered before a run is written
 PREPARED_CACHE_MEMBERS = 256
 MALFORMED_LOG_LIMIT = 20  # per partition: located warnings in the log; all of them go to the rejects dir
 
@@ -125,7 +125,6 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
     stats = Stats()
     chain = DocumentChain(config, stats)
     corpus = build_corpus_stages(config)
-    key_buffers = [[bytearray() for _ in range(KEY_BUCKETS)] for _ in corpus]
     payload_sizes = [0 for _ in corpus]
     payload_files = []
     for stage in corpus:
@@ -142,10 +141,12 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
     bytes_reported = 0
     t_read = 0.0
     with (
+        contextlib.ExitStack() as key_spills,
         atomic_open(work.scan_docs(partition.index), "wb", durable=False) as docs_out,
         atomic_open(work.scan_malformed(partition.index), "wb", durable=False) as malformed_out,
         (atomic_open(work.scan_rejects(partition.index), "wb", durable=False) if ctx.write_rejects else _NullWriter()) as rejects_out,
     ):
+        spills = [key_spills.enter_context(BucketSpill(work.keys(stage.name, partition.index), KEY_BUCKETS)) for stage in corpus]
         items = read_partition(partition, config.input)
         while True:
             t0 = time.perf_counter()
@@ -194,13 +195,15 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
                     payload_sizes[si] += len(scanned.payload)
                 # a key record is the key then the member, which is the same for all of its keys
                 member = MEMBER.pack(*member_head, offset, len(scanned.payload))
-                buffers = key_buffers[si]
+                spill = spills[si]
+                buffers = spill.buffers
                 for key in scanned.keys:
                     if len(key) != KEY_LEN:
                         key = (key + bytes(KEY_LEN))[:KEY_LEN]
                     buf = buffers[int.from_bytes(key[:8], "big") % KEY_BUCKETS]
                     buf += key
                     buf += member
+                spill.added(len(scanned.keys), len(scanned.keys) * KEY_RECORD.size)
             stats.add_time("dedup.keys", time.perf_counter() - t0)
             docs_out.write(b"%d\t" % doc.ordinal + dumps_line(doc.to_record()))
             survivors += 1
@@ -216,15 +219,8 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
         reporter.tick(bytes=bytes_total - bytes_reported)
     for f in payload_files:
         f.close()
-    for si, stage in enumerate(corpus):
-        offsets = [0]
-        with atomic_open(work.keys(stage.name, partition.index), "wb", durable=False) as out:
-            for buf in key_buffers[si]:
-                out.write(buf)
-                offsets.append(offsets[-1] + len(buf))
-        write_json_atomic(work.keys(stage.name, partition.index).with_suffix(".idx"), offsets, durable=False)
     reporter.flush()
-    return {"stats": stats.to_dict(), "survivors": survivors}
+    return {"stats": stats.to_dict(), "survivors": survivors, "key_bytes": [spill.bucket_bytes for spill in spills]}
 
 
 def _is_compressed(path: str) -> bool:
@@ -314,15 +310,14 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
     records: list[bytes] = []
     for p in partitions:
         keys_path = work.keys(stage.name, p)
-        offsets = json.loads(keys_path.with_suffix(".idx").read_text())
-        records.extend(read_bucket_range(keys_path, [offsets], lo, hi, size))
+        records.extend(read_bucket_range(keys_path, json.loads(keys_path.with_suffix(".idx").read_text()), lo, hi, size))
     records.sort()
     payloads = _Payloads(work, stage.name)
     # A pair collides in one bucket per shared band; pairs already emitted by this task are skipped.
     # It only saves spill bytes (the verify phase removes every repeat), so it is a bounded cache.
     seen_pairs: set[bytes] = set()
     edges = 0
-    pairs = PairSpill(work.pairs(stage.name, lo))
+    pairs = BucketSpill(work.pairs(stage.name, lo), PAIR_BUCKETS)
     t0 = time.perf_counter()
 
     def first_visit(pair: bytes) -> bool:
@@ -363,7 +358,7 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
                     ma, mb = members[leaders[a]], members[leaders[b]]
                     if ma[:8] == mb[:8] or not first_visit(ma[:8] + mb[:8]):
                         continue
-                    pairs.add(ma, mb)
+                    add_pair(pairs, ma, mb)
             i = j
     payloads.close()
     stats = Stats()
@@ -379,38 +374,40 @@ def member_node(member: bytes) -> Node:
     return Node(ordinal, doc_id, length, quality)
 
 
-class PairSpill:
-    """A group task's candidate pairs, buffered per pair bucket and spilled to one file in runs of
-    at most PAIR_SPILL_BYTES (each run holds every bucket's pairs since the last one, contiguously).
-    The `.idx` beside the file lists each run's bucket offsets, so a verify task reads only its
-    buckets. Memory is bounded by the spill size, however many pairs a hot bucket makes."""
+class BucketSpill:
+    """Fixed-size records written to one file by bucket, with bounded memory: records are buffered
+    per bucket and spilled in *runs* of at most `spill_bytes` (each run holds every bucket's records
+    since the last one, contiguously in bucket order). The `.idx` beside the file lists each run's
+    bucket offsets, so a reader takes only its buckets (`read_bucket_range`). A scan task spills its
+    dedup keys this way and a group task its candidate pairs, so neither grows with its input."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, buckets: int, spill_bytes: int | None = None) -> None:
         self.path = path
-        self.buffers = [bytearray() for _ in range(PAIR_BUCKETS)]
+        self.spill_bytes = spill_bytes or SPILL_BYTES
+        self.buffers = [bytearray() for _ in range(buckets)]
         self.buffered = 0
         self.count = 0
         self.runs: list[list[int]] = []
-        self.bucket_bytes = [0] * PAIR_BUCKETS
+        self.bucket_bytes = [0] * buckets
+        self.position = 0
         self.cm: Any = None
         self.out: Any = None
 
-    def __enter__(self) -> PairSpill:
+    def __enter__(self) -> BucketSpill:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.cm = atomic_open(self.path, "wb", durable=False)
         self.out = self.cm.__enter__()
-        self.position = 0
         return self
 
-    def add(self, a: bytes, b: bytes) -> None:
-        if a > b:
-            a, b = b, a
-        buf = self.buffers[pair_bucket(int.from_bytes(a[:8], "big"), int.from_bytes(b[:8], "big"))]
-        buf += a
-        buf += b
-        self.buffered += PAIR.size
-        self.count += 1
-        if self.buffered >= PAIR_SPILL_BYTES:
+    def add(self, bucket: int, record: bytes) -> None:
+        self.buffers[bucket] += record
+        self.added(1, len(record))
+
+    def added(self, count: int, nbytes: int) -> None:
+        """Account for records the caller appended to `buffers` itself (the scan's hot loop)."""
+        self.buffered += nbytes
+        self.count += count
+        if self.buffered >= self.spill_bytes:
             self._spill()
 
     def _spill(self) -> None:
@@ -430,6 +427,13 @@ class PairSpill:
         self.cm.__exit__(*exc)
         if exc[0] is None:
             write_json_atomic(self.path.with_suffix(".idx"), self.runs, durable=False)
+
+
+def add_pair(spill: BucketSpill, a: bytes, b: bytes) -> None:
+    """A candidate pair of packed members into its pair bucket, lower ordinal first."""
+    if a > b:
+        a, b = b, a
+    spill.add(pair_bucket(int.from_bytes(a[:8], "big"), int.from_bytes(b[:8], "big")), a + b)
 
 
 def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: list[int]) -> dict[str, Any]:

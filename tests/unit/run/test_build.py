@@ -249,9 +249,8 @@ def test_all_identical_corpus_is_one_cluster_at_linear_cost(tmp_path):
     assert record["url"] == "https://copy.example/0" and record["annotations"]["dedup.duplicates"] == 2999
 
 
-def test_each_distinct_candidate_pair_is_verified_once(tmp_path):
-    # near-identical pairs collide in most of their 21 LSH bands, whose keys land in different
-    # group tasks; the verify phase must see every pair once however many bands it shared
+def near_pairs_corpus(tmp_path):
+    """40 pairs of 300-word documents differing in one word (Jaccard ~0.97)."""
     import random
 
     rng = random.Random(11)
@@ -263,7 +262,13 @@ def test_each_distinct_candidate_pair_is_verified_once(tmp_path):
         edited = list(base)
         edited[rng.randrange(300)] = "changed"  # one word in 300: Jaccard ~0.97
         rows.append({"url": f"https://b.example/{i}", "text": " ".join(edited)})
-    src = write_jsonl(tmp_path / "pairs.jsonl", rows)
+    return write_jsonl(tmp_path / "pairs.jsonl", rows)
+
+
+def test_each_distinct_candidate_pair_is_verified_once(tmp_path):
+    # near-identical pairs collide in most of their 21 LSH bands, whose keys land in different
+    # group tasks; the verify phase must see every pair once however many bands it shared
+    src = near_pairs_corpus(tmp_path)
     config = local_config(exec={"key_partitions": 8}, quality={"preset": None})
     result = build([str(src)], tmp_path / "out", config)
     counters = result.stats.counters
@@ -272,3 +277,20 @@ def test_each_distinct_candidate_pair_is_verified_once(tmp_path):
     assert counters["event/dedup.near.candidates"] == 40  # verified once each
     reference = build([str(src)], tmp_path / "ref", local_config(exec={"key_partitions": 1}, quality={"preset": None}))
     assert result.manifest == reference.manifest
+
+
+def test_keys_and_pairs_spilled_in_many_runs_give_the_same_output(tmp_path, monkeypatch):
+    # scan and group tasks buffer at most SPILL_BYTES of keys/pairs before writing a run; with a
+    # tiny buffer every task writes many runs, and group/verify must read them all back
+    from thresher.run import tasks as tasks_module
+
+    src = near_pairs_corpus(tmp_path)
+    config = {"quality": {"preset": None}}
+    reference = build([str(src)], tmp_path / "ref", local_config(**config))
+    monkeypatch.setattr(tasks_module, "SPILL_BYTES", 600)
+    result = build([str(src)], tmp_path / "out", local_config(exec={"keep_work": True}, **config))
+    assert result.manifest == reference.manifest and result.stats.counters == reference.stats.counters
+    work = tmp_path / "out" / ".work"
+    key_runs = json.loads((work / "keys" / "dedup.near" / "p000000.idx").read_text())
+    pair_runs = [json.loads(p.read_text()) for p in (work / "pairs" / "dedup.near").glob("*.idx")]
+    assert len(key_runs) > 1 and max(len(r) for r in pair_runs) > 1
