@@ -48,16 +48,39 @@ def tree_rss_bytes(pid: int) -> int:
     return total
 
 
-def run_sampled(cmd: list[str]) -> dict[str, float]:
+PHASES = ("scan", "group", "verify", "cluster", "write", "assemble", "publish")
+
+
+def current_phase(done_dir: Path) -> str:
+    """The phase now running, judged by the tasks that finished: the phase of the newest marker, or
+    the next one when that marker ends its phase (a single-task phase such as cluster). Approximate
+    at phase boundaries, which is all a per-phase peak needs."""
+    try:
+        markers = sorted(done_dir.iterdir(), key=lambda p: p.stat().st_mtime)
+    except (FileNotFoundError, ValueError):
+        return "scan"
+    if not markers:
+        return "scan"
+    name = markers[-1].name.split("-")[0].split(".")[0]
+    return name if name in PHASES else "scan"
+
+
+def run_sampled(cmd: list[str], work: Path) -> dict:
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
+    per_phase: dict[str, int] = {}
     done = threading.Event()
 
     def sample() -> None:
         nonlocal peak
+        phase, checked = "scan", 0.0
         while not done.is_set():
-            peak = max(peak, tree_rss_bytes(proc.pid))
+            rss = tree_rss_bytes(proc.pid)
+            peak = max(peak, rss)
+            if time.monotonic() - checked > 1.0:
+                phase, checked = current_phase(work / "done"), time.monotonic()
+            per_phase[phase] = max(per_phase.get(phase, 0), rss)
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -67,7 +90,11 @@ def run_sampled(cmd: list[str]) -> dict[str, float]:
     sampler.join()
     if proc.returncode != 0:
         raise RuntimeError(f"build failed: {err.decode()[-3000:]}")
-    return {"wall_s": time.monotonic() - t0, "peak_tree_rss_mib": peak / 2**20}
+    return {
+        "wall_s": time.monotonic() - t0,
+        "peak_tree_rss_mib": peak / 2**20,
+        "peak_by_phase_mib": {k: round(v / 2**20, 1) for k, v in per_phase.items()},
+    }
 
 
 def main() -> int:
@@ -88,11 +115,12 @@ def main() -> int:
             write_text_corpus(data, n, max_sentences=args.sentences)
         out = Path(tempfile.mkdtemp(prefix="thresher-mem-")) / "out"
         try:
-            r = run_sampled([str(THRESHER), "build", str(data), "-o", str(out), "-q", "--workers", str(args.workers)])
+            r = run_sampled([str(THRESHER), "build", str(data), "-o", str(out), "-q", "--workers", str(args.workers)], out / ".work")
             stats = json.loads((out / "stats.json").read_text())
         finally:
             shutil.rmtree(out.parent, ignore_errors=True)
-        row = {"documents": n, "input_mb": round(data.stat().st_size / 1e6, 1), **{k: round(v, 2) for k, v in r.items()},
+        row = {"documents": n, "input_mb": round(data.stat().st_size / 1e6, 1),
+               **{k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()},
                "docs_per_s": round(n / r["wall_s"], 1), "kept": stats["kept"],
                "phases_s": {k: v for k, v in stats["timings_s"].items() if k.startswith("phase.")}}
         rows.append(row)

@@ -57,10 +57,10 @@ from thresher.write.formats import get_format
 
 log = logging.getLogger(__name__)
 
-# Per group task: pairs remembered to skip repeats (~40 MB at most). Per scan and group task: the
+# Per group task: pairs remembered to skip repeats (~4 MB at most). Per scan and group task: the
 # key or pair bytes buffered before a spill. Per verify task: decoded payloads kept (a MinHash
 # payload with its shingle-id sample decodes to ~70 KB).
-SEEN_PAIRS_CAP = 250_000
+SEEN_PAIRS_CAP = 50_000
 SPILL_BYTES = 8 * 1024 * 1024  # per BucketSpill: records buffered before a run is written
 PREPARED_CACHE_MEMBERS = 256
 MALFORMED_LOG_LIMIT = 20  # per partition: located warnings in the log; all of them go to the rejects dir
