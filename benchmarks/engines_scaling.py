@@ -2,13 +2,17 @@
 the cost of many partitions — the measurements behind docs/scaling.md.
 
 1. speed-up: the demo HTML crawl (CPU-bound: extraction, quality, MinHash), `--workers 1` vs
-   `--workers 2` vs `--engine ray` (2 CPUs), interleaved repeats, medians; manifests compared.
+   `--workers 2` vs `--engine ray` (2 CPUs), interleaved repeats, medians; manifests compared. The
+   input is planned as a build plans it by default (`--partitions N` forces about N), and each run
+   records its phases' wall time, its CPU time and the load average around it (the box is shared:
+   the CPU ratio is the number that others' load disturbs least).
 2. identity at scale: a generated text corpus of >= 100k documents (templated articles with exact
    and near duplicates) built by local, pool (2) and Ray; manifests and stats must be identical.
-3. partition overhead: the HTML crawl split into 4 vs 64 partitions, wall and CPU per task.
+3. partition overhead: the HTML crawl as planned by default vs split into 64 partitions.
 
 Wall time, CPU time (user + sys of the whole process tree) and peak RSS come from GNU time.
 Usage: python benchmarks/engines_scaling.py [--pages 6000] [--docs 100000] [--repeats 3] [--skip-identity]
+       [--parts speedup,partitions,identity] [--variants 1,2,ray] [--partitions N]
 """
 
 from __future__ import annotations
@@ -31,12 +35,26 @@ sys.path.insert(0, str(ROOT.parent / "src"))
 
 
 def timed(cmd: list[str]) -> dict[str, float]:
+    load_before = os.getloadavg()[0]
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         proc = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", tf.name, *cmd], capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-3000:]}")
         wall, user, sys_s, rss = tf.read().split()
-    return {"wall_s": float(wall), "cpu_s": float(user) + float(sys_s), "peak_rss_mib": int(rss) / 1024}
+    return {"wall_s": float(wall), "cpu_s": round(float(user) + float(sys_s), 2), "peak_rss_mib": int(rss) / 1024,
+            "load_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
+
+
+def phases_of(out: Path) -> dict[str, float]:
+    return {k.removeprefix("phase."): round(v, 2) for k, v in stats_of(out)["timings_s"].items() if k.startswith("phase.")}
+
+
+def planned_partitions(data: Path, partition_bytes: str | None) -> int:
+    from thresher.read.config import InputConfig
+    from thresher.read.sources import plan_partitions
+
+    config = InputConfig(partition_bytes=int(partition_bytes)) if partition_bytes else InputConfig()
+    return len(plan_partitions([str(data)], config))
 
 
 def manifest_of(out: Path) -> dict:
@@ -87,6 +105,9 @@ def main() -> int:
     ap.add_argument("--skip-identity", action="store_true")
     ap.add_argument("--parts", default="speedup,partitions,identity", help="which measurements to run")
     ap.add_argument("--sentences", type=int, default=None, help="shorten the identity corpus's articles to N sentences")
+    ap.add_argument("--variants", default="1,2,ray", help="speed-up runs: 1 and 2 pool workers, ray (2 CPUs)")
+    ap.add_argument("--partitions", type=int, default=None,
+                    help="speed-up input split into about N partitions (--input-partition-bytes size/N; default: the build's own plan)")
     ap.add_argument("--out", default=str(ROOT / "results" / "engines_scaling.json"))
     args = ap.parse_args()
     from thresher.demo import write_crawl
@@ -97,7 +118,7 @@ def main() -> int:
         write_crawl(html, n_pages=args.pages)
     n_html = sum(1 for _ in open(html, "rb"))
     size = html.stat().st_size
-    part4 = str(-(-size // 4))
+    part_bytes = str(-(-size // args.partitions)) if args.partitions else None
     work = Path(tempfile.mkdtemp(prefix="thresher-scaling-"))
     parts = set(args.parts.split(","))
     if args.skip_identity:
@@ -108,47 +129,64 @@ def main() -> int:
     try:
         # 1. speed-up
         if "speedup" in parts:
-            result["load_average_at_start"] = os.getloadavg()
-            variants = {
-                "pool, 1 worker": ("--workers", "1", "--input-partition-bytes", part4),
-                "pool, 2 workers": ("--workers", "2", "--input-partition-bytes", part4),
-                "ray, 2 CPUs": ("--engine", "ray", "--workers", "2", "--input-partition-bytes", part4),
+            load_start = os.getloadavg()
+            result.pop("load_average_at_start", None)  # recorded per part now
+            split = ("--input-partition-bytes", part_bytes) if part_bytes else ()
+            all_variants = {
+                "1": ("pool, 1 worker", ("--workers", "1", *split)),
+                "2": ("pool, 2 workers", ("--workers", "2", *split)),
+                "ray": ("ray, 2 CPUs", ("--engine", "ray", "--workers", "2", *split)),
             }
-            runs: dict[str, list[dict[str, float]]] = {k: [] for k in variants}
+            variants = dict(all_variants[v] for v in args.variants.split(","))
+            runs: dict[str, list[dict]] = {k: [] for k in variants}
             manifests = {}
             for r in range(args.repeats):
                 for name, extra in variants.items():
                     out = work / f"speed-{r}-{name.split(',')[0]}-{name[-9:].strip()}".replace(" ", "")
-                    runs[name].append(timed(build_cmd(html, out, *extra)))
+                    runs[name].append({**timed(build_cmd(html, out, *extra)), "phases_s": phases_of(out)})
                     manifests[name] = manifest_of(out)
                     print(f"{name:<16} {runs[name][-1]}", file=sys.stderr)
                     shutil.rmtree(out, ignore_errors=True)
-            base = statistics.median(x["wall_s"] for x in runs["pool, 1 worker"])
+            base_name = "pool, 1 worker"
+            base = statistics.median(x["wall_s"] for x in runs[base_name]) if base_name in runs else None
+            base_cpu = statistics.median(x["cpu_s"] for x in runs[base_name]) if base_name in runs else None
+
+            def summary(rs: list[dict]) -> dict:
+                wall = statistics.median(x["wall_s"] for x in rs)
+                cpu = statistics.median(x["cpu_s"] for x in rs)
+                phase_names = sorted({k for x in rs for k in x["phases_s"]})
+                return {
+                    "median_wall_s": round(wall, 2),
+                    "docs_per_s": round(n_html / wall, 1),
+                    "speedup_vs_1_worker": round(base / wall, 2) if base else None,
+                    "cpu_s_per_1k_docs": round(1000 * cpu / n_html, 2),
+                    "cpu_vs_1_worker": round(cpu / base_cpu, 3) if base_cpu else None,
+                    "peak_rss_mib": round(max(x["peak_rss_mib"] for x in rs), 1),
+                    "median_phases_s": {k: round(statistics.median(x["phases_s"].get(k, 0.0) for x in rs), 2) for k in phase_names},
+                    "runs": [{k: x[k] for k in ("wall_s", "cpu_s", "load_1min")} for x in rs],
+                }
+
             result["speedup"] = {
-                "corpus": f"thresher.demo HTML crawl, {args.pages} pages, {n_html} records, {size / 1e6:.1f} MB, 4 partitions",
+                "corpus": f"thresher.demo HTML crawl, {args.pages} pages, {n_html} records, {size / 1e6:.1f} MB, "
+                f"{planned_partitions(html, part_bytes)} partitions"
+                + (f" (--input-partition-bytes {part_bytes})" if part_bytes else " (the default plan)"),
+                "load_average_at_start": [round(x, 2) for x in load_start],
+                "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
                 "identical_manifests": len({json.dumps(m, sort_keys=True) for m in manifests.values()}) == 1,
-                "results": {
-                    name: {
-                        "median_wall_s": round(statistics.median(x["wall_s"] for x in rs), 2),
-                        "docs_per_s": round(n_html / statistics.median(x["wall_s"] for x in rs), 1),
-                        "speedup_vs_1_worker": round(base / statistics.median(x["wall_s"] for x in rs), 2),
-                        "cpu_s_per_1k_docs": round(1000 * statistics.median(x["cpu_s"] for x in rs) / n_html, 2),
-                        "peak_rss_mib": round(max(x["peak_rss_mib"] for x in rs), 1),
-                    }
-                    for name, rs in runs.items()
-                },
+                "results": {name: summary(rs) for name, rs in runs.items()},
             }
         # 3. partition overhead
         if "partitions" in parts:
             overhead = {}
-            for label, part in (("4 partitions", part4), ("64 partitions", str(-(-size // 64)))):
+            for label, part in (("default plan", None), ("64 partitions", str(-(-size // 64)))):
                 out = work / f"parts-{label.split()[0]}"
-                t = timed(build_cmd(html, out, "--workers", "2", "--input-partition-bytes", part))
-                overhead[label] = {**t, "phases_s": {k: v for k, v in stats_of(out)["timings_s"].items() if k.startswith("phase.")}}
+                split = ("--input-partition-bytes", part) if part else ()
+                t = timed(build_cmd(html, out, "--workers", "2", *split))
+                overhead[label] = {**t, "partitions": planned_partitions(html, part), "phases_s": phases_of(out)}
                 overhead[label]["manifest_sha256s"] = [s["sha256"] for s in manifest_of(out)["shards"]]
                 shutil.rmtree(out, ignore_errors=True)
             result["partitions"] = overhead
-            result["partitions_identical"] = overhead["4 partitions"]["manifest_sha256s"] == overhead["64 partitions"]["manifest_sha256s"]
+            result["partitions_identical"] = overhead["default plan"]["manifest_sha256s"] == overhead["64 partitions"]["manifest_sha256s"]
         # 2. identity at scale
         if "identity" in parts:
             text = data_dir / (f"text-{args.docs}" + (f"-s{args.sentences}" if args.sentences else "") + ".jsonl")
