@@ -27,6 +27,7 @@ member still reaches the cluster of the bucket's first member whenever it is sim
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
 from collections.abc import Iterator
@@ -77,10 +78,13 @@ class BandParams:
         return (1.0 / self.bands) ** (1.0 / self.rows)
 
 
+@functools.lru_cache(maxsize=64)
 def derive_bands_rows(
     threshold: float, num_hashes: int, false_negative_weight: float = FALSE_NEGATIVE_WEIGHT
 ) -> BandParams:
-    """The (bands, rows) with bands * rows <= num_hashes minimizing the weighted FP/FN mass."""
+    """The (bands, rows) with bands * rows <= num_hashes minimizing the weighted FP/FN mass.
+    Cached: the grid search with numerical integration costs ~0.2 s, and the driver and every
+    worker build the stage."""
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     if not 0.0 <= false_negative_weight <= 1.0:

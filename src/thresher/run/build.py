@@ -199,9 +199,11 @@ class PhaseRunner:
             config.exec.engine, config.exec.workers, self.aggregator.tick, config.exec.retries, config.exec.ray_address
         )
 
-    def call(self, fn: Any, task_id: str, *args: Any) -> TaskCall:
+    def call(self, fn: Any, task_id: str, *args: Any, weight: float | None = None) -> TaskCall:
+        """A task for the engine; `weight` (its expected cost, e.g. the bytes it reads) lets the
+        engine start the heaviest tasks first so that a phase does not end on a long one."""
         log_path = str(self.work.path("logs", f"{task_id}.log"))
-        return TaskCall(run_task, (fn, self.ctx, task_id, *args), describe_task(task_id, args), log_path)
+        return TaskCall(run_task, (fn, self.ctx, task_id, *args), describe_task(task_id, args), log_path, weight=weight)
 
     def phase(self, name: str, calls: list[TaskCall], task_bytes: list[int] | None = None, total_bytes: int = 0) -> list[Any]:
         self.aggregator.start_phase(name, len(calls), total_bytes)
@@ -243,7 +245,10 @@ def scan_and_group(
     config = ctx.config
     part_bytes = [partition_size(p) for p in partitions]
     scan_results = runner.phase(
-        "scan", [runner.call(scan_task, f"scan-{p.index:06d}", p) for p in partitions], part_bytes, sum(part_bytes)
+        "scan",
+        [runner.call(scan_task, f"scan-{p.index:06d}", p, weight=n) for p, n in zip(partitions, part_bytes, strict=True)],
+        part_bytes,
+        sum(part_bytes),
     )
     stats = sum((Stats.from_dict(r["stats"]) for r in scan_results), Stats())
     _check_malformed(config, stats)
@@ -259,7 +264,8 @@ def scan_and_group(
         ranges = plan_group_ranges(bucket_bytes, config.exec.key_partitions)
         group_ranges.append([lo for lo, _ in ranges])
         for lo, hi in ranges:
-            calls.append(runner.call(group_task, f"group-{stage.name}-{lo:04d}", si, lo, hi, [p.index for p in partitions]))
+            weight = sum(bucket_bytes[lo:hi])
+            calls.append(runner.call(group_task, f"group-{stage.name}-{lo:04d}", si, lo, hi, [p.index for p in partitions], weight=weight))
             call_stage.append(si)
     group_results = runner.phase("group", calls)
     pair_bytes = [[0] * PAIR_BUCKETS for _ in stages]
@@ -273,7 +279,8 @@ def scan_and_group(
         if not sum(pair_bytes[si]):
             continue
         for lo, hi in plan_group_ranges(pair_bytes[si], config.exec.key_partitions):
-            calls.append(runner.call(verify_task, f"verify-{stage.name}-{lo:04d}", si, lo, hi, group_ranges[si]))
+            weight = sum(pair_bytes[si][lo:hi])
+            calls.append(runner.call(verify_task, f"verify-{stage.name}-{lo:04d}", si, lo, hi, group_ranges[si], weight=weight))
     for r in runner.phase("verify", calls):
         stats += Stats.from_dict(r["stats"])
     return GroupedRun(work, ctx, partitions, scan_results, stats)
@@ -331,10 +338,10 @@ def _build_locked(
     target.remove(MANIFEST)
     publishes = _publishes(target, stage)
     given_inputs = list(inputs)
-    inputs, partitions = prepare_workdir(work, inputs, config, write_rejects=rejects is not None, overwrite=overwrite)
     ctx = TaskContext(config, str(work.root), rejects is not None)
-    runner = PhaseRunner(work, ctx, on_progress)
+    runner = PhaseRunner(work, ctx, on_progress)  # first: a pool's workers start while the driver plans
     try:
+        inputs, partitions = prepare_workdir(work, inputs, config, write_rejects=rejects is not None, overwrite=overwrite)
         grouped = scan_and_group(work, runner, partitions)
         stats = grouped.stats
         # cluster (one task: union-find over colliding documents only)
