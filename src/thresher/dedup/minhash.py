@@ -69,6 +69,49 @@ def decode_sketch(payload: bytes) -> Sketch:
     return Sketch(list(sig), list(sample), bool(flags & _FLAG_COMPLETE))
 
 
+class PreparedSketch:
+    """A payload made ready for many comparisons: the signature decoded at once (every comparison
+    needs it), the shingle-id sample only when a comparison gets past the signature estimate, and
+    then kept as a set as well, so that the Jaccard of two complete samples is one intersection."""
+
+    __slots__ = ("signature", "complete", "sample_size", "_payload", "_sample", "_set")
+
+    def __init__(self, payload: bytes) -> None:
+        version, flags, k, m = _HEADER.unpack_from(payload)
+        if version != PAYLOAD_VERSION or len(payload) != _HEADER.size + 4 * (k + m):
+            raise ValueError("not a thresher MinHash payload of this version")
+        self.signature = _u32_list(memoryview(payload)[_HEADER.size : _HEADER.size + 4 * k])
+        self.complete = bool(flags & _FLAG_COMPLETE)
+        self.sample_size = m
+        self._payload = payload
+        self._sample: list[int] | None = None
+        self._set: frozenset[int] | None = None
+
+    @property
+    def sample(self) -> list[int]:
+        if self._sample is None:
+            k = len(self.signature)
+            self._sample = list(_u32_list(memoryview(self._payload)[_HEADER.size + 4 * k :]))
+        return self._sample
+
+    @property
+    def sample_set(self) -> frozenset[int]:
+        if self._set is None:
+            self._set = frozenset(self.sample)
+        return self._set
+
+
+def prepared_jaccard(a: PreparedSketch, b: PreparedSketch) -> float:
+    """`sample_jaccard` of two prepared sketches (the same value), with the complete-sample case as
+    one set intersection."""
+    if a.complete and b.complete:
+        sa, sb = a.sample_set, b.sample_set
+        inter = len(sa & sb)
+        union = len(sa) + len(sb) - inter
+        return inter / union if union else 0.0
+    return sample_jaccard(a.sample, a.complete, b.sample, b.complete)
+
+
 def signature_bytes(payload: bytes) -> memoryview:
     """The signature part of a payload, for band keys, without decoding it."""
     k = _HEADER.unpack_from(payload)[2]

@@ -23,17 +23,16 @@ signature estimate alone decides.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from thresher.core.document import Document
 from thresher.core.stages import CorpusKeys, CorpusStage
 from thresher.dedup.lsh import band_keys, derive_bands_rows, representative_pairs
 from thresher.dedup.minhash import (
     MinHasher,
-    decode_sketch,
+    PreparedSketch,
     encode_sketch,
     estimate_jaccard,
-    sample_jaccard,
+    prepared_jaccard,
     signature_bytes,
 )
 from thresher.dedup.near_config import NearDedupConfig
@@ -84,21 +83,21 @@ class MinHashDedup:
     def similarity(self, a: bytes, b: bytes) -> float | None:
         if a == b:  # identical shingle samples and signatures: the hot-bucket case, no decoding
             return 1.0
-        return self.compare(decode_sketch(a), decode_sketch(b))
+        return self.compare(PreparedSketch(a), PreparedSketch(b))
 
-    # the group phase decodes each member once (prepare) and compares decoded sketches
-    prepare = staticmethod(decode_sketch)
+    # the verify phase prepares each member once and compares prepared sketches
+    prepare = PreparedSketch
 
-    def compare(self, sa: Any, sb: Any) -> float | None:
+    def compare(self, sa: PreparedSketch, sb: PreparedSketch) -> float | None:
         if sa is sb:
             return 1.0
         if len(sa.signature) != len(sb.signature):
             return None
         estimate = estimate_jaccard(sa.signature, sb.signature)
-        if self.verify and sa.sample and sb.sample:
+        if self.verify and sa.sample_size and sb.sample_size:
             if estimate < self.threshold - PREFILTER_MARGIN:
                 return None
-            jaccard = sample_jaccard(sa.sample, sa.complete, sb.sample, sb.complete)
+            jaccard = prepared_jaccard(sa, sb)
             return jaccard if jaccard >= self.threshold else None
         return estimate if estimate >= self.threshold else None
 

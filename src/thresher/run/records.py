@@ -6,7 +6,7 @@ sorts records without decoding them, and "first" is the lowest ordinal in every 
 - key record: key (16 bytes) | member
 - member:     ordinal (u64) | doc id (8 bytes) | text length (u32) | quality score (f32)
               | payload offset (u64) | payload length (u32)
-- pair:       member a | member b, a.ordinal < b.ordinal (a candidate pair awaiting verification)
+- pair:       member b | member a, b.ordinal > a.ordinal (a candidate pair awaiting verification)
 - edge:       node a | node b | similarity (f32), where node = ordinal | id | length | quality
 """
 
@@ -20,9 +20,9 @@ KEY_LEN = 16
 # bucket ranges into group tasks sized by the keys actually found (see run/build.plan_group_ranges).
 KEY_BUCKETS = 1024
 KEY_RECORD = struct.Struct(">16sQ8sIfQI")
-# Candidate pairs are spilled by the group phase into this many buckets by a hash of the pair, so
-# that every copy of a pair (it collides in one key bucket per shared LSH band) meets in one verify
-# task, which verifies it once.
+# Candidate pairs are spilled by the group phase into this many buckets by a hash of the pair's
+# higher ordinal, so that every copy of a pair (it collides in one key bucket per shared LSH band)
+# meets in one verify task, which verifies it once.
 PAIR_BUCKETS = 256
 MEMBER = struct.Struct(">Q8sIfQI")
 PAIR = struct.Struct(">Q8sIfQIQ8sIfQI")
@@ -55,11 +55,12 @@ def id_bytes(doc_id: str) -> bytes:
     return hashlib.blake2b(doc_id.encode(), digest_size=8).digest()
 
 
-def pair_bucket(a_ordinal: int, b_ordinal: int) -> int:
-    """The pair bucket of a candidate pair: a multiplicative mix of both ordinals (ordinals are
-    structured, partition << 40 | record << 8 | sub, so they must be mixed, not just reduced)."""
-    h = (a_ordinal * 0x9E3779B97F4A7C15 + b_ordinal * 0xC2B2AE3D27D4EB4F) & 0xFFFFFFFFFFFFFFFF
-    return (h >> 32) % PAIR_BUCKETS
+def pair_bucket(b_ordinal: int) -> int:
+    """The pair bucket of a candidate pair: a mix of its higher ordinal (ordinals are structured,
+    partition << 40 | record << 8 | sub, so they must be mixed, not just reduced). Every pair of a
+    document with lower-ordinal partners meets in one verify task, which then decodes it once."""
+    h = (b_ordinal * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    return (h >> 40) % PAIR_BUCKETS
 
 
 def pack_edge(a: Node, b: Node, similarity: float) -> bytes:

@@ -430,10 +430,13 @@ class BucketSpill:
 
 
 def add_pair(spill: BucketSpill, a: bytes, b: bytes) -> None:
-    """A candidate pair of packed members into its pair bucket, lower ordinal first."""
-    if a > b:
+    """A candidate pair of packed members into its pair bucket, *higher* ordinal first: a hot
+    bucket pairs each member with its few lowest-ordinal representatives, so a verify task that
+    sorts pairs this way meets each member with all its representatives in a row and decodes it
+    once (the representatives stay in its cache)."""
+    if a < b:
         a, b = b, a
-    spill.add(pair_bucket(int.from_bytes(a[:8], "big"), int.from_bytes(b[:8], "big")), a + b)
+    spill.add(pair_bucket(int.from_bytes(a[:8], "big")), a + b)
 
 
 def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: list[int]) -> dict[str, Any]:
@@ -450,8 +453,9 @@ def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: li
     records.sort()
     payloads = _Payloads(work, stage.name)
     # A stage may split verification into prepare(payload) -> object and compare(x, y), so that each
-    # member is decoded once rather than once per pair. Pairs come sorted by their first member, so
-    # it stays decoded across its pairs; the second members go through a small LRU.
+    # member is decoded once rather than once per pair. Pairs come sorted by their higher-ordinal
+    # member, which stays decoded across its pairs; the lower ones (a hot bucket's representatives)
+    # go through a small LRU.
     prepare = getattr(stage, "prepare", None)
     compare = getattr(stage, "compare", None) if prepare is not None else None
     similarity = compare if compare is not None else stage.similarity
@@ -476,7 +480,7 @@ def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: li
             if rec == previous:
                 continue
             previous = rec
-            oa, ia, la, qa, pa, na, ob, ib, lb, qb, pb, nb = PAIR.unpack(rec)
+            ob, ib, lb, qb, pb, nb, oa, ia, la, qa, pa, na = PAIR.unpack(rec)  # b: the higher ordinal
             candidates += 1
             sim = similarity(prepared_value(oa, pa, na), prepared_value(ob, pb, nb))
             if sim is not None:

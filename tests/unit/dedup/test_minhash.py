@@ -11,9 +11,11 @@ from thresher.dedup import kernels
 from thresher.dedup.kernels import Sketch
 from thresher.dedup.minhash import (
     MinHasher,
+    PreparedSketch,
     decode_sketch,
     encode_sketch,
     estimate_jaccard,
+    prepared_jaccard,
     sample_jaccard,
     signature_bytes,
 )
@@ -91,3 +93,21 @@ def test_script_detection_picks_char_tokens_for_cjk_and_thai_only() -> None:
     assert detect_kind("An English page quoting 東京 once.") == "word"
     assert tokenize("東京 は、晴れ!").kind == "char"
     assert char_tokens("東京 は、晴れ!") == "東京は晴れ"
+
+
+@pytest.mark.parametrize("sample_size", [1024, 8])  # complete samples, and truncated ones
+def test_prepared_sketches_give_the_sample_jaccard(sample_size):
+    import random
+
+    rng = random.Random(4)
+    words = [f"w{i}" for i in range(300)]
+    hasher = MinHasher(sample_size=sample_size, kernel="pure")
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(6, 120))) for _ in range(12)]
+    sketches = [hasher.sketch(t) for t in texts]
+    for a in sketches:
+        for b in sketches:
+            pa, pb = PreparedSketch(encode_sketch(a)), PreparedSketch(encode_sketch(b))
+            assert list(pa.signature) == a.signature and pa.sample == a.sample and pa.complete == a.complete
+            assert prepared_jaccard(pa, pb) == sample_jaccard(a.sample, a.complete, b.sample, b.complete)
+    with pytest.raises(ValueError):
+        PreparedSketch(b"\x09\x00\x01\x00\x00\x00\x00\x00abcd")
