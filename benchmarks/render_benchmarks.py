@@ -44,14 +44,30 @@ def engines_section() -> str:
     lines: list[str] = []
     sp = r.get("speedup")
     if sp is not None:
-        lines = [f"Speed-up: {sp['corpus']}; {r['machine']}; load average at start {', '.join(f'{x:.1f}' for x in r['load_average_at_start'])}."
-                 f" Identical manifests on every engine: **{sp['identical_manifests']}**.", "",
+        load_avg = sp.get("load_average_at_start") or r.get("load_average_at_start") or []
+        lines = [f"Speed-up: {sp['corpus']}; {r['machine']}; load average at start {', '.join(f'{x:.1f}' for x in load_avg)}."
+                 f" Identical manifests on every engine: **{sp['identical_manifests']}**."
+                 + (f" {sp['note']}" if sp.get("note") else ""), "",
                  "| engine | docs/s (median wall) | speed-up vs 1 worker | CPU s per 1k docs | largest process RSS MiB |",
                  "|---|---:|---:|---:|---:|"]
         for name, s in sp["results"].items():
             lines.append(f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_1_worker']:.2f}× | {s['cpu_s_per_1k_docs']:.2f} | {s['peak_rss_mib']:.0f} |")
         lines.append("")
-        lines.append("CPU for Ray counts only the driver's process tree (Ray's workers are not its children).")
+        if any(name.startswith("ray") for name in sp["results"]):
+            lines.append("CPU for Ray counts only the driver's process tree (Ray's workers are not its children).")
+        replay = sp.get("schedule_replay")
+        if replay:
+            def replayed(x: dict) -> str:
+                return f"{x['speedup']:.2f}× ({x['code']})"
+
+            lines.append(f"Schedule replay ({replay.get('what', '')}): before {replayed(replay['before'])}, "
+                         f"after {replayed(replay['after'])}.")
+        for key in ("speedup_loaded", "speedup_before_issue_7_quiet"):
+            other = r.get(key)
+            if other:
+                cells = ", ".join(f"{name} {s['speedup_vs_1_worker']:.2f}×" for name, s in other["results"].items()
+                                  if s.get("speedup_vs_1_worker") is not None)
+                lines.append(f"{key.replace('_', ' ')}: {cells}. {other.get('note', '')}")
     else:
         lines.append("Speed-up: not measured on a quiet machine yet.")
     if "identity" in r:
@@ -63,7 +79,7 @@ def engines_section() -> str:
             phases = ", ".join(f"{k.removeprefix('phase.')} {v:.1f}" for k, v in run["phases_s"].items())
             lines.append(f"| {name} | {run['wall_s']:.1f} | {run['docs_per_s']:.0f} | {phases} |")
     if "partitions" in r:
-        lines += ["", f"Partitions (same HTML crawl, 2 workers): identical shards with 4 and 64 partitions: **{r['partitions_identical']}**.", "",
+        lines += ["", f"Partitions (same HTML crawl, 2 workers): identical shards across partition plans: **{r['partitions_identical']}**.", "",
                   "| partitions | wall s | CPU s | phases (wall s) |", "|---|---:|---:|---|"]
         for name, run in r["partitions"].items():
             phases = ", ".join(f"{k.removeprefix('phase.')} {v:.1f}" for k, v in run["phases_s"].items())
@@ -76,9 +92,12 @@ def memory_section() -> str:
     r = load("memory_scaling")
     if r is not None:
         parts += [f"{r['corpus']}; {r['machine']}; {r['workers']} workers.", "",
-                  "| documents | input MB | peak tree RSS MiB | wall s | docs/s | kept |", "|---:|---:|---:|---:|---:|---:|"]
+                  "| documents | input MB | peak tree RSS MiB | peak by phase (MiB) | wall s | docs/s | kept |",
+                  "|---:|---:|---:|---|---:|---:|---:|"]
         for row in r["rows"]:
-            parts.append(f"| {row['documents']:,} | {row['input_mb']} | {row['peak_tree_rss_mib']:.0f} | {row['wall_s']:.0f} | {row['docs_per_s']:.0f} | {row['kept']:,} |")
+            by_phase = ", ".join(f"{k} {v:.0f}" for k, v in row.get("peak_by_phase_mib", {}).items()) or "-"
+            parts.append(f"| {row['documents']:,} | {row['input_mb']} | {row['peak_tree_rss_mib']:.0f} | {by_phase} | "
+                         f"{row['wall_s']:.0f} | {row['docs_per_s']:.0f} | {row['kept']:,} |")
         if r.get("growth_bytes_per_document") is not None:
             parts += ["", f"Growth between the smallest and largest run: **{r['growth_bytes_per_document']:.0f} bytes per document**."]
     c = load("cluster_memory")
