@@ -284,7 +284,7 @@ def best_subtree(doc: HtmlDocument, blocks: list[Block], scores: list[float], us
     best = doc.root
     best_score = acc[0]
     floor = 0.2 * pos[0]
-    for node, s, p in zip(nodes, acc, pos):
+    for node, s, p in zip(nodes, acc, pos, strict=True):
         if s <= 0 or node.tag in _NOT_REGIONS:
             continue
         if use_bonus and p > floor:
