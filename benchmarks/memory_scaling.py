@@ -28,9 +28,9 @@ THRESHER = Path(sys.executable).parent / "thresher"
 sys.path.insert(0, str(ROOT))
 
 
-def tree_rss_bytes(pid: int) -> int:
-    """Sum of VmRSS over `pid` and all its descendants (from /proc)."""
-    total = 0
+def tree_rss(pid: int) -> dict[int, int]:
+    """VmRSS in bytes of `pid` and each of its descendants (from /proc)."""
+    sizes: dict[int, int] = {}
     stack = [pid]
     while stack:
         p = stack.pop()
@@ -38,14 +38,19 @@ def tree_rss_bytes(pid: int) -> int:
             with open(f"/proc/{p}/status") as f:
                 for line in f:
                     if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
+                        sizes[p] = int(line.split()[1]) * 1024
                         break
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as f:
                     stack.extend(int(c) for c in f.read().split())
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
-    return total
+    return sizes
+
+
+def tree_rss_bytes(pid: int) -> int:
+    """Sum of VmRSS over `pid` and all its descendants."""
+    return sum(tree_rss(pid).values())
 
 
 PHASES = ("scan", "group", "verify", "cluster", "write", "assemble", "publish")
@@ -70,14 +75,19 @@ def run_sampled(cmd: list[str], work: Path) -> dict:
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
     per_phase: dict[str, int] = {}
+    driver_peak = 0  # the build process itself, apart from its workers
+    other_peak = 0  # the largest single descendant (a worker or the fork server)
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak, driver_peak, other_peak
         phase, checked = "scan", 0.0
         while not done.is_set():
-            rss = tree_rss_bytes(proc.pid)
+            sizes = tree_rss(proc.pid)
+            rss = sum(sizes.values())
             peak = max(peak, rss)
+            driver_peak = max(driver_peak, sizes.get(proc.pid, 0))
+            other_peak = max([other_peak, *(v for k, v in sizes.items() if k != proc.pid)])
             if time.monotonic() - checked > 1.0:
                 phase, checked = current_phase(work / "done"), time.monotonic()
             per_phase[phase] = max(per_phase.get(phase, 0), rss)
@@ -94,6 +104,8 @@ def run_sampled(cmd: list[str], work: Path) -> dict:
         "wall_s": time.monotonic() - t0,
         "peak_tree_rss_mib": peak / 2**20,
         "peak_by_phase_mib": {k: round(v / 2**20, 1) for k, v in per_phase.items()},
+        "peak_driver_mib": round(driver_peak / 2**20, 1),
+        "peak_largest_child_mib": round(other_peak / 2**20, 1),
     }
 
 
