@@ -182,7 +182,7 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                     raise ExtractionTimeout("parsing passed the deadline")
             if space is not None:
                 cur.children.append(space if count("pre") else " ")
-            elif text:  # not whitespace only (that would be `space`)
+            elif text:  # not whitespace only (that would be `space`); _append_text, inlined: the hot path
                 if "&" in text:
                     text = unescape(text)
                 c = len(text) - text.count(" ") - text.count("\n")
@@ -294,31 +294,27 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
         m = _TOKEN.search(html, pos)
         if m is None:
             break
-        text = html[pos:m.start()]
+        _append_text(cur, html[pos : m.start()], link_level)  # a stray "<" is never whitespace
         pos = m.start()
-        # the same as text before a token above (a stray "<" is never whitespace)
-        if "&" in text:
-            text = unescape(text)
-        c = len(text) - text.count(" ") - text.count("\n")
-        cur.text_len += c
-        if link_level:
-            text = LinkText(text)
-            cur.link_len += c
-        cur.children.append(text)
-    if pos < n:
-        text = html[pos:]
-        if not text.isspace():
-            text = unescape(text) if "&" in text else text
-            c = len(text) - text.count(" ") - text.count("\n")
-            cur.text_len += c
-            if link_level:
-                text = LinkText(text)
-                cur.link_len += c
-            cur.children.append(text)
+    if pos < n and not html[pos:].isspace():
+        _append_text(cur, html[pos:], link_level)
     while len(stack) > 1:  # elements left open at the end close here
         _close(stack.pop(), len(nodes))
     root.end = len(nodes)
     return doc
+
+
+def _append_text(cur: Node, text: str, link_level: int) -> None:
+    """A text run (not whitespace only) as a child of `cur`: entities decoded, its non-space
+    characters counted, and marked as link text inside a link."""
+    if "&" in text:
+        text = unescape(text)
+    c = len(text) - text.count(" ") - text.count("\n")
+    cur.text_len += c
+    if link_level:
+        text = LinkText(text)
+        cur.link_len += c
+    cur.children.append(text)
 
 
 def _close(node: Node, end: int) -> None:
