@@ -693,7 +693,10 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
     config = ctx.config
     work = ctx.work
     per_shard = config.output.shard_max_records
-    decisions = {d["o"]: d for d in iter_decisions(work, p)}
+    # both streams are in ordinal order, so they are merged as they are read: a partition's
+    # decisions can be as many as its documents, and holding them would grow with the partition
+    decisions = iter_decisions(work, p)
+    pending = next(decisions, None)
     stats = Stats()
     pieces: list[list[Any]] = []
     reporter = progress.Throttle("write")
@@ -703,8 +706,13 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
         """The output lines of the partition's kept documents. A document without a decision is
         written as the scan wrote it (no JSON round trip): `dumps_line` is deterministic, so the
         bytes are those of decoding and encoding it again."""
+        nonlocal pending
         for o, line in iter_scan_docs(work, p):
-            decision = decisions.get(o)
+            if pending is not None and pending["o"] < o:
+                raise RuntimeError(f"partition {p}: decision for ordinal {pending['o']}, which no scanned document has")
+            decision = None
+            if pending is not None and pending["o"] == o:
+                decision, pending = pending, next(decisions, None)
             if decision is None and include_annotations:
                 stats.record_kept()
                 reporter.tick(kept=1)
@@ -728,6 +736,8 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
             stats.record_kept()
             reporter.tick(kept=1)
             yield dumps_line(record)
+        if pending is not None:
+            raise RuntimeError(f"partition {p}: decision for ordinal {pending['o']}, which no scanned document has")
 
     g = global_start
     with (

@@ -294,3 +294,24 @@ def test_keys_and_pairs_spilled_in_many_runs_give_the_same_output(tmp_path, monk
     key_runs = json.loads((work / "keys" / "dedup.near" / "p000000.idx").read_text())
     pair_runs = [json.loads(p.read_text()) for p in (work / "pairs" / "dedup.near").glob("*.idx")]
     assert len(key_runs) > 1 and max(len(r) for r in pair_runs) > 1
+
+
+def test_write_task_merges_decisions_in_ordinal_order_and_refuses_an_orphan(tmp_path, monkeypatch):
+    """The write task streams a partition's decisions beside its documents (both in ordinal order)
+    instead of holding them; a decision for a document the scan never kept is a broken work dir,
+    reported, never silently ignored (it would keep a duplicate)."""
+    from thresher.run import tasks as tasks_module
+
+    src = crawl(tmp_path, n=30)
+    config = local_config(exec={"retries": 0})
+    reference = build([str(src)], tmp_path / "ref", config)
+    assert reference.stats.kept == 24  # the merge applied every drop
+    real = tasks_module.iter_decisions
+
+    def with_orphan(work, p):
+        yield from real(work, p)
+        yield {"o": 10**9, "keep": {"duplicates": 0, "cluster": "00"}}
+
+    monkeypatch.setattr(tasks_module, "iter_decisions", with_orphan)
+    with pytest.raises(TaskError, match="decision for ordinal 1000000000, which no scanned document has"):
+        build([str(src)], tmp_path / "out", config)
