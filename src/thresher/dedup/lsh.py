@@ -104,17 +104,19 @@ def derive_bands_rows(
     return BandParams(best[1], best[2])
 
 
-_KEY_HEAD = struct.Struct(">HI")
+_KEY_HEAD = struct.Struct(">IH")
 
 
 def band_keys(signature: bytes | memoryview, bands: int, rows: int, tag: bytes = b"mh") -> list[bytes]:
-    """One 16-byte key per band: (band index u16, CRC-32 of tag + band, the band's first 10 bytes).
+    """One 16-byte key per band: (CRC-32 of tag + band, band index u16, the band's first 10 bytes).
 
     `signature` is the little-endian u32 encoding of the signature (4 bytes per value). Equal bands
     give equal keys; different bands collide only when the CRC and the first 10 bytes agree (a
-    false candidate, which verification rejects). MinHash values are already uniform hashes, so
-    the key's leading bytes spread evenly over the key partitions. Cost ~1 us per band (a
-    cryptographic digest per band cost ~4.5 us)."""
+    false candidate, which verification rejects). The key leads with the CRC of the *whole* band
+    because the key bucket is taken from the leading bytes (`records.key_bucket`): a band's first
+    value alone is skewed wherever documents share a common shingle (templates, boilerplate), and
+    bucketing by it once put 57x the median bucket's keys into one group task. Cost ~1 us per band
+    (a cryptographic digest per band cost ~4.5 us)."""
     width = 4 * rows
     if len(signature) < bands * width:
         raise ValueError(f"signature of {len(signature) // 4} values is shorter than {bands} x {rows}")
@@ -124,7 +126,7 @@ def band_keys(signature: bytes | memoryview, bands: int, rows: int, tag: bytes =
     out = []
     for b in range(bands):
         band = data[b * width : (b + 1) * width]
-        key = pack(b, zlib.crc32(band, seed)) + band[:10]
+        key = pack(zlib.crc32(band, seed), b) + band[:10]
         out.append(key + bytes(16 - len(key)) if len(key) < 16 else key)
     return out
 

@@ -19,6 +19,15 @@ KEY_LEN = 16
 # Keys are spilled into this many hash buckets by the scan phase; the driver then groups contiguous
 # bucket ranges into group tasks sized by the keys actually found (see run/build.plan_group_ranges).
 KEY_BUCKETS = 1024
+
+
+def key_bucket(key: bytes) -> int:
+    """The key bucket of a 16-byte dedup key, from its leading 4 bytes: every stage's keys lead with
+    a hash of everything that makes them equal (a BLAKE2b digest; for MinHash bands the CRC of the
+    whole band), so buckets, and the group tasks built from them, fill evenly."""
+    return int.from_bytes(key[:4], "big") % KEY_BUCKETS
+
+
 KEY_RECORD = struct.Struct(">16sQ8sIfQI")
 # Candidate pairs are spilled by the group phase into this many buckets by a hash of the pair's
 # higher ordinal, so that every copy of a pair (it collides in one key bucket per shared LSH band)

@@ -47,6 +47,7 @@ from thresher.run.records import (
     PAIR_BUCKETS,
     Node,
     id_bytes,
+    key_bucket,
     pack_edge,
     pair_bucket,
     unpack_edge,
@@ -200,7 +201,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
                 for key in scanned.keys:
                     if len(key) != KEY_LEN:
                         key = (key + bytes(KEY_LEN))[:KEY_LEN]
-                    buf = buffers[int.from_bytes(key[:8], "big") % KEY_BUCKETS]
+                    buf = buffers[key_bucket(key)]
                     buf += key
                     buf += member
                 spill.added(len(scanned.keys), len(scanned.keys) * KEY_RECORD.size)
