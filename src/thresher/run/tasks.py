@@ -37,6 +37,7 @@ from thresher.pipeline import DocumentChain, build_corpus_stages
 from thresher.read.base import Event, Partition, Skip, ordinal_partition
 from thresher.read.sources import read_partition
 from thresher.run import progress
+from thresher.run.heap import trim_heap
 from thresher.run.records import (
     EDGE,
     KEY_BUCKETS,
@@ -105,6 +106,7 @@ def run_task(fn: Callable[..., dict[str, Any]], ctx: TaskContext, task_id: str, 
     finally:
         package_logger.removeHandler(handler)
         handler.close()
+        trim_heap()  # workers are long-lived: what the task freed goes back to the system
     write_json_atomic(marker, result, durable=False)
     return result
 
