@@ -100,6 +100,11 @@ def memory_section() -> str:
                          f"{row['wall_s']:.0f} | {row['docs_per_s']:.0f} | {row['kept']:,} |")
         if r.get("growth_bytes_per_document") is not None:
             parts += ["", f"Growth between the smallest and largest run: **{r['growth_bytes_per_document']:.0f} bytes per document**."]
+        if len(r["rows"]) > 2:
+            from memory_scaling import growth_steps
+
+            parts += ["", "By step: " + ", ".join(
+                f"{s['from']:,} → {s['to']:,}: {s['bytes_per_document']:+.0f} B per document" for s in growth_steps(r["rows"])) + "."]
     c = load("cluster_memory")
     if c is not None:
         parts += ["", "Cluster task alone: " + ", ".join(
