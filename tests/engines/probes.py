@@ -20,3 +20,7 @@ def sleep_then_echo(seconds, value):
 
     time.sleep(seconds)
     return value
+
+
+def worker_pid(value):
+    return os.getpid(), value

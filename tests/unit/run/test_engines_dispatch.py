@@ -70,3 +70,15 @@ def test_pool_restart_after_many_runs_keeps_order(workers):
             assert engine.run([call(0, i, weight=i) for i in range(7)]) == list(range(7))
     finally:
         engine.close()
+
+
+def test_each_run_gets_fresh_workers():
+    """A phase never inherits the workers (and their heaps) of the phase before."""
+    engine = PoolEngine(2)
+    try:
+        first = engine.run([TaskCall(probes.worker_pid, (i,), f"a{i}") for i in range(4)])
+        second = engine.run([TaskCall(probes.worker_pid, (i,), f"b{i}") for i in range(4)])
+    finally:
+        engine.close()
+    assert [v for _, v in first] == [v for _, v in second] == list(range(4))
+    assert not {pid for pid, _ in first} & {pid for pid, _ in second}
