@@ -36,7 +36,7 @@ from thresher.read.paths import input_size, local_path
 from thresher.read.sources import plan_partitions
 from thresher.run import progress
 from thresher.run.engines import TaskCall, make_engine
-from thresher.run.records import KEY_BUCKETS, PAIR_BUCKETS
+from thresher.run.records import KEY_BUCKETS, KEY_LAYOUT, PAIR_BUCKETS
 from thresher.run.tasks import (
     TaskContext,
     assemble_task,
@@ -304,6 +304,7 @@ def prepare_workdir(
         "config_hash": config.hash,
         "write_rejects": write_rejects,
         "key_buckets": KEY_BUCKETS,
+        "key_layout": KEY_LAYOUT,
         "corpus_stages": [s.name for s in build_corpus_stages(config)],
         "partitions": [[p.kind, list(p.paths), p.start, p.end] for p in partitions],
     }

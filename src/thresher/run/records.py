@@ -19,6 +19,10 @@ KEY_LEN = 16
 # Keys are spilled into this many hash buckets by the scan phase; the driver then groups contiguous
 # bucket ranges into group tasks sized by the keys actually found (see run/build.plan_group_ranges).
 KEY_BUCKETS = 1024
+# The layout of dedup keys and how they are bucketed, recorded in a work dir's plan: a build resumed
+# with other keys would put equal keys of different partitions into different buckets and miss
+# their pairs, so a change here must bump it (2: MinHash band keys lead with the band's CRC).
+KEY_LAYOUT = 2
 
 
 def key_bucket(key: bytes) -> int:

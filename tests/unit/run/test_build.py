@@ -315,3 +315,21 @@ def test_write_task_merges_decisions_in_ordinal_order_and_refuses_an_orphan(tmp_
     monkeypatch.setattr(tasks_module, "iter_decisions", with_orphan)
     with pytest.raises(TaskError, match="decision for ordinal 1000000000, which no scanned document has"):
         build([str(src)], tmp_path / "out", config)
+
+
+def test_unfinished_work_dir_with_another_key_layout_is_refused(tmp_path, monkeypatch):
+    """Scan tasks done by a thresher that built or bucketed keys differently cannot be mixed with
+    new ones (equal keys would sit in different buckets and their pairs be missed)."""
+    src = crawl(tmp_path)
+    out = tmp_path / "out"
+    monkeypatch.setattr(build_module, "cluster_task", lambda *a: (_ for _ in ()).throw(RuntimeError("stop")))
+    with pytest.raises(TaskError):
+        build([str(src)], out, local_config(exec={"retries": 0}))
+    monkeypatch.undo()
+    plan_path = out / ".work" / "plan.json"
+    plan = json.loads(plan_path.read_text())
+    assert plan["key_layout"] == build_module.KEY_LAYOUT
+    plan["key_layout"] = build_module.KEY_LAYOUT - 1  # as an older thresher wrote it
+    plan_path.write_text(json.dumps(plan))
+    with pytest.raises(WorkDirError, match="another config or input"):
+        build([str(src)], out, local_config(exec={"retries": 0}))
