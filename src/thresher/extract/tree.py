@@ -182,15 +182,8 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                     raise ExtractionTimeout("parsing passed the deadline")
             if space is not None:
                 cur.children.append(space if count("pre") else " ")
-            elif text:  # not whitespace only (that would be `space`); _append_text, inlined: the hot path
-                if "&" in text:
-                    text = unescape(text)
-                c = len(text) - text.count(" ") - text.count("\n")
-                cur.text_len += c
-                if link_level:
-                    text = LinkText(text)
-                    cur.link_len += c
-                cur.children.append(text)
+            elif text:  # not whitespace only (that would be `space`)
+                _append_text(cur, text, link_level)
             if tag is None:
                 if tag2 is None:
                     continue  # comment, doctype, processing instruction
