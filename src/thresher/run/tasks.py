@@ -700,6 +700,12 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
     # decisions can be as many as its documents, and holding them would grow with the partition
     decisions = iter_decisions(work, p)
     pending = next(decisions, None)
+
+    def orphan(decision: dict[str, Any]) -> RuntimeError:
+        """A decision for a document the scan never kept: a broken work dir (ignoring it would keep
+        a duplicate)."""
+        return RuntimeError(f"partition {p}: decision for ordinal {decision['o']}, which no scanned document has")
+
     stats = Stats()
     pieces: list[list[Any]] = []
     reporter = progress.Throttle("write")
@@ -712,7 +718,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
         nonlocal pending
         for o, line in iter_scan_docs(work, p):
             if pending is not None and pending["o"] < o:
-                raise RuntimeError(f"partition {p}: decision for ordinal {pending['o']}, which no scanned document has")
+                raise orphan(pending)
             decision = None
             if pending is not None and pending["o"] == o:
                 decision, pending = pending, next(decisions, None)
@@ -740,7 +746,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
             reporter.tick(kept=1)
             yield dumps_line(record)
         if pending is not None:
-            raise RuntimeError(f"partition {p}: decision for ordinal {pending['o']}, which no scanned document has")
+            raise orphan(pending)
 
     g = global_start
     with (
