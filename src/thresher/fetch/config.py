@@ -37,6 +37,9 @@ class FetchConfig:
     allow_private: bool = setting(
         False, "allow loopback, private, link-local and reserved targets (only for a farm of your own)"
     )
+    allow_networks: tuple[str, ...] = setting(
+        (), "networks (CIDR) allowed despite the policy, e.g. 127.0.0.2/32 for a local test farm; narrower than --allow-private"
+    )
     connect_timeout_s: float = setting(10.0, "seconds to connect")
     read_timeout_s: float = setting(20.0, "seconds without a byte from the server")
     total_timeout_s: float = setting(60.0, "seconds for one request from connect to last byte")
@@ -74,6 +77,13 @@ class FetchConfig:
                 raise ValueError(f"fetch.{name} must be at least 1, got {value}")
         if self.per_host_delay_s < 0 or self.max_redirects < 0 or self.active_hosts < 0:
             raise ValueError("fetch delays, active_hosts and max_redirects cannot be negative")
+        import ipaddress
+
+        for net in self.allow_networks:
+            try:
+                ipaddress.ip_network(net, strict=False)
+            except ValueError as exc:
+                raise ValueError(f"fetch.allow_networks: {exc}") from None
         if self.max_decompression_ratio < 1:
             raise ValueError("fetch.max_decompression_ratio must be at least 1")
 

@@ -107,7 +107,8 @@ class _Crawl:
         import aiohttp
 
         cfg = self.config
-        guard = PinnedResolver(self.resolve, allow_private=cfg.allow_private, max_hosts=2 * cfg.host_window)
+        guard = PinnedResolver(self.resolve, allow_private=cfg.allow_private, max_hosts=2 * cfg.host_window,
+                               allow_networks=cfg.allow_networks)
         connector = aiohttp.TCPConnector(
             resolver=guard.for_aiohttp(), use_dns_cache=False, limit=cfg.global_concurrency, limit_per_host=0,
         )
@@ -117,6 +118,9 @@ class _Crawl:
             connector=connector, timeout=timeout, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
             headers={"User-Agent": cfg.user_agent}, trust_env=False,
         ) as session:
+            # aiohttp silently resends a request once when a reused connection drops; that resend
+            # would bypass the host's slot and delay, so retries are left to the fetcher alone
+            session._retry_connection = False
             hosts = HostRegistry(cfg.per_host_concurrency, cfg.per_host_delay_s, max_idle=2 * cfg.host_window)
             fetcher = Fetcher(session, cfg, guard, hosts)
             reader = PlanReader(self.work)

@@ -61,6 +61,16 @@ class Outcome:
         return entry
 
 
+def host_port(url: str) -> tuple[str, int]:
+    """(host, port) of a normalised URL, the port defaulted from the scheme."""
+    key = host_key(url)
+    if key.endswith("]") or ":" not in key:
+        host, port_text = key, ""
+    else:
+        host, _, port_text = key.rpartition(":")
+    return host, int(port_text) if port_text else (443 if url.startswith("https:") else 80)
+
+
 def backoff_s(attempt: int, base_s: float, max_s: float, rng: random.Random) -> float:
     """Wait before attempt `attempt + 1`: base * 2^(attempt-1), capped, times a jitter in [0.5, 1.5)."""
     return min(max_s, base_s * 2 ** (attempt - 1)) * (0.5 + rng.random())
@@ -91,11 +101,7 @@ class Fetcher:
         """One hop with retries: (exchange, attempts) or Failure with `attempts` set on it."""
         cfg = self.config
         attempt = 0
-        scheme_host = host_key(url)
-        host, _, port_text = scheme_host.rpartition(":") if not scheme_host.endswith("]") else (scheme_host, "", "")
-        if not host or (port_text and not port_text.isdigit()):
-            host, port_text = scheme_host, ""
-        port = int(port_text) if port_text else (443 if url.startswith("https:") else 80)
+        host, port = host_port(url)
         while True:
             attempt += 1
             try:
@@ -112,10 +118,14 @@ class Fetcher:
                 async with state.slot(self.global_slots):
                     self.requests += 1
                     if robots:
-                        return await perform(self.session, url, cfg, any_type=True,
-                                             keep_prefix_bytes=cfg.max_robots_bytes,
-                                             extra_headers={"Accept": "text/plain,*/*", "Accept-Encoding": "identity"}), attempt
-                    return await perform(self.session, url, cfg), attempt
+                        exchange = await perform(self.session, url, cfg, any_type=True,
+                                                 keep_prefix_bytes=cfg.max_robots_bytes,
+                                                 extra_headers={"Accept": "text/plain,*/*", "Accept-Encoding": "identity"})
+                    else:
+                        exchange = await perform(self.session, url, cfg)
+                pinned = self.guard.pinned(host, port)
+                exchange.ip = pinned[0] if len(pinned) == 1 else None  # exact only when one address was allowed
+                return exchange, attempt
             except Failure as failure:
                 if not failure.retryable or attempt >= cfg.max_attempts:
                     failure.attempts = attempt  # type: ignore[attr-defined]
@@ -228,6 +238,13 @@ class Fetcher:
         cfg = self.config
         if state.parked:
             return Outcome(url, "failed", "host_parked", state.parked)
+        try:  # refused targets are refused before anything, robots.txt included, is requested
+            await self.guard.check(*host_port(url))
+        except TargetRefused as exc:
+            return Outcome(url, "failed", f"refused_{exc.reason}", f"{exc.host} resolves to {exc.address}")
+        except ResolveFailed as exc:
+            state.record_failure("dns", 1, cfg.host_backoff_s)  # a name that does not resolve parks its host at once
+            return Outcome(url, "failed", "dns", str(exc)[:200])
         await self.ensure_robots(state, url)
         if state.robots_status == UNREACHABLE:
             return Outcome(url, "failed", "robots_unreachable", state.last_failure or "")

@@ -100,9 +100,13 @@ class PinnedResolver:
     the client's own lookup (`resolve`) returns the same checked list, so the address connected to
     is an address that was checked. A small LRU keeps hosts in use without growing with the list."""
 
-    def __init__(self, resolve: Resolve | None = None, allow_private: bool = False, max_hosts: int = 4096) -> None:
+    def __init__(
+        self, resolve: Resolve | None = None, allow_private: bool = False, max_hosts: int = 4096,
+        allow_networks: tuple[str, ...] = (),
+    ) -> None:
         self._resolve = resolve or system_resolve
         self.allow_private = allow_private
+        self._exempt = tuple(ipaddress.ip_network(n, strict=False) for n in allow_networks)
         self._max_hosts = max_hosts
         self._pinned: OrderedDict[tuple[str, int], list[str]] = OrderedDict()
         self.refused = 0
@@ -110,12 +114,23 @@ class PinnedResolver:
     def _allowed(self, host: str, addresses: list[str]) -> list[str]:
         if self.allow_private:
             return addresses
-        allowed = [a for a in addresses if refusal_reason(a) is None]
+        allowed = [a for a in addresses if refusal_reason(a) is None or self._exempted(a)]
         if not allowed:
             self.refused += 1
             first = addresses[0]
             raise TargetRefused(host, refusal_reason(first) or "reserved", first)
         return allowed
+
+    def _exempted(self, address: str) -> bool:
+        if not self._exempt:
+            return False
+        addr = ipaddress.ip_address(address.split("%", 1)[0])
+        return any(addr.version == net.version and addr in net for net in self._exempt)
+
+    def pinned(self, host: str, port: int) -> list[str]:
+        """The checked addresses of a host in use (for WARC-IP-Address), empty if not pinned."""
+        literal = literal_address(host)
+        return [literal] if literal else self._pinned.get((host, port), [])
 
     async def check(self, host: str, port: int) -> list[str]:
         """The addresses a request to host:port may connect to; raises TargetRefused or ResolveFailed."""

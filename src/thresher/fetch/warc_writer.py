@@ -187,10 +187,14 @@ class WarcLog:
              ("WARC-Payload-Digest", _digest(exchange.body))],
             block,
         )
-        meta = json.dumps(entry, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        # warc-fields, not JSON: readers take JSON metadata records for a WAT file's
+        meta = "".join(
+            f"fetch-{k.replace('_', '-')}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}\r\n"
+            for k, v in entry.items()
+        ).encode("utf-8")
         metadata = warc_record(
             [("WARC-Type", "metadata"), ("WARC-Record-ID", _record_id()), *common, ("WARC-Refers-To", response_id),
-             ("Content-Type", "application/json")],
+             ("Content-Type", "application/warc-fields")],
             meta,
         )
         self.records += 3
