@@ -132,6 +132,7 @@ class Farm:
         if request.path == "/robots.txt":
             if spec.huge_robots:
                 async def huge() -> Any:
+                    yield b"User-agent: *\n"
                     line = b"Disallow: /private/\n" * 4096
                     for _ in range(HUGE_ROBOTS_BYTES // len(line)):
                         yield line

@@ -30,7 +30,7 @@ class HostState:
 
     __slots__ = (
         "key", "capacity", "delay_s", "in_flight", "next_start", "_gate", "_waiters", "robots", "robots_lock",
-        "robots_status", "consecutive_failures", "parked", "last_failure", "users", "crawl_delay_s",
+        "robots_status", "consecutive_failures", "last_start", "parked", "last_failure", "users", "crawl_delay_s",
     )
 
     def __init__(self, key: str, capacity: int, delay_s: float) -> None:
@@ -39,6 +39,7 @@ class HostState:
         self.delay_s = delay_s
         self.in_flight = 0
         self.next_start = 0.0
+        self.last_start = 0.0
         self._gate = asyncio.Lock()
         self._waiters: deque[asyncio.Future[None]] = deque()
         self.robots: Any = None  # a parsed robots.txt (protego), or None: everything allowed
@@ -56,6 +57,7 @@ class HostState:
         self.crawl_delay_s = min(float(crawl_delay_s), cap_s)
         self.delay_s = max(self.delay_s, self.crawl_delay_s)
         self.capacity = 1  # a Crawl-delay asks for one request at a time
+        self.pause_until(self.last_start + self.delay_s)  # counted from the robots.txt request too
 
     def pause_until(self, when: float) -> None:
         self.next_start = max(self.next_start, when)
@@ -72,7 +74,8 @@ class HostState:
                 await asyncio.sleep(wait)
             await global_slots.acquire()
             self.in_flight += 1
-            self.next_start = time.monotonic() + self.delay_s
+            self.last_start = time.monotonic()
+            self.next_start = self.last_start + self.delay_s
         try:
             yield
         finally:
