@@ -219,8 +219,8 @@ def render_report(data: ReportData) -> str:
 
     # examples
     body = ""
-    for rule, examples in data.examples.items():
-        body += f"<details><summary>Dropped by {escape(rule)} ({len(examples)} shown)</summary>{''.join(_doc(e) for e in examples)}</details>"
+    for rule_name, examples in data.examples.items():
+        body += f"<details><summary>Dropped by {escape(rule_name)} ({len(examples)} shown)</summary>{''.join(_doc(e) for e in examples)}</details>"
     if not data.has_rejects:
         body += "<p class='muted'>Dropped examples need the rejects (<code>thresher build … --rejects DIR</code>, then <code>thresher report DATASET --rejects DIR</code>).</p>"
     body += f"<details><summary>Kept documents ({len(data.kept_examples)} shown)</summary>{''.join(_doc(e) for e in data.kept_examples)}</details>"
