@@ -16,6 +16,7 @@ from typing import Any
 
 from thresher.core.errors import ConfigError, InputError
 from thresher.fetch.config import FetchConfig
+from thresher.fetch.exchange import trace_config
 from thresher.fetch.fetcher import Fetcher, Outcome
 from thresher.fetch.plan import HostEntry, PlanReader, PlanSummary, build_plan, iter_hosts
 from thresher.fetch.politeness import HostRegistry
@@ -116,7 +117,7 @@ class _Crawl:
                                         sock_read=cfg.read_timeout_s)
         async with aiohttp.ClientSession(
             connector=connector, timeout=timeout, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
-            headers={"User-Agent": cfg.user_agent}, trust_env=False,
+            headers={"User-Agent": cfg.user_agent}, trust_env=False, trace_configs=[trace_config()],
         ) as session:
             # aiohttp silently resends a request once when a reused connection drops; that resend
             # would bypass the host's slot and delay, so retries are left to the fetcher alone

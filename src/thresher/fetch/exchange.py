@@ -8,6 +8,7 @@ from __future__ import annotations
 import email.utils
 import errno
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -129,13 +130,27 @@ def _peer_ip(resp: Any) -> str | None:
     return str(peer[0]) if peer else None
 
 
+def trace_config() -> Any:
+    """An aiohttp TraceConfig that calls a request's `on_sent` once its headers are written."""
+    import aiohttp
+
+    async def headers_sent(session: Any, ctx: Any, params: Any) -> None:
+        callback = (ctx.trace_request_ctx or {}).get("on_sent")
+        if callback is not None:
+            callback()
+
+    config = aiohttp.TraceConfig()
+    config.on_request_headers_sent.append(headers_sent)
+    return config
+
+
 def media_type(value: str | None) -> str:
     return (value or "").split(";", 1)[0].strip().lower()
 
 
 async def perform(
     session: Any, url: str, config: FetchConfig, *, any_type: bool = False, keep_prefix_bytes: int | None = None,
-    extra_headers: dict[str, str] | None = None,
+    extra_headers: dict[str, str] | None = None, on_sent: Callable[[], None] | None = None,
 ) -> Exchange:
     """GET `url` once, without following redirects; raise `Failure` when the response is unusable.
 
@@ -148,7 +163,8 @@ async def perform(
                "Accept-Encoding": accepted_encodings()}
     headers.update(extra_headers or {})
     try:
-        async with session.get(yarl.URL(url, encoded=True), allow_redirects=False, headers=headers) as resp:
+        async with session.get(yarl.URL(url, encoded=True), allow_redirects=False, headers=headers,
+                               trace_request_ctx={"on_sent": on_sent}) as resp:
             status = resp.status
             ip = _peer_ip(resp)
             lower = {}

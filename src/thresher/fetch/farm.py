@@ -235,11 +235,11 @@ class FarmThread:
             self._loop.close()
 
 
-def serve(specs_json: str, port_file: str, seconds: float) -> None:
+def serve(specs_json: str, port_file: str, seconds: float, address: str = "127.0.0.1") -> None:
     """Run a farm in this process for at most `seconds` (benchmarks start it as a subprocess and
     read its counters from /__stats); writes the chosen port to `port_file`."""
     specs = {h: HostSpec(**s) for h, s in json.loads(specs_json).items()}
-    farm = Farm(specs)
+    farm = Farm(specs, address)
 
     async def main() -> None:
         port = await farm.start()
@@ -250,4 +250,7 @@ def serve(specs_json: str, port_file: str, seconds: float) -> None:
         finally:
             await farm.stop()
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:  # the benchmark stops the farm with SIGINT
+        pass

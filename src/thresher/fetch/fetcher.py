@@ -115,14 +115,14 @@ class Fetcher:
                 failure.attempts = attempt  # type: ignore[attr-defined]
                 raise failure from None
             try:
-                async with state.slot(self.global_slots):
+                async with state.slot(self.global_slots) as sent:
                     self.requests += 1
                     if robots:
-                        exchange = await perform(self.session, url, cfg, any_type=True,
+                        exchange = await perform(self.session, url, cfg, any_type=True, on_sent=sent,
                                                  keep_prefix_bytes=cfg.max_robots_bytes,
                                                  extra_headers={"Accept": "text/plain,*/*", "Accept-Encoding": "identity"})
                     else:
-                        exchange = await perform(self.session, url, cfg)
+                        exchange = await perform(self.session, url, cfg, on_sent=sent)
                 pinned = self.guard.pinned(host, port)
                 exchange.ip = pinned[0] if len(pinned) == 1 else None  # exact only when one address was allowed
                 return exchange, attempt

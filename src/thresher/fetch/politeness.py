@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -63,9 +63,14 @@ class HostState:
         self.next_start = max(self.next_start, when)
 
     @asynccontextmanager
-    async def slot(self, global_slots: asyncio.Semaphore) -> AsyncIterator[None]:
-        """Hold one of the host's request slots and one global slot for one request."""
-        async with self._gate:
+    async def slot(self, global_slots: asyncio.Semaphore) -> AsyncIterator[Callable[[], None]]:
+        """Hold one of the host's request slots and one global slot for one request.
+
+        Yields `sent`, to call when the request has gone out (its headers written): the host's gate
+        stays closed until then, and the delay counts from then, so a request that waited for its
+        connection cannot reach the server right before the next one."""
+        await self._gate.acquire()
+        try:
             while self.in_flight >= self.capacity:
                 waiter = asyncio.get_running_loop().create_future()
                 self._waiters.append(waiter)
@@ -73,12 +78,24 @@ class HostState:
             while (wait := self.next_start - time.monotonic()) > 0:
                 await asyncio.sleep(wait)
             await global_slots.acquire()
-            self.in_flight += 1
-            self.last_start = time.monotonic()
-            self.next_start = self.last_start + self.delay_s
+        except BaseException:
+            self._gate.release()
+            raise
+        self.in_flight += 1
+        gate_open = False
+
+        def sent() -> None:
+            nonlocal gate_open
+            if not gate_open:
+                gate_open = True
+                self.last_start = time.monotonic()
+                self.next_start = self.last_start + self.delay_s
+                self._gate.release()
+
         try:
-            yield
+            yield sent
         finally:
+            sent()  # a request that failed before going out still spaces the next one
             self.in_flight -= 1
             global_slots.release()
             while self._waiters:
