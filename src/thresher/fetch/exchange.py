@@ -167,7 +167,7 @@ async def perform(
                                trace_request_ctx={"on_sent": on_sent}) as resp:
             status = resp.status
             ip = _peer_ip(resp)
-            lower = {}
+            lower: dict[str, str] = {}
             for name, value in resp.headers.items():
                 lower.setdefault(name.lower(), value)
             if status in REDIRECT_STATUSES:

@@ -203,7 +203,8 @@ class Farm:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.address, self.port, backlog=1024)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # the port the OS chose
+        server: Any = site._server
+        self.port = server.sockets[0].getsockname()[1]  # the port the OS chose
         return self.port
 
     async def stop(self) -> None:

@@ -13,6 +13,7 @@ import ipaddress
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -20,6 +21,8 @@ _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 _HOST_LABEL = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _PCT = re.compile(rb"%([0-9A-Fa-f]{2})")
+# characters kept as they are in both paths and queries (unreserved plus the shared sub-delims)
+_ALREADY_CLEAN = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +36,8 @@ class Rejected:
 def _quote(part: str, safe: bytes) -> str:
     """Percent-encoding normalised: %XX of an unreserved byte decoded, other %XX upper-cased, bytes
     outside `safe` and the unreserved set encoded."""
+    if "%" not in part and _ALREADY_CLEAN.fullmatch(part):  # the common case: nothing to change
+        return part
     raw = part.encode("utf-8", "surrogatepass")
     out = bytearray()
     i = 0
@@ -146,11 +151,18 @@ def normalize_host(host: str) -> str | Rejected:
     return host
 
 
+@lru_cache(maxsize=16)
+def _tracking_rules(tracking: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """(exact names, prefixes) of a tracking list; a pure function of the list, cached because the
+    list is the same for every URL of a run."""
+    exact = frozenset(t.lower() for t in tracking if not t.endswith("*"))
+    return exact, tuple(t[:-1].lower() for t in tracking if t.endswith("*"))
+
+
 def _drop_tracking(query: str, tracking: Sequence[str]) -> str:
     if not query:
         return ""
-    exact = {t.lower() for t in tracking if not t.endswith("*")}
-    prefixes = tuple(t[:-1].lower() for t in tracking if t.endswith("*"))
+    exact, prefixes = _tracking_rules(tuple(tracking))
     kept = []
     for pair in query.split("&"):
         if not pair:
