@@ -37,10 +37,6 @@ class FetchResult:
     stats: FetchStats
     warc_dir: Path
 
-    @property
-    def ok(self) -> bool:
-        return True
-
 
 def _require_extra() -> None:
     missing = []
@@ -62,7 +58,6 @@ class _Crawl:
         self.stats = stats
         self.resolve = resolve
         self.on_progress = on_progress
-        self.parked: set[str] = set()
 
     def settle(self, outcome: Outcome) -> None:
         entry = outcome.log_entry()
@@ -80,13 +75,11 @@ class _Crawl:
                         pending.extend(reader.read(entry, _BATCH))
                         if not pending:
                             return
-                    outcome = await fetcher.fetch(pending.popleft())
-                    self.settle(outcome)
-                    if state.parked and entry.host not in self.parked:
-                        self.parked.add(entry.host)
-                        self.stats.hosts_parked += 1
+                    self.settle(await fetcher.fetch(pending.popleft()))
 
             await asyncio.gather(*(lane() for _ in range(self.config.per_host_concurrency)))
+            if state.parked:
+                self.stats.hosts_parked += 1
         finally:
             hosts.release(state)
 
@@ -122,7 +115,7 @@ class _Crawl:
             # aiohttp silently resends a request once when a reused connection drops; that resend
             # would bypass the host's slot and delay, so retries are left to the fetcher alone
             session._retry_connection = False
-            hosts = HostRegistry(cfg.per_host_concurrency, cfg.per_host_delay_s, max_idle=2 * cfg.host_window)
+            hosts = HostRegistry(cfg.per_host_concurrency, cfg.per_host_delay_s, max_idle=cfg.host_window)
             fetcher = Fetcher(session, cfg, guard, hosts)
             reader = PlanReader(self.work)
             entries = iter_hosts(self.work)
@@ -164,14 +157,21 @@ def fetch_urls(
     from thresher import __version__
 
     writer = WarcLog(output, config, f"thresher/{__version__}", opener=opener)
+    summary: PlanSummary | None = None
+    stats = FetchStats()
+    finished = False
     try:
         work = output / WORK_DIR
         summary = build_plan(inputs, work, config, column=urls_column, log_path=output / LOG_NAME)
-        stats = FetchStats(planned=summary.planned)
-        crawl = _Crawl(work, writer, config, stats, resolve, on_progress)
-        asyncio.run(crawl.run())
+        stats.planned = summary.planned
+        asyncio.run(_Crawl(work, writer, config, stats, resolve, on_progress).run())
+        finished = True
     finally:
         writer.close()
-    write_json_atomic(output / STATS_NAME, {"input": summary.as_dict(), "fetch": stats.as_dict(),
-                                            "recovered": writer.recovered, "warc_files": writer.files_written})
+        if summary is not None:  # also after an interrupt or a full disk: what this run did so far
+            with contextlib.suppress(OSError):
+                write_json_atomic(output / STATS_NAME, {
+                    "finished": finished, "input": summary.as_dict(), "fetch": stats.as_dict(),
+                    "recovered": writer.recovered, "warc_files": writer.files_written,
+                })
     return FetchResult(output, summary, stats, output / WARC_DIR)

@@ -2,7 +2,7 @@
 
 Memory stays flat in the number of URLs: lines are normalised as they stream in, sorted in bounded
 runs written to disk, and merged (`heapq.merge`) into `plan.tsv` (`host<TAB>url` lines, each host's
-URLs contiguous) and `hosts.tsv` (`host<TAB>offset<TAB>count`). Duplicates meet in the merge and
+URLs contiguous) and `hosts.tsv` (`host<TAB>offset<TAB>count`, the hosts with the most URLs first). Duplicates meet in the merge and
 are dropped there. On a rerun, the URLs that `fetch-log.jsonl` already settled are sorted the same
 way and merged out (an anti-join), so resuming costs a sort, not a set of every URL in memory.
 """
@@ -230,10 +230,28 @@ def build_plan(
         if host is not None:
             hosts.write(f"{host}\t{host_start}\t{host_count}\n")
             summary.hosts += 1
-    os.replace(plan_tmp, work / "plan.tsv")
-    os.replace(hosts_tmp, work / "hosts.tsv")
     for path in runs + done_runs:
         path.unlink()
+    # hosts with the most URLs first: under per-host delays they take longest, so they must not be
+    # the tail of the run (the alphabetical order of names says nothing about size)
+    width = 12
+
+    def by_size() -> Iterator[str]:
+        with open(hosts_tmp, encoding="utf-8") as f:
+            for line in f:
+                count = int(line.rsplit("\t", 1)[1])
+                yield f"{10**width - count:0{width}d}\t{line}"
+
+    size_runs = _sorted_runs(by_size(), tmp, "hosts")
+    ordered_tmp = work / "hosts.tsv.ordered"
+    with open(ordered_tmp, "w", encoding="utf-8") as out:
+        for line in _merged(size_runs):
+            out.write(line.split("\t", 1)[1])
+    for path in size_runs:
+        path.unlink()
+    os.replace(plan_tmp, work / "plan.tsv")
+    os.replace(ordered_tmp, work / "hosts.tsv")
+    hosts_tmp.unlink()
     return summary
 
 

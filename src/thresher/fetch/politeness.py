@@ -122,28 +122,32 @@ class HostState:
 class HostRegistry:
     """The states of the hosts in use; unused ones are evicted oldest first past `max_idle`."""
 
-    def __init__(self, capacity: int, delay_s: float, max_idle: int = 4096) -> None:
+    def __init__(self, capacity: int, delay_s: float, max_idle: int = 1024) -> None:
         self._capacity = capacity
         self._delay_s = delay_s
         self._max_idle = max_idle
         self._states: dict[str, HostState] = {}
-        self.parked_total = 0
+        # states no worker holds, oldest first: kept a while for redirects and late URLs of a host
+        # (its robots.txt, its failures), then forgotten, so memory follows the window, not the list
+        self._idle: dict[str, None] = {}
 
     def acquire(self, key: str) -> HostState:
         state = self._states.get(key)
         if state is None:
             state = self._states[key] = HostState(key, self._capacity, self._delay_s)
-        else:  # re-insert: dicts keep insertion order, so the oldest unused state is first
-            del self._states[key]
-            self._states[key] = state
+        self._idle.pop(key, None)
         state.users += 1
         return state
 
     def release(self, state: HostState) -> None:
         state.users -= 1
-        if len(self._states) > self._max_idle:
-            for key in [k for k, s in self._states.items() if s.users <= 0][: len(self._states) - self._max_idle]:
-                del self._states[key]
+        if state.users > 0:
+            return
+        self._idle[state.key] = None
+        while len(self._idle) > self._max_idle:
+            oldest = next(iter(self._idle))
+            del self._idle[oldest]
+            del self._states[oldest]
 
     def counts(self) -> tuple[int, int]:
         """(hosts with a request in flight, hosts parked among those known)."""

@@ -95,3 +95,10 @@ def test_url_columns_of_jsonl_csv_and_parquet(tmp_path: Path) -> None:
 def test_a_missing_list_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such URL list"):
         build_plan([str(tmp_path / "nope.txt")], tmp_path / "work", CFG)
+
+
+def test_hosts_with_the_most_urls_are_planned_first(tmp_path: Path) -> None:
+    src = tmp_path / "urls.txt"
+    src.write_text("".join(f"http://{h}.example/{i}\n" for h, n in (("a", 1), ("m", 5), ("z", 9)) for i in range(n)))
+    build_plan([str(src)], tmp_path / "work", CFG)
+    assert [(h.host, h.count) for h in iter_hosts(tmp_path / "work")] == [("z.example", 9), ("m.example", 5), ("a.example", 1)]
