@@ -102,7 +102,7 @@ def farm_urls(hosts: int, port: int, pathological: bool = True) -> list[str]:
                 path = f"/slow/{10 + k % 40}/{k}"
             urls.append(base + path + (f"?k={k}" if path.startswith("/status") or path in ("/reset",) else ""))
     if pathological:
-            urls += [f"http://h1.test:{port}/endless", f"http://h2.test:{port}/bomb"]
+        urls += [f"http://h1.test:{port}/endless", f"http://h2.test:{port}/bomb"]
     return urls
 
 
@@ -177,13 +177,16 @@ def install_connect_guard() -> list[str]:
     return blocked
 
 
-def run_thresher(urls_file: str, out: str, delay: float, seconds: float | None) -> dict[str, Any]:
+def run_thresher(urls_file: str, out: str, delay: float, seconds: float | None, unthrottled: bool = False) -> dict[str, Any]:
+    """thresher fetch as configured for the farm; `unthrottled` switches politeness off (no robots.txt,
+    no delay, per-host concurrency = global) to show what the machinery itself costs."""
     from thresher.fetch.config import FetchConfig
     from thresher.fetch.crawl import fetch_urls
 
     cfg = FetchConfig(
         contact="bench@thresher.invalid", allow_networks=(f"{FARM_ADDRESS}/32",), global_concurrency=CONCURRENCY,
-        per_host_concurrency=2, per_host_delay_s=delay, read_timeout_s=2.0, total_timeout_s=5.0, max_attempts=3,
+        per_host_concurrency=CONCURRENCY if unthrottled else 2, per_host_delay_s=0.0 if unthrottled else delay,
+        respect_robots=not unthrottled, read_timeout_s=2.0, total_timeout_s=5.0, max_attempts=3,
         backoff_base_s=0.2, backoff_max_s=2.0, host_backoff_s=0.2, progress_every_s=3600, max_body_bytes=2 << 20,
     )
     if seconds:
@@ -268,8 +271,8 @@ def child_main(args: argparse.Namespace) -> None:
     blocked = install_connect_guard()
     os.makedirs(args.out, exist_ok=True)
     seconds = args.seconds or None
-    if args.role == "thresher":
-        result = run_thresher(args.urls, args.out, args.delay, seconds)
+    if args.role in ("thresher", "thresher-unthrottled"):
+        result = run_thresher(args.urls, args.out, args.delay, seconds, unthrottled=args.role != "thresher")
     else:
         result = run_baseline(args.urls, args.out, seconds)
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -300,12 +303,15 @@ def contender(role: str, urls: str, delay: float = 0.1, seconds: float = 0) -> d
 
 
 # -- scenarios ----------------------------------------------------------------------------------------
-def scenario_farm(hosts: int, repeats: int, delay: float, tmp: Path, pathological: bool = True) -> dict[str, Any]:
+def scenario_farm(
+    hosts: int, repeats: int, delay: float, tmp: Path, pathological: bool = True,
+    roles: tuple[str, ...] = ("thresher", "baseline"),
+) -> dict[str, Any]:
     specs = farm_specs(hosts)
     crawl_delay_hosts = {h for h, s in specs.items() if "Crawl-delay" in (s.get("robots") or "")}
-    runs: dict[str, list[dict[str, Any]]] = {"thresher": [], "baseline": []}
+    runs: dict[str, list[dict[str, Any]]] = {role: [] for role in roles}
     for _ in range(repeats):
-        for role in ("thresher", "baseline"):  # interleaved, a fresh farm each run
+        for role in roles:  # interleaved, a fresh farm each run
             farm = FarmProcess(specs, seconds=600)
             try:
                 urls = tmp / f"farm-{farm.port}.txt"
@@ -330,8 +336,10 @@ def scenario_farm(hosts: int, repeats: int, delay: float, tmp: Path, pathologica
                "requests_to_disallowed_paths": max(r["politeness"]["requests_to_disallowed_paths"] for r in runs[role])}
         for role in runs
     }
-    summary["throughput_ratio_thresher_over_baseline"] = round(
-        summary["thresher"]["pages_per_s"] / max(summary["baseline"]["pages_per_s"], 1e-9), 3)
+    for role in runs:
+        if role != "baseline":  # each repeat's ratio against the baseline run next to it, then the median
+            ratios = [t["pages_per_s"] / max(b["pages_per_s"], 1e-9) for t, b in zip(runs[role], runs["baseline"], strict=True)]
+            summary[f"pages_per_s_ratio_{role}_over_baseline"] = round(statistics.median(ratios), 3)
     return {"hosts": hosts, "pathological": pathological, "per_host_delay_s": delay, "global_concurrency": CONCURRENCY,
             "runs": runs, "summary": summary}
 
@@ -377,7 +385,7 @@ def scenario_safety(tmp: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--child", choices=("thresher", "baseline"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=("thresher", "thresher-unthrottled", "baseline"), help=argparse.SUPPRESS)
     parser.add_argument("--urls", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=0, help=argparse.SUPPRESS)
@@ -385,12 +393,22 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=400)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--only-clean", action="store_true", help="run only the clean-farm comparison (merged into the results file)")
     parser.add_argument("--memory-seconds", type=float, default=20.0)
     parser.add_argument("--sizes", default="10000,100000,1000000")
     args = parser.parse_args()
     if args.child:
         args.role = args.child
         child_main(args)
+        return
+    path = ROOT / "results" / "fetch_bench.json"
+    if args.only_clean:
+        with tempfile.TemporaryDirectory(prefix="fetch-bench-") as tmp_name:
+            results = json.loads(path.read_text()) if path.exists() else {}
+            results["farm_clean"] = scenario_farm(args.hosts, args.repeats, args.delay, Path(tmp_name), pathological=False,
+                                                  roles=("thresher", "thresher-unthrottled", "baseline"))
+        path.write_text(json.dumps(results, indent=2) + "\n")
+        print(json.dumps(results["farm_clean"]["summary"], indent=2))
         return
     with tempfile.TemporaryDirectory(prefix="fetch-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -400,10 +418,10 @@ def main() -> None:
         }
         print("safety", results["safety"], file=sys.stderr)
         results["farm"] = scenario_farm(args.hosts, args.repeats, args.delay, tmp)
-        results["farm_clean"] = scenario_farm(args.hosts, args.repeats, args.delay, tmp, pathological=False)
+        results["farm_clean"] = scenario_farm(args.hosts, args.repeats, args.delay, tmp, pathological=False,
+                                              roles=("thresher", "thresher-unthrottled", "baseline"))
         if not args.skip_memory:
             results["memory"] = scenario_memory([int(s) for s in args.sizes.split(",")], 100_000, args.memory_seconds, tmp)
-    path = ROOT / "results" / "fetch_bench.json"
     path.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps({k: results[k]["summary"] for k in ("farm", "farm_clean")}, indent=2))
     print(f"wrote {path}")

@@ -77,7 +77,8 @@ class _Crawl:
                             return
                     self.settle(await fetcher.fetch(pending.popleft()))
 
-            await asyncio.gather(*(lane() for _ in range(self.config.per_host_concurrency)))
+            lanes = min(self.config.per_host_concurrency, entry.count)  # a host of one URL needs one lane
+            await asyncio.gather(*(lane() for _ in range(lanes)))
             if state.parked:
                 self.stats.hosts_parked += 1
         finally:
