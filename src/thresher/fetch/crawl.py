@@ -75,7 +75,9 @@ class _Crawl:
                         pending.extend(reader.read(entry, _BATCH))
                         if not pending:
                             return
-                    self.settle(await fetcher.fetch(pending.popleft()))
+                    url = pending.popleft()
+                    state.backlog = entry.count + len(pending)
+                    self.settle(await fetcher.fetch(url))
 
             lanes = min(self.config.per_host_concurrency, entry.count)  # a host of one URL needs one lane
             await asyncio.gather(*(lane() for _ in range(lanes)))
