@@ -33,6 +33,7 @@ from thresher.run.phases import (
     write_phase,
 )
 from thresher.run.plan import prepare_workdir
+from thresher.run.preflight import preflight
 from thresher.run.tasks import TaskContext
 from thresher.run.workdir import BuildLock
 from thresher.write.manifest import MANIFEST
@@ -76,6 +77,7 @@ def build(
     docstring for the guarantees. `tasks` replaces the functions phases run (fault injection in
     tests; see `thresher.run.phases.TaskTable`)."""
     config = config or RunConfig()
+    preflight(inputs, output, config, rejects=rejects)  # before any task: inputs, extras, outputs
     place = place_output(output, config.exec.work_dir)
     check_output(place)
     place.work.root.mkdir(parents=True, exist_ok=True)
