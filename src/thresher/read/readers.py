@@ -56,7 +56,7 @@ for _spec in (
         unavailable="Parquet input needs: pip install 'thresher[parquet]'",
     ),
     ReaderSpec(
-        kind="warc", read="thresher.read.warc:read_warc", magic=(b"WARC/", b"filedesc://"),  # ARC too
+        kind="warc", read="thresher.read.archive:read_warc", magic=(b"WARC/", b"filedesc://"),  # ARC too
         suffixes=(".warc", ".arc", ".wet", ".wat"), offsets="file",
         unavailable="WARC/ARC input is not available in this build",
     ),

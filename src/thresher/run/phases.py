@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from thresher import stage_cache
 from thresher.config import RunConfig
 from thresher.core.errors import InputError
 from thresher.core.stats import Stats
@@ -94,7 +95,12 @@ class PhaseRunner:
         self.tasks = tasks
         self.aggregator = progress.Aggregator(on_progress)
         self.engine = make_engine(
-            config.exec.engine, config.exec.workers, self.aggregator.tick, config.exec.retries, config.exec.ray_address
+            config.exec.engine,
+            config.exec.workers,
+            self.aggregator.tick,
+            config.exec.retries,
+            config.exec.ray_address,
+            warmup=stage_cache.worker_warmup,
         )
 
     def call(self, phase: str, task_id: str, *args: Any, weight: float | None = None) -> TaskCall:
