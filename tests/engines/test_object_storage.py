@@ -101,9 +101,13 @@ def test_build_reads_s3_urls_like_local_files(tmp_path, s3_env, shared_data):
     assert remote.manifest["inputs"][0] == {"path": "s3://crawl/crawl.jsonl", "bytes": crawl.stat().st_size}
 
 
-def test_missing_object_is_a_located_malformed_record(tmp_path, s3_env):
-    result = build(["s3://crawl/nothing-here.jsonl"], tmp_path / "out", local_config())
-    assert result.stats.by_prefix("malformed") == {"unreadable_file": 1}
+def test_missing_object_is_refused_before_the_build(tmp_path, s3_env):
+    # issue 14: a missing input is an input error (exit 1) found by the preflight, not an empty dataset
+    from thresher.core.errors import InputError
+
+    with pytest.raises(InputError, match="nothing-here.jsonl: no such object"):
+        build(["s3://crawl/nothing-here.jsonl"], tmp_path / "out", local_config())
+    assert not (tmp_path / "out" / "manifest.json").exists()
 
 
 # -- output to a URL ------------------------------------------------------------------------------
