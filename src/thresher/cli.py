@@ -179,7 +179,19 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         elif not isinstance(value, bool):
             value = parse_flag_value(ff, value)
         data = merge(data, nest(ff.path, value))
-    return RunConfig.from_dict(data)
+    config = RunConfig.from_dict(data)
+    _refuse_ignored_settings(data, config)
+    return config
+
+
+def _refuse_ignored_settings(data: dict[str, Any], config: RunConfig) -> None:
+    """A setting the user gave that the chosen method would not read is an error, not a silent no-op."""
+    near = data.get("dedup", {}).get("near", {})
+    if isinstance(near, dict) and "threshold" in near and config.dedup.near.method == "simhash":
+        raise ConfigError(
+            "--threshold (dedup.near.threshold) is the MinHash Jaccard threshold; SimHash compares fingerprints by "
+            "Hamming distance: set --dedup-near-simhash-max-hamming instead"
+        )
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(

@@ -54,7 +54,7 @@ from thresher.run.tasks import (
 )
 from thresher.run.workdir import BuildLock, WorkDir, default_work_dir
 from thresher.write.atomic import dumps_json, write_json_atomic
-from thresher.write.card import render_card
+from thresher.write.card import render_card, summarize_shards
 from thresher.write.manifest import FORMAT_VERSION, MANIFEST
 from thresher.write.storage import LocalStore, Store, open_store
 
@@ -463,7 +463,7 @@ def _finalize(
         "inputs": [{"path": p, "bytes": input_size(p) if p != "-" else None} for p in inputs],
         "stats": {k: stats_dict[k] for k in ("seen", "kept", "dropped", "malformed")},
     }
-    card = render_card(manifest, stats_dict)
+    card = render_card(manifest, stats_dict, summarize_shards(work.root.parent, shards, config.output.format))
     if config.output.format == "parquet":
         from thresher.write.parquet import hf_card_config
 
