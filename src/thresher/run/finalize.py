@@ -20,7 +20,7 @@ from thresher.run.results import ShardFile
 from thresher.run.tasks import gzip_concat, malformed_examples
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import dumps_json
-from thresher.write.card import render_card
+from thresher.write.card import render_card, summarize_shards
 from thresher.write.formats import get_format
 from thresher.write.manifest import MANIFEST, build_manifest
 from thresher.write.storage import LocalStore, Store, open_store
@@ -80,7 +80,8 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
         inputs=[{"path": p, "bytes": input_size(p) if p != "-" else None} for p in done.inputs],
         stats=stats_dict,
     )
-    card = get_format(config.output.format, config.output.compression_level).card(render_card(manifest, stats_dict))
+    summary = summarize_shards(work.root.parent, [s.to_json() for s in done.shards], config.output.format)
+    card = get_format(config.output.format, config.output.compression_level).card(render_card(manifest, stats_dict, summary))
     out.write_bytes("README.md", card.encode("utf-8"))
     out.write_bytes(MANIFEST, dumps_json(manifest).encode("utf-8"))
     return manifest
