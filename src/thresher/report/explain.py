@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from thresher.core.errors import InputError
 from thresher.report.collect import RuleBound, rule_bounds
@@ -136,7 +136,7 @@ def read_kept(dataset: str | Path, manifest: dict[str, Any], shard: int, row: in
     fmt = get_format(manifest["format"])
     store = open_store(str(dataset))
     with store.open(shards[shard]["path"]) as raw:
-        for i, record in enumerate(fmt.read(raw)):
+        for i, record in enumerate(fmt.read(cast(BinaryIO, raw))):
             if i == row:
                 return record
     return None
