@@ -118,10 +118,7 @@ def lookup(dataset: str | Path, query: str) -> tuple[DocumentIndex, list[dict[st
         if entry is not None:
             entries.append(entry)
     if not entries:
-        for doc_id in index.ids_for_url(query):
-            entry = index.by_id(doc_id)
-            if entry is not None:
-                entries.append(entry)
+        entries = index.entries_for_url(query)
     return index, entries
 
 
@@ -188,7 +185,7 @@ def explain(dataset: str | Path, query: str, rerun_inputs: bool = True) -> list[
     rules = rule_bounds(manifest.get("config", {}))
     out: list[Explanation] = []
     for entry in entries:
-        ex = Explanation(entry["id"], entry.get("url"), entry["status"], entry)
+        ex = Explanation(entry.get("id") or "(no id)", entry.get("url"), entry["status"], entry)
         if entry["status"] == "kept":
             record = read_kept(root, manifest, int(entry["shard"]), int(entry["row"]))
             if record is None:

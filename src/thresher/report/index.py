@@ -61,12 +61,17 @@ class IndexWriter:
 
     def add(self, entry: dict[str, Any]) -> None:
         self.documents += 1
-        line = json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        self._part("ids", _bucket(entry["id"], self.buckets)).write(line + "\n")
+        doc_id = entry.get("id")
         url = entry.get("url")
+        if doc_id is not None:
+            line = json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+            self._part("ids", _bucket(doc_id, self.buckets)).write(line + "\n")
         if url:
-            pair = json.dumps({"url": url, "id": entry["id"]}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-            self._part("urls", _bucket(url, self.buckets)).write(pair + "\n")
+            # a record dropped by the reader (a WARC revisit) has no id: its URL entry holds it whole
+            pair = {"url": url, "id": doc_id} if doc_id is not None else {"url": url, "id": None, "entry": entry}
+            self._part("urls", _bucket(url, self.buckets)).write(
+                json.dumps(pair, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+            )
 
     def close_parts(self) -> None:
         for f in self._open.values():
@@ -136,4 +141,18 @@ class DocumentIndex:
         return None
 
     def ids_for_url(self, url: str) -> list[str]:
-        return [e["id"] for e in self._scan("urls", url) if e["url"] == url]
+        return [e["id"] for e in self._scan("urls", url) if e["url"] == url and e["id"] is not None]
+
+    def entries_for_url(self, url: str) -> list[dict[str, Any]]:
+        """Index entries of the documents with this URL (id-less reader drops included)."""
+        out = []
+        for e in self._scan("urls", url):
+            if e["url"] != url:
+                continue
+            if e["id"] is None:
+                out.append(e["entry"])
+            else:
+                entry = self.by_id(e["id"])
+                if entry is not None:
+                    out.append(entry)
+        return out

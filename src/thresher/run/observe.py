@@ -90,18 +90,19 @@ class TaskObserver:
             if key.startswith("quality.") and _numeric(value):
                 counters[f"{HIST}/{key}/{side}/{value_bin(value)}"] += 1
 
-    def dropped(self, doc_id: str, url: str | None, source: Any, drop: Drop, record: dict[str, Any] | None) -> None:
+    def dropped(self, doc_id: str | None, url: str | None, source: Any, drop: Drop, record: dict[str, Any] | None) -> None:
         drop_record = drop.to_record()
         self._line({"id": doc_id, "url": url, "status": "dropped", "source": source, "drop": drop_record})
         rule = f"{drop.stage}/{drop.reason}"
         sample = self.samples.get(rule)
         if sample is None:
             sample = self.samples[rule] = BottomK(SAMPLE_PER_RULE)
-        entry = {"id": doc_id, "url": url, "drop": drop_record}
+        key = doc_id if doc_id is not None else json.dumps(source, sort_keys=True)
+        entry = {"id": doc_id, "key": key, "url": url, "drop": drop_record}
         if record is not None:
             entry["text"] = (record.get("text") or "")[:SAMPLE_TEXT]
             entry["annotations"] = record.get("annotations") or {}
-        sample.add(doc_id, entry)
+        sample.add(key, entry)
 
     def chain_dropped(self, doc: Document, drop: Drop) -> None:
         self.annotations(doc.annotations, passed=False)
@@ -137,7 +138,7 @@ def merge_samples(parts: Iterable[Path], dest: Path) -> int:
                 sample = merged.get(item["rule"])
                 if sample is None:
                     sample = merged[item["rule"]] = BottomK(SAMPLE_PER_RULE)
-                sample.add(item["id"], item)
+                sample.add(item["key"], item)
     n = 0
     with open(dest, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
         for rule in sorted(merged):
