@@ -53,7 +53,7 @@ class ExactDedup:
 
     name = "dedup.exact"
     reason = "exact_duplicate"
-    threshold = None
+    threshold: float | None = None  # exact: no similarity bound
 
     def __init__(self, level: Literal["raw", "normalized", "structural"]) -> None:
         self.level = level
