@@ -41,6 +41,10 @@ class ExecConfig:
     )
 
     def __post_init__(self) -> None:
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be at least 1 (or none: the CPU count), got {self.workers}")
+        if self.retries < 0:
+            raise ValueError(f"retries must be 0 or more, got {self.retries}")
         if self.work_dir is not None and is_url(self.work_dir):
             raise ValueError(
                 f"work_dir {self.work_dir!r} is a URL: the work dir must be a local or mounted POSIX path (tasks read it "

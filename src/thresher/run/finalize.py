@@ -20,7 +20,7 @@ from thresher.run.results import ShardFile
 from thresher.run.tasks import gzip_concat, malformed_examples
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import dumps_json
-from thresher.write.card import render_card
+from thresher.write.card import render_card, summarize_shards
 from thresher.write.formats import get_format
 from thresher.write.manifest import MANIFEST, build_manifest
 from thresher.write.storage import LocalStore, Store, open_store
@@ -61,6 +61,28 @@ def write_rejects(work: WorkDir, partitions: Sequence[Partition], rejects: str |
             rejects_store.put_file(rejects_dir / name, name)
 
 
+def write_observations(out: Store, work: WorkDir, partitions: Sequence[Partition], documents: int) -> None:
+    """`index/` (every document by id and URL, for `thresher explain`) and `samples.jsonl.gz` (a
+    few dropped documents per rule, for `thresher report`) from the tasks' observations."""
+    from thresher.report.index import INDEX_DIR, IndexWriter
+    from thresher.run.observe import iter_index_parts, merge_samples
+
+    parts = [work.observed(phase, p.index, "index") for phase in ("scan", "write") for p in partitions]
+    staged = work.path("observed-out")
+    writer = IndexWriter(work.path("index-parts"), documents)
+    for entry in iter_index_parts(parts):
+        writer.add(entry)
+    index_dir = writer.finish(staged)
+    merge_samples([work.observed(phase, p.index, "samples") for phase in ("scan", "write") for p in partitions],
+                  staged / SAMPLES)
+    for path in sorted(index_dir.iterdir()):
+        out.put_file(path, f"{INDEX_DIR}/{path.name}")
+    out.put_file(staged / SAMPLES, SAMPLES)
+
+
+SAMPLES = "samples.jsonl.gz"
+
+
 def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | None) -> dict[str, Any]:
     """Write the dataset's metadata files into `out`, the manifest last (its presence means the
     dataset is complete), and return the manifest."""
@@ -71,6 +93,7 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
     out.write_bytes("stats.json", dumps_json(stats_dict).encode("utf-8"))
     if rejects is not None:
         write_rejects(work, done.partitions, rejects)
+    write_observations(out, work, done.partitions, done.stats.seen)
     manifest = build_manifest(
         fmt=config.output.format,
         shards=[s.to_json() for s in done.shards],
@@ -80,7 +103,8 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
         inputs=[{"path": p, "bytes": input_size(p) if p != "-" else None} for p in done.inputs],
         stats=stats_dict,
     )
-    card = get_format(config.output.format, config.output.compression_level).card(render_card(manifest, stats_dict))
+    summary = summarize_shards(work.root.parent, [s.to_json() for s in done.shards], config.output.format)
+    card = get_format(config.output.format, config.output.compression_level).card(render_card(manifest, stats_dict, summary))
     out.write_bytes("README.md", card.encode("utf-8"))
     out.write_bytes(MANIFEST, dumps_json(manifest).encode("utf-8"))
     return manifest

@@ -63,6 +63,7 @@ from thresher.run.results import (
     VerifyResult,
     WriteResult,
 )
+from thresher.run.observe import TaskObserver, record_id_url
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line, write_json_atomic
 from thresher.write.formats import get_format
@@ -157,6 +158,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     bytes_total = partition_size(partition)
     bytes_reported = 0
     t_read = 0.0
+    observer = TaskObserver(stats, work.observed("scan", partition.index, "index"), work.observed("scan", partition.index, "samples"))
     with (
         contextlib.ExitStack() as key_spills,
         atomic_open(work.scan_docs(partition.index), "wb", durable=False) as docs_out,
@@ -185,6 +187,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                 continue
             if isinstance(item, Skip):
                 stats.record_drop(item.drop)
+                observer.dropped(item.doc_id, item.url, {"location": item.location}, item.drop, None)
                 if ctx.write_rejects:
                     rejects_out.write(
                         dumps_line({"id": item.doc_id, "url": item.url, "location": item.location, "drop": item.drop.to_record()})
@@ -196,10 +199,12 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
             if outcome is not None:
                 drop, failures = outcome
                 stats.record_drop(drop, failures)
+                observer.chain_dropped(doc, drop)
                 if ctx.write_rejects:
                     rejects_out.write(dumps_line(reject_record(doc, drop, failures)))
                 reporter.tick(dropped=1)
                 continue
+            observer.annotations(doc.annotations, passed=True)
             t0 = time.perf_counter()
             member_head = (doc.ordinal, id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
             for si, stage in enumerate(corpus):
@@ -231,6 +236,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                 reporter.tick(passed=1, bytes=delta)
             else:
                 reporter.tick(passed=1)
+    observer.close()
     stats.add_time("read", t_read)
     if bytes_total > bytes_reported:
         reporter.tick(bytes=bytes_total - bytes_reported)
@@ -592,6 +598,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
     pieces: list[list[Any]] = []  # [shard, path, records] while the piece is written
     reporter = progress.Throttle("write")
     include_annotations = config.output.include_annotations
+    observer = TaskObserver(stats, work.observed("write", p, "index"), work.observed("write", p, "samples"))
 
     def kept_records() -> Any:
         """The output lines of the partition's kept documents. A document without a decision is
@@ -607,11 +614,12 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
             if decision is None and include_annotations:
                 stats.record_kept()
                 reporter.tick(kept=1)
-                yield line
+                yield line, None
                 continue
             record = json.loads(line)
             if decision is not None and decision.drop is not None:
                 stats.record_drop(decision.drop)
+                observer.dropped(record["id"], record.get("url"), record.get("source"), decision.drop, record)
                 if ctx.write_rejects:
                     record["drop"] = decision.drop.to_record()
                     rejects_out.write(dumps_line(record))
@@ -625,7 +633,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
                 record.pop("annotations", None)
             stats.record_kept()
             reporter.tick(kept=1)
-            yield dumps_line(record)
+            yield dumps_line(record), record
         if pending is not None:
             raise orphan(pending)
 
@@ -635,8 +643,10 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
         (atomic_open(work.write_rejects(p), "wb", durable=False) if ctx.write_rejects else _NullWriter()) as rejects_out,
     ):
         handle: Any = None
-        for line in kept_records():
+        for line, record in kept_records():
             shard = g // per_shard
+            doc_id, url = record_id_url(line) if record is None else (record["id"], record.get("url"))
+            observer.kept(doc_id, url, shard, g % per_shard)
             if not pieces or pieces[-1][0] != shard:
                 # a new shard: close the previous piece (atomically renamed) and open this one
                 stack.close()
@@ -646,6 +656,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
             handle.write(line)
             pieces[-1][2] += 1
             g += 1
+    observer.close()
     reporter.flush()
     return WriteResult(stats=stats, pieces=tuple(Piece(shard=s, path=path, records=n) for s, path, n in pieces), kept=g - global_start)
 
