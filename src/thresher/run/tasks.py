@@ -37,6 +37,7 @@ from thresher.pipeline import DocumentChain, build_corpus_stages
 from thresher.read.base import Event, Partition, Skip, ordinal_partition
 from thresher.read.sources import read_partition
 from thresher.run import progress
+from thresher.run.deadline import WATCHDOG_GRACE_S, DocumentDeadline, StuckDocument, collect_stuck
 from thresher.run.heap import trim_heap
 from thresher.run.records import (
     EDGE,
@@ -126,7 +127,11 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
     config = ctx.config
     work = ctx.work
     stats = Stats()
-    chain = DocumentChain(config, stats)
+    # a document that earlier attempts of this task died in is dropped, not run again (run/deadline.py)
+    stuck_dir, task = work.path("stuck"), f"scan-{partition.index}"
+    deadline_s = config.exec.doc_deadline_s
+    stuck = {o: d for o, d in collect_stuck(stuck_dir, task, deadline_s).items() if d.skip}
+    chain = DocumentChain(config, stats, DocumentDeadline(deadline_s, stuck_dir, task))
     corpus = build_corpus_stages(config)
     payload_sizes = [0 for _ in corpus]
     payload_files = []
@@ -153,7 +158,11 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
         items = read_partition(partition, config.input)
         while True:
             t0 = time.perf_counter()
-            item = next(items, None)
+            try:
+                item = next(items, None)
+            except Exception as exc:  # noqa: BLE001 - a third-party decoder's failure stops this input, counted
+                item = read_failure(partition, exc)
+                items = iter(())
             t_read += time.perf_counter() - t0
             if item is None:
                 break
@@ -178,7 +187,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
                 reporter.tick(dropped=1)
                 continue
             doc: Document = item
-            outcome = chain.run(doc)
+            outcome = chain.run(doc) if doc.ordinal not in stuck else stuck_drop(chain, stuck[doc.ordinal])
             if outcome is not None:
                 drop, failures = outcome
                 stats.record_drop(drop, failures)
@@ -222,8 +231,30 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
         reporter.tick(bytes=bytes_total - bytes_reported)
     for f in payload_files:
         f.close()
+    chain.deadline.close()
     reporter.flush()
     return {"stats": stats.to_dict(), "survivors": survivors, "key_bytes": [spill.bucket_bytes for spill in spills]}
+
+
+def read_failure(partition: Partition, exc: Exception) -> Malformed:
+    """What an exception escaping a reader becomes: one located malformed record that ends the read of
+    this input (a generator that raised cannot continue), so a broken file stops itself, not the build."""
+    log.warning("reading %s stopped: %s: %s", partition.describe(), type(exc).__name__, exc)
+    return Malformed("read_error", partition.describe(), f"reading stopped: {type(exc).__name__}: {exc}"[:500])
+
+
+def stuck_drop(chain: DocumentChain, stuck: StuckDocument) -> tuple[Drop, list[Drop]]:
+    """The drop of a document that earlier attempts died in (it is not run again)."""
+    names = [name for name, _, _ in chain.runners]
+    stage = names[stuck.stage_index] if 0 <= stuck.stage_index < len(names) else "extract"
+    if stuck.timed_out:
+        chain.stats.count("event/deadline_exceeded")
+        detail = {"skipped": "the worker was ended past the deadline; the retry did not run the page again"}
+        limit = chain.deadline.seconds
+        killed_after = limit + max(WATCHDOG_GRACE_S, limit) if limit is not None else None  # the kill timer's CPU seconds
+        return Drop(stage, "timeout", value=killed_after, limit=limit, detail=detail), []
+    chain.stats.count("event/worker_died")
+    return Drop(stage, "worker_died", value=stuck.deaths, limit=2, detail={"skipped": "two attempts died in this page"}), []
 
 
 def _is_compressed(path: str) -> bool:
