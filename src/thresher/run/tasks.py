@@ -148,6 +148,8 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
     bytes_total = partition_size(partition)
     bytes_reported = 0
     t_read = 0.0
+    items_read = 0
+    work_cap = config.input.max_work_bytes_per_input_byte
     with (
         contextlib.ExitStack() as key_spills,
         atomic_open(work.scan_docs(partition.index), "wb", durable=False) as docs_out,
@@ -169,6 +171,12 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
             if isinstance(item, Event):
                 stats.count(f"event/{item.name}")
                 continue
+            items_read += 1
+            if work_cap is not None and items_read % 256 == 0:
+                written = docs_out.tell() + malformed_out.tell() + rejects_out.tell()
+                if written > max(WORK_BYTES_FLOOR, work_cap * bytes_total):
+                    item = work_bytes_stop(partition, written, bytes_total, work_cap)
+                    items = iter(())
             stats.record_seen()
             if isinstance(item, Malformed):
                 stats.record_malformed(item)
@@ -236,6 +244,18 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
     return {"stats": stats.to_dict(), "survivors": survivors, "key_bytes": [spill.bucket_bytes for spill in spills]}
 
 
+WORK_BYTES_FLOOR = 256 * 1024 * 1024  # below this a scan is never stopped for its work bytes
+
+
+def work_bytes_stop(partition: Partition, written: int, input_bytes: int, cap: float) -> Malformed:
+    log.warning("reading %s stopped: %d work bytes for %d input bytes", partition.describe(), written, input_bytes)
+    detail = (
+        f"stopped reading this input after writing {written} work bytes for its {input_bytes} bytes "
+        f"(input.max_work_bytes_per_input_byte = {cap}): a decompression bomb?"
+    )
+    return Malformed("work_bytes_cap", partition.describe(), detail)
+
+
 def read_failure(partition: Partition, exc: Exception) -> Malformed:
     """What an exception escaping a reader becomes: one located malformed record that ends the read of
     this input (a generator that raised cannot continue), so a broken file stops itself, not the build."""
@@ -286,6 +306,9 @@ class _NullWriter:
 
     def write(self, data: bytes) -> None:
         return None
+
+    def tell(self) -> int:
+        return 0
 
 
 def reject_record(doc: Document, drop: Drop, failures: list[Drop] | None = None) -> dict[str, Any]:
