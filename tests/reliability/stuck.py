@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from thresher.core.document import Document, Drop
@@ -18,6 +19,21 @@ class CallIgnoringSignals:
     def transform(self, doc: Document) -> Drop | None:
         if doc.url and STUCK_MARK in doc.url:
             sum(range(10**12))
+        return None
+
+
+REGEX_BOMB_MARK = "regex-bomb"
+
+
+class CatastrophicRegex:
+    """A transform that, for pages whose URL holds REGEX_BOMB_MARK, runs one regex call that
+    backtracks 2^64 steps (what the old tokenizer did on `<b` runs): only the timer can stop it."""
+
+    name = "test.regex"
+
+    def transform(self, doc: Document) -> Drop | None:
+        if doc.url and REGEX_BOMB_MARK in doc.url:
+            re.match(r"(a+)+b", "a" * 64)
         return None
 
 
@@ -53,4 +69,11 @@ def scan_task_with_raising_stage(ctx: Any, partition: Any) -> dict[str, Any]:
     from thresher.run.tasks import scan_task
 
     _with_stage(Raising())
+    return scan_task(ctx, partition)
+
+
+def scan_task_with_regex_stage(ctx: Any, partition: Any) -> dict[str, Any]:
+    from thresher.run.tasks import scan_task
+
+    _with_stage(CatastrophicRegex())
     return scan_task(ctx, partition)

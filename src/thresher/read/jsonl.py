@@ -196,7 +196,7 @@ def parse_record(
     try:
         record, changed = loads_strict(text, config.non_finite)
     except json.JSONDecodeError as exc:
-        return Malformed("invalid_json", where, exc.msg + f" at column {exc.colno}"), invalid_utf8
+        return Malformed("invalid_json", where, exc.msg + (" column " if exc.msg.endswith(" at") else " at column ") + str(exc.colno)), invalid_utf8
     except NonFiniteNumber as exc:
         return Malformed(NON_FINITE, where, str(exc)), invalid_utf8
     except RecursionError:
