@@ -44,6 +44,28 @@ COMMON_FLAGS = (
     "--threshold", "--keep", "--format", "--shard-size", "--engine", "--workers", "--ray-address", "--strict",
 )
 
+# Settings whose values are names in a registry (built-ins and plugins): help lists the names, the
+# config checks them (plugins load only when asked for). (module, registry, values before, values after)
+_REGISTRY_SETTINGS = {
+    "input.format": ("thresher.read.readers", "READERS", ("auto",), ()),
+    "output.format": ("thresher.write.formats", "FORMATS", (), ()),
+    "dedup.near.method": ("thresher.dedup.methods", "NEAR_METHODS", (), ("none",)),
+}
+
+
+def _registry_metavar(ff: FlatField) -> str | None:
+    spec = _REGISTRY_SETTINGS.get(ff.dotted)
+    if spec is None:
+        return None
+    module, attr, before, after = spec
+    try:
+        registry = getattr(importlib.import_module(module), attr)
+        names = [*before, *sorted(registry.names(), key=lambda n: (n != ff.default, n)), *after]
+    except (ImportError, AttributeError):
+        return None
+    return "{" + ",".join(dict.fromkeys(names)) + "}"
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with "did you mean" for a mistyped verb or choice."""
 
@@ -146,8 +168,8 @@ def add_config_flags(
         elif is_list_setting(ff):
             action = group.add_argument(*names, dest=dest, action="append", default=argparse.SUPPRESS, metavar=flag_metavar(ff), help=help_text)
         else:
-            action = group.add_argument(*names, dest=dest, default=argparse.SUPPRESS, metavar=flag_metavar(ff),
-                                        choices=flag_choices(ff), help=help_text)
+            action = group.add_argument(*names, dest=dest, default=argparse.SUPPRESS,
+                                        metavar=_registry_metavar(ff) or flag_metavar(ff), choices=flag_choices(ff), help=help_text)
         if not full and ff.flag and ff.flag != ff.long_flag:
             no = ["--no-" + ff.flag[2:]] if ff.type is bool else []
             action.short_names = [ff.flag, *no]  # type: ignore[attr-defined]
