@@ -105,9 +105,9 @@ class _HelpAll(argparse.Action):
 def full_help(parser: argparse.ArgumentParser) -> str:
     """A verb's help followed by every setting it takes, grouped by section, with its config key."""
     text = parser.format_help()
-    sections = getattr(parser, "config_sections", False)
-    if sections is False:  # a verb without generated settings
+    if not hasattr(parser, "config_sections"):  # a verb without generated settings
         return text
+    sections: Sequence[str] | None = parser.config_sections
     reference = argparse.ArgumentParser(prog=parser.prog, usage=argparse.SUPPRESS, add_help=False, formatter_class=HelpFormatter)
     add_config_flags(reference, sections, full=True)
     return text + "\nevery setting:\n" + reference.format_help()
@@ -172,7 +172,7 @@ def add_config_flags(
                                         metavar=_registry_metavar(ff) or flag_metavar(ff), choices=flag_choices(ff), help=help_text)
         if not full and ff.flag and ff.flag != ff.long_flag:
             no = ["--no-" + ff.flag[2:]] if ff.type is bool else []
-            action.short_names = [ff.flag, *no]  # type: ignore[attr-defined]
+            action.short_names = [ff.flag, *no]  # type: ignore[union-attr, attr-defined]
     if not full:
         parser.config_sections = sections  # type: ignore[attr-defined]  # what --help-all lists
         parser.add_argument("--help-all", action=_HelpAll, help="show every setting, grouped by section, and exit")
