@@ -22,10 +22,12 @@ from __future__ import annotations
 import gc
 import re
 import time
+from typing import Any
 
 import thresher
 from thresher.extract.base import Extraction, ExtractionTimeout
 from thresher.extract.blocks import REMOVED, Block, segment
+from thresher.extract.comments import comment_metadata, find_threads, thread_blocks
 from thresher.extract.hints import (
     BOILER_LINE,
     COMMENTS,
@@ -442,9 +444,10 @@ class BuiltinExtractor:
 
     name = "builtin"
 
-    def __init__(self, text_format: str = "text", tables: str = "keep") -> None:
+    def __init__(self, text_format: str = "text", tables: str = "keep", comments: str = "drop") -> None:
         self.text_format = text_format
         self.tables = tables
+        self.comments = comments
 
     def version(self) -> str:
         return thresher.__version__
@@ -465,10 +468,12 @@ class BuiltinExtractor:
             mark_article_cards(doc)
             title = choose_title(doc)
             blocks = segment(doc.root, deadline)
-            chosen = self._select(doc, blocks, title)
+            chosen, region = self._select(doc, blocks, title)
             if not chosen:
-                chosen = self._fallback(doc, deadline)
+                chosen, region = self._fallback(doc, deadline), doc.root
             text, tables = render(chosen, self.text_format, self.tables)
+            if self.comments == "keep":
+                text = self._append_comments(doc, region, text, metadata, deadline)
             return Extraction(text=text, title=title, metadata=metadata, tables=tables)
         finally:
             if doc is not None:
@@ -476,9 +481,23 @@ class BuiltinExtractor:
             if gc_was_enabled:
                 gc.enable()
 
-    def _select(self, doc: HtmlDocument, blocks: list[Block], title: str | None) -> list[Block]:
+    def _append_comments(self, doc: HtmlDocument, region: Node, text: str, metadata: dict[str, Any],
+                         deadline: float | None) -> str:
+        """The comment threads' text after the main content; their authors and dates in
+        `metadata["comments"]`."""
+        threads = find_threads(doc, region)
+        blocks = [b for thread in threads for b in thread_blocks(doc, thread, deadline)]
+        comment_text, _ = render(blocks, self.text_format, "keep")
+        if not comment_text:
+            return text
+        metadata["comments"] = comment_metadata(doc, threads)
+        if not text:
+            return comment_text
+        return text + ("\n\n## Comments\n\n" if self.text_format == "markdown" else "\n") + comment_text
+
+    def _select(self, doc: HtmlDocument, blocks: list[Block], title: str | None) -> tuple[list[Block], Node]:
         if not blocks:
-            return []
+            return [], doc.root
         hint = article_body_hint(doc)
         shares: list[float] | None = None
         root = best_subtree(doc, blocks, block_scores(blocks))
@@ -504,7 +523,7 @@ class BuiltinExtractor:
             if shares is not None and b.kind not in ("heading", "table") and len(b.text) > 20 and shares[i] < 0.5:
                 continue
             chosen.append(b)
-        return filter_blocks(chosen, title)
+        return filter_blocks(chosen, title), root
 
     def _fallback(self, doc: HtmlDocument, deadline: float | None) -> list[Block]:
         """Nothing looked like main content: keep every link-poor block, noscript fallbacks included."""
