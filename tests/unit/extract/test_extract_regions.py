@@ -36,3 +36,12 @@ def test_an_article_body_hint_inside_a_weak_word_wrapper_is_kept():
     body = "".join(f"<span>{line}</span><br>" for line in LINES)
     text = BuiltinExtractor().extract(blogger_page(body)).text
     assert LINES[0] in text and "Sidebar text block" not in text
+
+
+def test_diagnose_names_the_region_and_why_a_candidate_lost():
+    from thresher.extract.diagnose import explain
+
+    report = explain(blogger_page("<br>\n".join(LINES * 2)))
+    assert report["region"].startswith("<div") and "post-body" in report["region"]
+    sidebar = [r for r in report["rejected"] if "sidebar" in r["node"]]
+    assert sidebar and sidebar[0]["why"].startswith("marked as boilerplate")
