@@ -19,6 +19,7 @@ def register(subparsers: Any) -> None:
         "assess",
         help="report how documents fare against the quality rules (drops nothing)",
         description=__doc__,
+        usage="%(prog)s INPUT... [options]",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     add_input_arguments(p, quiet_help="log errors only", verbose_help="show example documents per failing rule")
@@ -42,8 +43,10 @@ def run(args: argparse.Namespace) -> int:
     from thresher.extract.stage import Extract
     from thresher.normalize.text import Normalize
     from thresher.quality.assess import assess
+    from thresher.run.preflight import preflight
 
     config = config_from_args(args)
+    preflight(args.inputs, None, config)
     prepare = [Extract(config.extract), Normalize(config.normalize)]
     if args.sample is not None and args.sample < 1:
         raise SystemExit("thresher assess: --sample must be at least 1")

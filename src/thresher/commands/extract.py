@@ -45,6 +45,9 @@ def read_page(path: str) -> str:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
             raise InputError(f"{path}: not a readable gzip file: {exc}") from exc
+    kind = _binary_kind(data)
+    if kind is not None:
+        raise InputError(f"{path}: not an HTML page ({kind} content)")
     try:
         from thresher.read.decode import decode_html
     except ImportError:  # the reader package is optional for this verb
@@ -52,10 +55,25 @@ def read_page(path: str) -> str:
     return decode_html(data)[0]
 
 
+def _binary_kind(data: bytes) -> str | None:
+    """What a binary file is (image, archive, `binary` for NUL bytes), or None for text: the bytes of
+    a PNG printed to a terminal help nobody."""
+    try:
+        from thresher.read.warc_payload import binary_kind
+    except ImportError:  # the reader package is optional for this verb
+        return "binary" if b"\x00" in data[:1024] else None
+    return binary_kind(data)
+
+
 def run(args: argparse.Namespace) -> int:
     overrides = {ff.path[-1]: getattr(args, ff.path[-1]) for ff in flat_fields(ExtractConfig)
                  if ff.flag is not None and getattr(args, ff.path[-1], None) is not None}
     config: ExtractConfig = from_dict(ExtractConfig, overrides, "extract")
+    from thresher.config import RunConfig
+    from thresher.run.preflight import check_extra, needed_extras
+
+    for need in needed_extras([], None, RunConfig(extract=config)):
+        check_extra(need)  # a broken install names its real import error, not only the extra
     extractor = get_extractor(config)
     html = read_page(args.page)
     deadline = time.monotonic() + config.timeout_s if config.timeout_s is not None else None

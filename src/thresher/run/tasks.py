@@ -22,8 +22,6 @@ import json
 import logging
 import os
 import time
-from array import array
-from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -32,9 +30,12 @@ from typing import Any
 
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop, Malformed
+from thresher.core.stages import comparison_of
 from thresher.core.stats import Stats
+from thresher.dedup.cluster import Decision, Node, cluster, decide, link_identical
 from thresher.pipeline import DocumentChain, build_corpus_stages
 from thresher.read.base import Event, Partition, Skip, ordinal_partition
+from thresher.read.readers import reader_spec
 from thresher.read.sources import read_partition
 from thresher.run import progress
 from thresher.run.heap import trim_heap
@@ -46,13 +47,23 @@ from thresher.run.records import (
     MEMBER,
     PAIR,
     PAIR_BUCKETS,
-    Node,
     id_bytes,
     key_bucket,
     pack_edge,
     pair_bucket,
     unpack_edge,
 )
+from thresher.run.results import (
+    ClusterResult,
+    GroupResult,
+    Piece,
+    ScanResult,
+    ShardFile,
+    TaskResult,
+    VerifyResult,
+    WriteResult,
+)
+from thresher.run.observe import TaskObserver, record_id_url
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line, write_json_atomic
 from thresher.write.formats import get_format
@@ -79,8 +90,10 @@ class TaskContext:
         return WorkDir(self.workdir)
 
 
-def run_task(fn: Callable[..., dict[str, Any]], ctx: TaskContext, task_id: str, *args: Any) -> dict[str, Any]:
-    """Run a task unless its completion marker exists; write the marker (its result) last.
+def run_task(
+    fn: Callable[..., TaskResult], result_type: type[TaskResult], ctx: TaskContext, task_id: str, *args: Any
+) -> TaskResult:
+    """Run a task unless its completion marker exists; write the marker (its result, as JSON) last.
 
     The task's own log records (warnings about malformed input, ...) and, when it fails, its
     traceback go to `logs/<task>.log` in the work dir; the exception is re-raised for the engine to
@@ -88,8 +101,7 @@ def run_task(fn: Callable[..., dict[str, Any]], ctx: TaskContext, task_id: str, 
     work = ctx.work
     marker = work.marker(task_id)
     if marker.exists():
-        cached: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
-        return cached
+        return result_type.from_json(json.loads(marker.read_text(encoding="utf-8")))
     log_path = work.path("logs", f"{task_id}.log")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_path, mode="a", encoding="utf-8")
@@ -107,7 +119,7 @@ def run_task(fn: Callable[..., dict[str, Any]], ctx: TaskContext, task_id: str, 
         package_logger.removeHandler(handler)
         handler.close()
         trim_heap()  # workers are long-lived: what the task freed goes back to the system
-    write_json_atomic(marker, result, durable=False)
+    write_json_atomic(marker, result.to_json(), durable=False)
     return result
 
 
@@ -122,7 +134,7 @@ def describe_task(task_id: str, args: tuple[Any, ...]) -> str:
 # -- scan ---------------------------------------------------------------------------------------
 
 
-def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
+def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     config = ctx.config
     work = ctx.work
     stats = Stats()
@@ -139,10 +151,13 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
     reporter = progress.Throttle("scan")
     # progress by bytes where a document's source offset is a position in the file itself
     # (uncompressed JSONL, archives); compressed JSONL reports its bytes when the task ends
-    offsets_in_file = partition.kind == "warc" or (partition.kind == "jsonl" and not _is_compressed(partition.path))
+    spec = reader_spec(partition.kind)
+    offsets = spec.offsets if spec is not None else "none"
+    offsets_in_file = offsets == "file" or (offsets == "uncompressed" and not _is_compressed(partition.path))
     bytes_total = partition_size(partition)
     bytes_reported = 0
     t_read = 0.0
+    observer = TaskObserver(stats, work.observed("scan", partition.index, "index"), work.observed("scan", partition.index, "samples"))
     with (
         contextlib.ExitStack() as key_spills,
         atomic_open(work.scan_docs(partition.index), "wb", durable=False) as docs_out,
@@ -171,6 +186,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
                 continue
             if isinstance(item, Skip):
                 stats.record_drop(item.drop)
+                observer.dropped(item.doc_id, item.url, {"location": item.location}, item.drop, None)
                 if ctx.write_rejects:
                     rejects_out.write(
                         dumps_line({"id": item.doc_id, "url": item.url, "location": item.location, "drop": item.drop.to_record()})
@@ -182,10 +198,12 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
             if outcome is not None:
                 drop, failures = outcome
                 stats.record_drop(drop, failures)
+                observer.chain_dropped(doc, drop)
                 if ctx.write_rejects:
                     rejects_out.write(dumps_line(reject_record(doc, drop, failures)))
                 reporter.tick(dropped=1)
                 continue
+            observer.annotations(doc.annotations, passed=True)
             t0 = time.perf_counter()
             member_head = (doc.ordinal, id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
             for si, stage in enumerate(corpus):
@@ -217,13 +235,14 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
                 reporter.tick(passed=1, bytes=delta)
             else:
                 reporter.tick(passed=1)
+    observer.close()
     stats.add_time("read", t_read)
     if bytes_total > bytes_reported:
         reporter.tick(bytes=bytes_total - bytes_reported)
     for f in payload_files:
         f.close()
     reporter.flush()
-    return {"stats": stats.to_dict(), "survivors": survivors, "key_bytes": [spill.bucket_bytes for spill in spills]}
+    return ScanResult(stats=stats, survivors=survivors, key_bytes=tuple(tuple(spill.bucket_bytes) for spill in spills))
 
 
 def _is_compressed(path: str) -> bool:
@@ -239,7 +258,7 @@ def _is_compressed(path: str) -> bool:
 
 
 def partition_size(partition: Partition) -> int:
-    from thresher.read.paths import input_size
+    from thresher.paths import input_size
 
     if partition.end is not None:
         return partition.end - partition.start
@@ -303,7 +322,7 @@ def read_bucket_range(path: Path, runs: list[list[int]], lo: int, hi: int, size:
                 yield from (blob[i : i + size] for i in range(0, len(blob), size))
 
 
-def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions: list[int]) -> dict[str, Any]:
+def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions: list[int]) -> GroupResult:
     """Group the keys of buckets [lo, hi) of one corpus stage from every scan partition and emit
     the candidate pairs of every key seen more than once, spilled by pair bucket for the verify
     phase. Members with byte-identical payloads need no verification: their edges are written here."""
@@ -341,22 +360,18 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
                 j += 1
             if j - i > 1:
                 members = [records[r][KEY_LEN:] for r in range(i, j)]  # packed MEMBER records, by ordinal
-                # Members with byte-identical payloads are identical for the stage (similarity(a, a)
-                # is 1.0): each joins the first of its kind, and only distinct payloads go on to the
-                # candidate pairs. An all-identical bucket of n documents costs n - 1 edges, not 32 n,
-                # and only a 16-byte digest per distinct payload is held.
-                leader_of: dict[bytes, int] = {}
-                leaders: list[int] = []
-                for idx, m in enumerate(members):
-                    ordinal, *_, offset, length = MEMBER.unpack(m)
-                    digest = hashlib.blake2b(payloads.read(ordinal, offset, length), digest_size=16).digest()
-                    first = leader_of.setdefault(digest, idx)
-                    if first == idx:
-                        leaders.append(idx)
-                    elif members[first][:8] != m[:8] and first_visit(members[first][:8] + m[:8]):
-                        out.write(pack_edge(member_node(members[first]), member_node(m), 1.0))
+                # Members with byte-identical payloads are identical for the stage: linked here,
+                # only distinct payloads go on to the candidate pairs (see dedup.cluster.link_identical)
+                same = link_identical(
+                    hashlib.blake2b(payloads.read(o, off, n), digest_size=16).digest()
+                    for o, off, n in (_payload_ref(m) for m in members)
+                )
+                for first, idx in same.links:
+                    m, lead = members[idx], members[first]
+                    if lead[:8] != m[:8] and first_visit(lead[:8] + m[:8]):
+                        out.write(pack_edge(member_node(lead), member_node(m), 1.0))
                         edges += 1
-                del leader_of
+                leaders = same.leaders
                 for a, b in stage.candidate_pairs(len(leaders)):
                     ma, mb = members[leaders[a]], members[leaders[b]]
                     if ma[:8] == mb[:8] or not first_visit(ma[:8] + mb[:8]):
@@ -369,7 +384,12 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
     stats.count(f"event/{stage.name}.pairs", pairs.count)
     stats.count(f"event/{stage.name}.edges", edges)
     stats.add_time(f"{stage.name}.group", time.perf_counter() - t0)
-    return {"stats": stats.to_dict(), "edges": edges, "pairs": pairs.count, "pair_bytes": pairs.bucket_bytes}
+    return GroupResult(stats=stats, edges=edges, pairs=pairs.count, pair_bytes=tuple(pairs.bucket_bytes))
+
+
+def _payload_ref(member: bytes) -> tuple[int, int, int]:
+    ordinal, _, _, _, offset, length = MEMBER.unpack(member)
+    return ordinal, offset, length
 
 
 def member_node(member: bytes) -> Node:
@@ -442,7 +462,7 @@ def add_pair(spill: BucketSpill, a: bytes, b: bytes) -> None:
     spill.add(pair_bucket(int.from_bytes(a[:8], "big")), a + b)
 
 
-def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: list[int]) -> dict[str, Any]:
+def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: list[int]) -> VerifyResult:
     """Verify the candidate pairs of pair buckets [lo, hi) of one corpus stage, gathered from every
     group task: sorted and made unique, so each distinct pair is verified exactly once however many
     bands (and group tasks) it collided in. Writes the verified edges."""
@@ -459,9 +479,7 @@ def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: li
     # member is decoded once rather than once per pair. Pairs come sorted by their higher-ordinal
     # member, which stays decoded across its pairs; the lower ones (a hot bucket's representatives)
     # go through a small LRU.
-    prepare = getattr(stage, "prepare", None)
-    compare = getattr(stage, "compare", None) if prepare is not None else None
-    similarity = compare if compare is not None else stage.similarity
+    prepare, similarity = comparison_of(stage)
     prepared: OrderedDict[int, Any] = OrderedDict()
 
     def prepared_value(ordinal: int, offset: int, length: int) -> Any:
@@ -470,7 +488,7 @@ def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: li
             prepared.move_to_end(ordinal)
             return value
         raw = payloads.read(ordinal, offset, length)
-        value = prepared[ordinal] = prepare(raw) if prepare is not None else raw
+        value = prepared[ordinal] = prepare(raw)
         if len(prepared) > PREPARED_CACHE_MEMBERS:
             prepared.popitem(last=False)
         return value
@@ -494,7 +512,7 @@ def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: li
     stats.count(f"event/{stage.name}.candidates", candidates)
     stats.count(f"event/{stage.name}.edges", edges)
     stats.add_time(f"{stage.name}.verify", time.perf_counter() - t0)
-    return {"stats": stats.to_dict(), "edges": edges}
+    return VerifyResult(stats=stats, edges=edges)
 
 
 # -- cluster ------------------------------------------------------------------------------------
@@ -513,172 +531,41 @@ def iter_edges(work: WorkDir, stages: list[Any]) -> Iterator[tuple[int, Node, No
                         yield si, a, b, sim
 
 
-class DistinctOrdinals:
-    """Collects ordinals and returns the distinct ones, ascending, as an array('Q'). With NumPy
-    (the fast extra) values are deduplicated a chunk at a time and merged into the running result,
-    so the peak is ~3 x 8 bytes per distinct value plus one chunk; without it a set holds ~100
-    bytes per value until the sort."""
-
-    CHUNK = 1 << 20
-
-    def __init__(self) -> None:
-        try:
-            import numpy
-        except ImportError:
-            self.np: Any = None
-            self.seen: set[int] = set()
-        else:
-            self.np = numpy
-            self.distinct = numpy.empty(0, dtype=numpy.uint64)
-        self.chunk = array("Q")
-
-    def add(self, ordinal: int) -> None:
-        if self.np is None:
-            self.seen.add(ordinal)
-            return
-        self.chunk.append(ordinal)
-        if len(self.chunk) >= self.CHUNK:
-            self._merge()
-
-    def _merge(self) -> None:
-        np = self.np
-        fresh = np.unique(np.frombuffer(self.chunk, dtype=np.uint64))
-        self.chunk = array("Q")
-        self.distinct = np.union1d(self.distinct, fresh) if self.distinct.size else fresh
-
-    def result(self) -> array:
-        if self.np is None:
-            values = array("Q", sorted(self.seen))
-            self.seen = set()
-            return values
-        self._merge()
-        values = array("Q", self.distinct.astype(self.np.uint64).tobytes())
-        self.distinct = self.np.empty(0, dtype=self.np.uint64)
-        return values
-
-
-def cluster_task(ctx: TaskContext) -> dict[str, Any]:
-    """Union-find over the verified edges of every corpus stage. Only documents that collide are in
-    memory, each as slots of typed arrays indexed by its rank among the colliding ordinals (~80
-    bytes measured; see benchmarks/cluster_memory.py), never as Python objects of its own.
-
-    Pass 0 collects the colliding ordinals (sorted, distinct: a node's index is found by binary
-    search, and index order is ordinal order). Pass 1 builds the components and picks each keeper
-    by the keep policy. Pass 2 attributes every other member: to its direct edge to the keeper when
-    there is one (an earlier stage, e.g. exact, wins over a later one, then the higher similarity),
-    else to its strongest edge (`via_id` names the neighbour that linked it). Decisions are written
-    per input partition in ordinal order."""
+def cluster_task(ctx: TaskContext) -> ClusterResult:
+    """Cluster the verified edges of every corpus stage (`thresher.dedup.cluster`) and write the
+    decisions per input partition, in ordinal order."""
     work = ctx.work
     stages = build_corpus_stages(ctx.config)
-    collected = DistinctOrdinals()
-    for _, a, b, _ in iter_edges(work, stages):
-        collected.add(a.ordinal)
-        collected.add(b.ordinal)
-    ordinals = collected.result()
-    del collected
-    n = len(ordinals)
-    ids = array("Q", bytes(8 * n))
-    lengths = array("I", bytes(4 * n))
-    qualities = array("f", bytes(4 * n))
-    parent = array("q", range(n))
-
-    def find(x: int) -> int:
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:
-            parent[x], x = root, parent[x]
-        return root
-
-    def node_index(node: Node) -> int:
-        return bisect_left(ordinals, node.ordinal)
-
-    for _, a, b, _ in iter_edges(work, stages):
-        ia, ib = node_index(a), node_index(b)
-        for i, node in ((ia, a), (ib, b)):
-            ids[i] = int.from_bytes(node.doc_id, "big")
-            lengths[i] = min(node.length, 0xFFFFFFFF)
-            qualities[i] = node.quality
-        ra, rb = find(ia), find(ib)
-        if ra != rb:  # the root is the member with the lowest ordinal, i.e. the lowest index
-            if ra < rb:
-                parent[rb] = ra
-            else:
-                parent[ra] = rb
-    policy = ctx.config.dedup.keep
-    if policy == "longest":
-        rank: Callable[[int], tuple[Any, ...]] = lambda i: (-lengths[i], ordinals[i])  # noqa: E731
-    elif policy == "best_quality":
-        rank = lambda i: (-qualities[i], ordinals[i])  # noqa: E731
-    else:
-        rank = lambda i: (ordinals[i],)  # noqa: E731
-    keeper = array("q", [-1]) * n  # per root: its keeper
-    members = array("I", [0]) * n  # per root: component size
-    for i in range(n):
-        root = find(i)
-        members[root] += 1
-        if keeper[root] < 0 or rank(i) < rank(keeper[root]):
-            keeper[root] = i
-
-    # per member: its best edge as (indirect, stage, -similarity, neighbour ordinal), smaller is better
-    b_indirect = array("b", [2]) * n
-    b_stage = array("b", [0]) * n
-    b_sim = array("f", [0.0]) * n
-    b_via = array("q", [-1]) * n
-    for si, a, b, sim in iter_edges(work, stages):
-        ia, ib = node_index(a), node_index(b)
-        k = keeper[find(ia)]
-        sim32 = array("f", [sim])[0]  # compare as stored
-        for x, y in ((ia, ib), (ib, ia)):
-            if x == k:
-                continue
-            candidate = (0 if y == k else 1, si, -sim32, ordinals[y])
-            current = (b_indirect[x], b_stage[x], -b_sim[x], ordinals[b_via[x]] if b_via[x] >= 0 else -1)
-            if b_via[x] < 0 or candidate < current:
-                b_indirect[x], b_stage[x], b_sim[x], b_via[x] = candidate[0], si, sim32, y
-
-    def id_hex(i: int) -> str:
-        return ids[i].to_bytes(8, "big").hex()
-
-    dropped_per_partition: dict[str, int] = {}
+    clustering = cluster(lambda: iter_edges(work, stages), ctx.config.dedup.keep)
+    dropped_per_partition: dict[int, int] = {}
     current_p = -1
     out: Any = None
     stack = contextlib.ExitStack()
     with stack:
-        for i in range(n):  # index order is ordinal order
-            p = ordinal_partition(ordinals[i])
+        for decision in decide(clustering, stages):
+            p = ordinal_partition(decision.ordinal)
             if p != current_p:
                 stack.close()
                 out = stack.enter_context(atomic_open(work.decisions(p), "wb", durable=False))
                 current_p = p
-                dropped_per_partition[str(p)] = 0
-            root = find(i)
-            cluster_id = id_hex(keeper[root])
-            if i == keeper[root]:
-                out.write(dumps_line({"o": ordinals[i], "keep": {"duplicates": members[root] - 1, "cluster": cluster_id}}))
-                continue
-            stage = stages[b_stage[i]]
-            detail: dict[str, Any] = {"kept_id": cluster_id, "cluster": cluster_id}
-            if b_indirect[i]:
-                detail["via_id"] = id_hex(b_via[i])
-            drop = Drop(stage.name, stage.reason, value=round(b_sim[i], 4), limit=getattr(stage, "threshold", None), detail=detail)
-            out.write(dumps_line({"o": ordinals[i], "drop": drop.to_record()}))
-            dropped_per_partition[str(p)] += 1
-    clusters = sum(1 for i in range(n) if parent[i] == i)
-    return {"dropped": dropped_per_partition, "clusters": clusters, "nodes": n}
+                dropped_per_partition[p] = 0
+            out.write(dumps_line(decision.to_json()))
+            if not decision.kept:
+                dropped_per_partition[p] += 1
+    return ClusterResult(dropped=dropped_per_partition, clusters=clustering.clusters, nodes=clustering.nodes)
 
 
 # -- write --------------------------------------------------------------------------------------
 
 
-def iter_decisions(work: WorkDir, p: int) -> Iterator[dict[str, Any]]:
+def iter_decisions(work: WorkDir, p: int) -> Iterator[Decision]:
     """The cluster phase's decisions for partition p (keep or drop per colliding document), in
     ordinal order; none when no document of p collided."""
     path = work.decisions(p)
     if path.exists():
         with open(path, "rb") as f:
             for line in f:
-                yield json.loads(line)
+                yield Decision.from_json(json.loads(line))
 
 
 def iter_scan_docs(work: WorkDir, p: int) -> Iterator[tuple[int, bytes]]:
@@ -690,7 +577,7 @@ def iter_scan_docs(work: WorkDir, p: int) -> Iterator[tuple[int, bytes]]:
             yield int(line[:tab]), line[tab + 1 :]
 
 
-def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
+def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
     """Apply the cluster decisions to one partition's survivors and write its pieces of the
     output shards: global kept index g goes to shard g // shard_max_records."""
     config = ctx.config
@@ -701,15 +588,16 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
     decisions = iter_decisions(work, p)
     pending = next(decisions, None)
 
-    def orphan(decision: dict[str, Any]) -> RuntimeError:
+    def orphan(decision: Decision) -> RuntimeError:
         """A decision for a document the scan never kept: a broken work dir (ignoring it would keep
         a duplicate)."""
-        return RuntimeError(f"partition {p}: decision for ordinal {decision['o']}, which no scanned document has")
+        return RuntimeError(f"partition {p}: decision for ordinal {decision.ordinal}, which no scanned document has")
 
     stats = Stats()
-    pieces: list[list[Any]] = []
+    pieces: list[list[Any]] = []  # [shard, path, records] while the piece is written
     reporter = progress.Throttle("write")
     include_annotations = config.output.include_annotations
+    observer = TaskObserver(stats, work.observed("write", p, "index"), work.observed("write", p, "samples"))
 
     def kept_records() -> Any:
         """The output lines of the partition's kept documents. A document without a decision is
@@ -717,34 +605,34 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
         bytes are those of decoding and encoding it again."""
         nonlocal pending
         for o, line in iter_scan_docs(work, p):
-            if pending is not None and pending["o"] < o:
+            if pending is not None and pending.ordinal < o:
                 raise orphan(pending)
             decision = None
-            if pending is not None and pending["o"] == o:
+            if pending is not None and pending.ordinal == o:
                 decision, pending = pending, next(decisions, None)
             if decision is None and include_annotations:
                 stats.record_kept()
                 reporter.tick(kept=1)
-                yield line
+                yield line, None
                 continue
             record = json.loads(line)
-            if decision is not None and "drop" in decision:
-                drop = Drop.from_record(decision["drop"])
-                stats.record_drop(drop)
+            if decision is not None and decision.drop is not None:
+                stats.record_drop(decision.drop)
+                observer.dropped(record["id"], record.get("url"), record.get("source"), decision.drop, record)
                 if ctx.write_rejects:
-                    record["drop"] = decision["drop"]
+                    record["drop"] = decision.drop.to_record()
                     rejects_out.write(dumps_line(record))
                 reporter.tick(dropped=1)
                 continue
             if decision is not None:
                 annotations = record.setdefault("annotations", {})
-                annotations["dedup.duplicates"] = decision["keep"]["duplicates"]
-                annotations["dedup.cluster"] = decision["keep"]["cluster"]
+                annotations["dedup.duplicates"] = decision.duplicates
+                annotations["dedup.cluster"] = decision.cluster
             if not include_annotations:
                 record.pop("annotations", None)
             stats.record_kept()
             reporter.tick(kept=1)
-            yield dumps_line(record)
+            yield dumps_line(record), record
         if pending is not None:
             raise orphan(pending)
 
@@ -754,8 +642,10 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
         (atomic_open(work.write_rejects(p), "wb", durable=False) if ctx.write_rejects else _NullWriter()) as rejects_out,
     ):
         handle: Any = None
-        for line in kept_records():
+        for line, record in kept_records():
             shard = g // per_shard
+            doc_id, url = record_id_url(line) if record is None else (record["id"], record.get("url"))
+            observer.kept(doc_id, url, shard, g % per_shard)
             if not pieces or pieces[-1][0] != shard:
                 # a new shard: close the previous piece (atomically renamed) and open this one
                 stack.close()
@@ -765,11 +655,12 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
             handle.write(line)
             pieces[-1][2] += 1
             g += 1
+    observer.close()
     reporter.flush()
-    return {"stats": stats.to_dict(), "pieces": pieces, "kept": g - global_start}
+    return WriteResult(stats=stats, pieces=tuple(Piece(shard=s, path=path, records=n) for s, path, n in pieces), kept=g - global_start)
 
 
-def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[str]) -> dict[str, Any]:
+def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[str]) -> ShardFile:
     """Turn one shard's pieces (in partition order) into the final shard file in the output."""
     from thresher.write.manifest import file_digest
 
@@ -778,7 +669,7 @@ def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[str]) -
     dest = Path(ctx.workdir).parent / name
     records = fmt.assemble([Path(p) for p in pieces], dest)
     size, digest = file_digest(dest)
-    return {"path": name, "records": records, "bytes": size, "sha256": digest}
+    return ShardFile(path=name, records=records, bytes=size, sha256=digest)
 
 
 def malformed_examples(work: WorkDir, partitions: list[int], limit: int = 50) -> list[dict[str, Any]]:
