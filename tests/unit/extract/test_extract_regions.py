@@ -42,6 +42,6 @@ def test_diagnose_names_the_region_and_why_a_candidate_lost():
     from thresher.extract.diagnose import explain
 
     report = explain(blogger_page("<br>\n".join(LINES * 2)))
-    assert report["region"].startswith("<div") and "post-body" in report["region"]
+    assert report["region"].startswith("<div") and "entry-content" in report["region"]
     sidebar = [r for r in report["rejected"] if "sidebar" in r["node"]]
     assert sidebar and sidebar[0]["why"].startswith("marked as boilerplate")
