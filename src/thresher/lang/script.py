@@ -22,6 +22,7 @@ Script names are ISO 15924 codes (`Latn`, `Cyrl`, `Hani`, ...); `Zyyy` means no 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -205,3 +206,13 @@ def detect_script(text: str, sample_chars: int = SAMPLE_CHARS) -> ScriptProfile:
 def script_traits(code: str) -> ScriptTraits:
     """Traits of a script by ISO 15924 code; unknown codes get the traits of a spaced alphabet."""
     return TRAITS.get(code) or ScriptTraits(code, code)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def first_non_ascii_script(text: str) -> str:
+    """The script of the first non-ASCII character (`Zyyy` for none or a non-letter): a one-lookup
+    hint for callers that only need to know whether a text might be in a script of its own."""
+    m = _NON_ASCII.search(text)
+    return _CODES[_TABLE[ord(m.group())]] if m else "Zyyy"
