@@ -1,6 +1,6 @@
 """The per-document stage chain, and the streaming `Pipeline` of the library.
 
-`DocumentChain` is what every scan task runs on each document: extract → normalize → quality
+`DocumentChain` is what every scan task runs on each document: extract → normalize → lang → quality
 (transforms and rule sets), stopping at the first stage that drops the document. Corpus stages
 (dedup) are listed separately: the build runs them through the phase machinery with bounded
 memory; `Pipeline.process` runs them with an in-memory index, first seen wins.
@@ -21,9 +21,11 @@ from thresher.normalize.text import Normalize
 
 def build_document_stages(config: RunConfig) -> list[Stage]:
     from thresher.extract.stage import Extract
+    from thresher.lang.stage import build_lang_stages
     from thresher.quality.stages import build_quality_stages
 
-    return [Extract(config.extract), Normalize(config.normalize), *build_quality_stages(config.quality)]
+    return [Extract(config.extract), Normalize(config.normalize), *build_lang_stages(config.lang),
+            *build_quality_stages(config.quality)]
 
 
 # Built corpus stages, keyed by the dedup settings they are made from (nothing else in the config
@@ -74,6 +76,10 @@ class DocumentChain:
         self.stages = build_document_stages(config)
         self.runners = [(stage.name, stage_runner(stage), isinstance(stage, RuleSet)) for stage in self.stages]
         self.stats = stats if stats is not None else Stats()
+        for stage in self.stages:  # stages that count into the run's stats (languages seen)
+            bind = getattr(stage, "bind_stats", None)
+            if bind is not None:
+                bind(self.stats)
 
     def run(self, doc: Document) -> tuple[Drop, list[Drop]] | None:
         """None when the document passes every stage; else the attributed drop and all failures
