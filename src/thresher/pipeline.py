@@ -21,11 +21,11 @@ from thresher.normalize.text import Normalize
 
 def build_document_stages(config: RunConfig) -> list[Stage]:
     from thresher.extract.stage import Extract
+    from thresher.lang.routing import build_routed_quality_stages
     from thresher.lang.stage import build_lang_stages
-    from thresher.quality.stages import build_quality_stages
 
     return [Extract(config.extract), Normalize(config.normalize), *build_lang_stages(config.lang),
-            *build_quality_stages(config.quality)]
+            *build_routed_quality_stages(config.quality)]
 
 
 # Built corpus stages, keyed by the dedup settings they are made from (nothing else in the config
