@@ -100,3 +100,17 @@ def test_pipeline_attributes_language_drops_and_the_card_lists_languages():
 
 def test_script_detector_is_used_when_asked_even_with_the_extra():
     assert isinstance(LanguageAnnotator(LangConfig(detector="script")).detector, ScriptDetector)
+
+
+def test_assess_counts_languages_and_attributes_language_drops(tmp_path, capsys):
+    import json
+
+    from thresher.cli import main
+
+    path = tmp_path / "docs.jsonl"
+    rows = [{"url": "u1", "text": "Καλημέρα σας, τι κάνετε σήμερα;"}, {"url": "u2", "text": "สวัสดีครับ ยินดีต้อนรับ"}]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    assert main(["assess", str(path), "--json", "--lang-detector", "script", "--languages", "el"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["languages"] == {"el": 1, "th": 1}
+    assert report["drops"]["lang/not_wanted"] == 1
