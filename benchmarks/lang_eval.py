@@ -96,7 +96,7 @@ def make_detectors(names: list[str]) -> dict[str, Callable[[str], str]]:
             # the lite model ships in the wheel; model="lite" never downloads, and no truncation
             ft = LangDetector(LangDetectConfig(model="lite", max_input_length=None))
 
-            def ft_fn(text: str) -> str:
+            def ft_fn(text: str, ft=ft) -> str:
                 r = ft.detect(text.replace("\n", " "), model="lite")
                 return r[0]["lang"] if r else "und"
 
@@ -105,12 +105,12 @@ def make_detectors(names: list[str]) -> dict[str, Callable[[str], str]]:
             from thresher.lang.cascade import CascadeDetector
 
             th = CascadeDetector()
-            out[name] = lambda text: th.detect(text).code
+            out[name] = lambda text, th=th: th.detect(text).code
         elif name == "thresher-script":
             from thresher.lang.script_only import ScriptDetector
 
             sd = ScriptDetector()
-            out[name] = lambda text: sd.detect(text).code
+            out[name] = lambda text, sd=sd: sd.detect(text).code
     return out
 
 
@@ -189,6 +189,192 @@ def part_calibrate() -> dict:
     acc, rate, _, _ = evaluate(lambda t: base.detect(t).code, dev)
     return {"split": "dev", "n": len(dev), "cld2_step_only": {"accuracy": round(acc, 4), "sentences_per_s": round(rate)},
             "grid": grid}
+
+
+
+# -- documents ----------------------------------------------------------------------------------
+
+_PRE = re.compile(r"<pre[^>]*>(.*?)</pre>", re.S | re.I)
+# a <pre> that holds code, by the page's own markup (not by thresher's code-line heuristics): a <code>
+# child or a highlighter's class; other <pre> blocks hold prose too often (RFC text, poems, logs)
+_PRE_CODE = re.compile(
+    r"<pre(?:\s[^>]*class=[\"'][^\"']*(?:highlight|code|lang|brush|prettyprint|source|syntax)[^>]*>|[^>]*>\s*<code[^>]*>)"
+    r"(.*?)</pre>", re.S | re.I)
+_TAG = re.compile(r"<[^>]+>")
+_HTML_LANG = re.compile(r"<html[^>]*\blang=[\"']?([A-Za-z]{2,3})", re.I)
+
+
+def _pages() -> list[tuple[str, str]]:
+    """(url or id, html) of the real pages in ../shared/data/extraction (trafilatura-eval, aeb, readability)."""
+    pages: list[tuple[str, str]] = []
+    traf = DATA / "extraction" / "trafilatura-eval"
+    if (traf / "evaldata.json").exists():
+        evaldata = json.loads((traf / "evaldata.json").read_text(encoding="utf-8"))
+        for url in sorted(evaldata):
+            page = traf / "pages" / (evaldata[url]["file"] + ".gz")
+            if page.exists():
+                pages.append((url, gzip.decompress(page.read_bytes()).decode("utf-8", "replace")))
+    aeb = DATA / "extraction" / "aeb" / "html"
+    for page in sorted(aeb.glob("*.html.gz")) if aeb.is_dir() else ():
+        pages.append((page.name, gzip.decompress(page.read_bytes()).decode("utf-8", "replace")))
+    readability = DATA / "extraction" / "readability"
+    for page in sorted(readability.glob("*/source.html.gz")) if readability.is_dir() else ():
+        pages.append((page.parent.name, gzip.decompress(page.read_bytes()).decode("utf-8", "replace")))
+    return pages
+
+
+def code_blocks(pages: list[tuple[str, str]], limit: int = 400) -> list[str]:
+    """Distinct code blocks (`_PRE_CODE`) of the real pages, 3+ lines and 80+ characters."""
+    import html as html_lib
+
+    seen: set[str] = set()
+    blocks: list[str] = []
+    for _, page in pages:
+        for raw in _PRE_CODE.findall(page):
+            block = html_lib.unescape(_TAG.sub("", raw)).strip("\n")
+            if block.count("\n") >= 2 and len(block) >= 80 and block not in seen:
+                seen.add(block)
+                blocks.append(block[:1500])
+    random.Random("thresher-lang-code").shuffle(blocks)
+    return blocks[:limit]
+
+
+def _thresher_document(text: str) -> str:
+    from thresher.core.document import Document
+    from thresher.lang.config import LangConfig
+    from thresher.lang.stage import LanguageAnnotator
+
+    annotator = _thresher_document.__dict__.setdefault("annotator", LanguageAnnotator(LangConfig(detector="cascade")))
+    doc = Document(id="x", text=text)
+    annotator.annotate(doc)
+    return doc.annotations["lang.code"]
+
+
+# Languages that even 5 sentences do not tell apart in this data (all detectors confuse them):
+# `grouped` accuracy counts an answer within the group as right.
+GROUPS = ({"bs", "hr", "sr"}, {"id", "ms"}, {"nb", "nn", "no"})
+
+
+def _grouped_accuracy(data: list[tuple[str, str]], preds: list[str]) -> float:
+    def same(gold: str, pred: str) -> bool:
+        return gold == pred or any(gold in g and pred in g for g in GROUPS)
+
+    return sum(same(g, _normalize(p)) for (g, _), p in zip(data, preds, strict=True)) / len(data)
+
+
+def _thresher_raw(text: str) -> str:
+    from thresher.lang.cascade import CascadeDetector
+
+    detector = _thresher_raw.__dict__.setdefault("detector", CascadeDetector())
+    return detector.detect(text).code
+
+
+def part_documents(names: list[str]) -> dict:
+    test, _ = load_split("sentences")
+    by_lang: dict[str, list[str]] = defaultdict(list)
+    for code, text in test:
+        by_lang[code].append(text)
+    multi = [(code, " ".join(ts[i:i + 5])) for code, ts in sorted(by_lang.items()) for i in range(0, len(ts) - 4, 5)]
+    pages = _pages()
+    blocks = code_blocks(pages)
+    rnd = random.Random("thresher-lang-pages")
+    # one page per 5 sentences: prose, a fenced code block, prose, an unfenced code block (plain-text
+    # extraction loses fences), prose; the code comes from real pages' <pre> blocks
+    with_code = []
+    for code, ts in sorted(by_lang.items()):
+        for i in range(0, len(ts) - 4, 5):
+            a, b = rnd.sample(blocks, 2)
+            text = f"{ts[i]} {ts[i + 1]}\n\n```\n{a}\n```\n\n{ts[i + 2]} {ts[i + 3]}\n\n{b}\n\n{ts[i + 4]}"
+            with_code.append((code, text))
+    # real pages with code blocks, labelled by their <html lang>, extracted as thresher's build does
+    from thresher.extract.config import ExtractConfig
+    from thresher.extract.registry import get_extractor
+
+    known = {c for c, _ in test}
+    real: list[tuple[str, str]] = []
+    for fmt in ("markdown",):
+        extractor = get_extractor(ExtractConfig(text_format=fmt))
+        for _, page in pages:
+            m = _HTML_LANG.search(page[:5000])
+            if not m or not _PRE.search(page):
+                continue
+            code = m.group(1).lower()
+            if code not in known:
+                continue
+            try:
+                text = extractor.extract(page).text
+            except Exception:  # a page the extractor refuses is not a language-id case
+                continue
+            if len(text) >= 200:
+                real.append((code, text))
+    dets = make_detectors(names)
+    dets["thresher-document"] = _thresher_document  # the stage: prose only, then the cascade
+    dets["thresher-no-prose-filter"] = _thresher_raw  # the cascade on the whole text
+    out: dict = {"n_multi_sentence": len(multi), "n_pages_with_code": len(with_code), "n_code_blocks": len(blocks),
+                 "n_real_pages_with_code": len(real), "real_pages_languages": dict(Counter(c for c, _ in real)),
+                 "detectors": {}}
+    for name, fn in dets.items():
+        row = {}
+        for label, data in (("multi_sentence", multi), ("pages_with_code", with_code), ("real_pages_with_code", real)):
+            if name.startswith("lingua-high") and label != "real_pages_with_code" and len(data) > 600:
+                data = data[::3]  # ~2 ms a sentence; a third of the set keeps the run short
+            acc, rate, _, preds = evaluate(fn, data)
+            row[f"{label}_accuracy"] = round(acc, 4)
+            row[f"{label}_grouped_accuracy"] = round(_grouped_accuracy(data, preds), 4)
+            row[f"{label}_per_s"] = round(rate)
+            if label == "real_pages_with_code":
+                row["real_pages_errors"] = [f"{g}->{p}" for (g, _), p in zip(data, preds, strict=True) if _normalize(p) != g][:20]
+        out["detectors"][name] = row
+        print(f"  {name:18s} {row}", flush=True)
+    return out
+
+
+# -- end to end ---------------------------------------------------------------------------------
+
+def part_e2e(repeats: int) -> dict:
+    """CPU seconds of the default build (local engine) with the language stage on and off, on the
+    real pages of ../shared/data/extraction, interleaved repeats, median ratio."""
+    import resource
+    import shutil
+    import tempfile
+
+    from thresher.config import RunConfig
+    from thresher.run.build import build
+
+    pages = _pages()
+    tmp = Path(tempfile.mkdtemp(prefix="lang-e2e-"))
+    crawl = tmp / "crawl.jsonl"
+    with open(crawl, "w", encoding="utf-8") as f:
+        for url, page in pages:
+            f.write(json.dumps({"url": url, "html": page}) + "\n")
+
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    times: dict[str, list[float]] = {"on": [], "off": []}
+    stats: dict[str, dict] = {}
+    try:
+        for r in range(repeats + 1):
+            for mode in ("off", "on"):
+                out = tmp / f"out-{mode}-{r}"
+                config = RunConfig.from_dict({"exec": {"engine": "local"},
+                                              "lang": {"enabled": mode == "on"}})
+                t0 = cpu()
+                build([str(crawl)], out, config)
+                elapsed = cpu() - t0
+                if r > 0:  # the first round warms caches and loads models
+                    times[mode].append(elapsed)
+                stats[mode] = json.loads((out / "stats.json").read_text())
+                shutil.rmtree(out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    ratios = [on / off for on, off in zip(times["on"], times["off"], strict=True)]
+    langs = {k[5:]: v for k, v in stats["on"]["counters"].items() if k.startswith("lang/")}
+    return {"pages": len(pages), "cpu_s_off": [round(t, 3) for t in times["off"]], "cpu_s_on": [round(t, 3) for t in times["on"]],
+            "median_ratio_on_vs_off": round(statistics.median(ratios), 4), "kept_off": stats["off"]["kept"],
+            "kept_on": stats["on"]["kept"], "languages": dict(sorted(langs.items(), key=lambda kv: -kv[1])),
+            "lang_stage_timing_s": stats["on"]["timings_s"].get("lang.detect")}
 
 
 PARTS = {"sentences", "calibrate", "documents", "e2e"}

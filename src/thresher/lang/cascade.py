@@ -95,7 +95,7 @@ def _script_for(code: str, text: str, profile: ScriptProfile | None, ascii_text:
 def cld2_available() -> bool:
     try:
         import lingua  # noqa: F401
-        import pycld2  # noqa: F401
+        import pycld2  # type: ignore[import-untyped]  # noqa: F401
     except ImportError:
         return False
     return True
@@ -108,7 +108,7 @@ class CascadeDetector:
 
     def __init__(self, max_chars: int = MAX_CHARS, top_k: int = 3, use_lingua: bool = True,
                  policy: CascadePolicy = DEFAULT_POLICY) -> None:
-        import pycld2  # the lang extra
+        import pycld2  # type: ignore[import-untyped]  # the lang extra
 
         self._cld2 = pycld2
         self.max_chars = max_chars

@@ -126,11 +126,12 @@ _RANGES: dict[str, tuple[tuple[int, int], ...]] = {
 
 _CODES: tuple[str, ...] = ("Zyyy", *_RANGES)
 _INDEX = {code: i for i, code in enumerate(_CODES)}
-_TABLE = bytearray(0x110000)
+_table = bytearray(0x110000)
 for _code, _ranges in _RANGES.items():
     for _lo, _hi in _ranges:
-        _TABLE[_lo:_hi + 1] = bytes([_INDEX[_code]]) * (_hi - _lo + 1)
-_TABLE = bytes(_TABLE)
+        _table[_lo:_hi + 1] = bytes([_INDEX[_code]]) * (_hi - _lo + 1)
+_TABLE = bytes(_table)
+del _table
 _LATN, _HANI, _KANA, _HANG = _INDEX["Latn"], _INDEX["Hani"], _INDEX["Kana"], _INDEX["Hang"]
 _NOT_ASCII_LETTERS = bytes(b for b in range(256) if not (65 <= b <= 90 or 97 <= b <= 122))
 _ASCII = bytes(range(128))

@@ -20,9 +20,9 @@ from typing import Any
 
 from thresher.core.document import Document, Drop, Malformed
 from thresher.core.stages import Stage, stage_runner
+from thresher.lang.routing import build_routed_quality_stages
 from thresher.quality.config import QualityConfig
 from thresher.quality.rules import QualityRuleSet
-from thresher.lang.routing import build_routed_quality_stages
 
 PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
 EXAMPLE_CHARS = 300

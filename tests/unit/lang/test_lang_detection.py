@@ -4,8 +4,8 @@ import random
 import time
 
 import pytest
-
 from tests.conftest import shared_path
+
 from thresher.lang.codes import from_cld2, normalize_code
 from thresher.lang.detection import EMPTY, NO_LETTERS, SHARED_SCRIPT, clean_text
 from thresher.lang.script_only import ScriptDetector, detect_by_script

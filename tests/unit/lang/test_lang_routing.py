@@ -3,8 +3,8 @@
 import json
 
 import pytest
-
 from tests.conftest import shared_path
+
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError
