@@ -24,7 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from thresher.lang.codes import LANGUAGE_SCRIPT, MULTI_SCRIPT_LANGUAGES, SCRIPT_LANGUAGE, UNDETERMINED, from_cld2
+from thresher.lang.codes import (
+    CLD2_CODES,
+    LANGUAGE_SCRIPT,
+    MULTI_SCRIPT_LANGUAGES,
+    SCRIPT_LANGUAGE,
+    from_cld2,
+)
 from thresher.lang.detection import (
     DETECTOR_ERROR,
     EMPTY,
@@ -87,8 +93,9 @@ def _script_for(code: str, text: str, profile: ScriptProfile | None, ascii_text:
         return "Latn"
     if profile is not None:
         return profile.code
-    if code in MULTI_SCRIPT_LANGUAGES:
-        return detect_script(text).code
+    if code in MULTI_SCRIPT_LANGUAGES:  # Serbian in Cyrillic or Latin, ...: the first non-ASCII letter says
+        hint = first_non_ascii_script(text)
+        return "Latn" if hint == "Zyyy" else hint
     return LANGUAGE_SCRIPT.get(code, "Latn")
 
 
@@ -120,12 +127,6 @@ class CascadeDetector:
 
     # -- CLD2 ---------------------------------------------------------------------------------
 
-    def _run_cld2(self, text: str, vectors: bool) -> tuple[Any, ...] | None:
-        try:
-            return tuple(self._cld2.detect(text, bestEffort=True, returnVectors=vectors))
-        except self._cld2.error:
-            return None
-
     # -- lingua -------------------------------------------------------------------------------
 
     def _lingua_for(self, codes: tuple[str, ...]) -> Any:
@@ -146,12 +147,6 @@ class CascadeDetector:
 
             self._lingua_languages = {lang.iso_code_639_1.name.lower(): lang for lang in Language.all()}
         return self._lingua_languages
-
-    def _should_ask_lingua(self, code: str, cld2_score: float, n_bytes: int) -> bool:
-        if not self.use_lingua or code not in CONFUSED_WITH:
-            return False
-        p = self.policy
-        return cld2_score < p.ask_any_below_score or (code in p.suspects and cld2_score < p.ask_below_score)
 
     def _ask_lingua(self, text: str, code: str, candidates: Sequence[str], share: float) -> Detection | None:
         known = self._lingua_by_code()
@@ -180,28 +175,37 @@ class CascadeDetector:
             by_script = SCRIPT_LANGUAGE.get(profile.code)
             if by_script is not None and profile.share >= SCRIPT_DECIDES_SHARE and by_script in SCRIPT_DECIDES:
                 return Detection(by_script, round(profile.share, 4), profile.code), ()
-        result = self._run_cld2(text, vectors)
-        if result is None:
+        try:
+            result = self._cld2.detect(text, bestEffort=True, returnVectors=vectors)
+        except self._cld2.error:
             return undetermined(DETECTOR_ERROR, _script_of(text, profile), "cld2"), ()
-        reliable, n_bytes, details = result[0], result[1], result[2]
-        top = from_cld2(details[0][1])
-        if top == UNDETERMINED:
+        details = result[2]
+        first = details[0]
+        top = first[1]
+        if top == "un" or top.startswith("xx"):
             script = _script_of(text, profile)
             return undetermined(NO_LETTERS if script == "Zyyy" else UNKNOWN_LANGUAGE, script, "cld2"), ()
-        factor = 1.0 if reliable else 0.5
-        share = details[0][2] / 100.0 * factor
+        top = CLD2_CODES.get(top, top)
+        factor = 1.0 if result[0] else 0.5  # CLD2's is-reliable flag
+        share = first[2] / 100.0 * factor
         spans = result[3] if vectors else ()
-        if self._should_ask_lingua(top, details[0][3], n_bytes):
+        policy = self.policy
+        if self.use_lingua and top in CONFUSED_WITH and (
+            first[3] < policy.ask_any_below_score or (top in policy.suspects and first[3] < policy.ask_below_score)
+        ):
             candidates = [from_cld2(d[1]) for d in details[1:] if d[1] != "un"]
             decided = self._ask_lingua(text, top, candidates, share)
             if decided is not None:
                 script = _script_for(decided.code, text, profile, ascii_text)
                 return Detection(decided.code, decided.score, script, decided.alternatives, method="lingua"), spans
-        alternatives = tuple(
-            (from_cld2(d[1]), round(d[2] / 100.0 * factor, 4)) for d in details[1: self.top_k] if d[1] != "un"
-        )
+        second = details[1]
+        if second[1] == "un" or self.top_k < 2:
+            alternatives: tuple[tuple[str, float], ...] = ()
+        else:
+            alternatives = tuple([(from_cld2(d[1]), round(d[2] / 100.0 * factor, 4))
+                                  for d in details[1: self.top_k] if d[1] != "un"])
         script = _script_for(top, text, profile, ascii_text)
-        return Detection(top, round(share, 4), script, alternatives, method="cld2"), spans
+        return Detection(top, round(share, 4), script, alternatives, None, "cld2"), spans
 
     def detect(self, text: str) -> Detection:
         return self._decide(clean_text(text, self.max_chars), vectors=False)[0]

@@ -45,7 +45,7 @@ SCRIPT_LANGUAGE: dict[str, str] = {
 SHARED_SCRIPTS = frozenset({"Latn", "Cyrl", "Arab", "Deva", "Beng", "Ethi", "Syrc", "Cans", "Tfng"})
 
 # CLD2's own spellings -> ISO 639-1 (CLD2 keeps some withdrawn codes and tags regional variants).
-_CLD2_CODES: dict[str, str] = {
+CLD2_CODES: dict[str, str] = {
     "iw": "he",
     "in": "id",
     "ji": "yi",
@@ -61,14 +61,14 @@ def from_cld2(code: str) -> str:
     """ISO code of a CLD2 language code; `und` for CLD2's unknown (`un`) and private (`xx-`) codes."""
     if code == "un" or code.startswith("xx"):
         return UNDETERMINED
-    return _CLD2_CODES.get(code, code)
+    return CLD2_CODES.get(code, code)
 
 
 def normalize_code(code: str) -> str:
     """A user-written language code in the form detection writes: lowercase, region dropped
     (`en-US` -> `en`), withdrawn codes replaced (`iw` -> `he`)."""
     base = code.strip().replace("_", "-").split("-")[0].lower()
-    return _CLD2_CODES.get(base, base)
+    return CLD2_CODES.get(base, base)
 
 
 # The script each language is written in, where it is one (CLD2 answers by script first, so a

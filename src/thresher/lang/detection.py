@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from thresher.lang.codes import UNDETERMINED
 
@@ -24,8 +23,10 @@ UNKNOWN_LANGUAGE = "unknown_language"  # the detector found no language it knows
 DETECTOR_ERROR = "detector_error"
 
 
-@dataclass(frozen=True, slots=True)
-class Detection:
+class Detection(NamedTuple):
+    """A named tuple rather than a dataclass: one is made per text, and a frozen dataclass costs
+    ~1 µs more to build, a tenth of a CLD2 call on a sentence."""
+
     code: str
     score: float
     script: str
@@ -37,7 +38,7 @@ class Detection:
     def decided(self) -> bool:
         return self.code != UNDETERMINED
 
-    def to_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"code": self.code, "score": self.score, "script": self.script,
                                   "method": self.method}
         if self.alternatives:
