@@ -16,6 +16,7 @@ from thresher.core.errors import ConfigError
 from thresher.dedup.config import DedupConfig
 from thresher.exec_config import ExecConfig
 from thresher.extract.config import ExtractConfig
+from thresher.lang.config import LangConfig
 from thresher.normalize.text import NormalizeConfig
 from thresher.quality.config import QualityConfig
 from thresher.read.config import InputConfig
@@ -27,6 +28,7 @@ class RunConfig:
     input: InputConfig = section(InputConfig, "how input records are read")
     extract: ExtractConfig = section(ExtractConfig, "main-content extraction")
     normalize: NormalizeConfig = section(NormalizeConfig, "text normalization")
+    lang: LangConfig = section(LangConfig, "language identification and language filters")
     quality: QualityConfig = section(QualityConfig, "quality filtering")
     dedup: DedupConfig = section(DedupConfig, "duplicate removal")
     output: OutputConfig = section(OutputConfig, "output shards")

@@ -1,6 +1,6 @@
 """The per-document stage chain, and the streaming `Pipeline` of the library.
 
-`DocumentChain` is what every scan task runs on each document: extract → normalize → quality
+`DocumentChain` is what every scan task runs on each document: extract → normalize → lang → quality
 (transforms and rule sets), stopping at the first stage that drops the document. Corpus stages
 (dedup) are listed separately: the build runs them through the phase machinery with bounded
 memory; `Pipeline.process` runs them with an in-memory index, first seen wins.
@@ -23,9 +23,11 @@ from thresher.run.deadline import DeadlineExceeded, DocumentDeadline
 
 def build_document_stages(config: RunConfig) -> list[Stage]:
     from thresher.extract.stage import Extract
-    from thresher.quality.stages import build_quality_stages
+    from thresher.lang.routing import build_routed_quality_stages
+    from thresher.lang.stage import build_lang_stages
 
-    return [Extract(config.extract), Normalize(config.normalize), *build_quality_stages(config.quality)]
+    return [Extract(config.extract), Normalize(config.normalize), *build_lang_stages(config.lang),
+            *build_routed_quality_stages(config.quality)]
 
 
 def build_corpus_stages(config: RunConfig) -> list[CorpusStage]:
@@ -57,6 +59,10 @@ class DocumentChain:
         self.runners = [(stage.name, stage_runner(stage), isinstance(stage, RuleSet)) for stage in self.stages]
         self.stats = stats if stats is not None else Stats()
         self.deadline = deadline if deadline is not None else DocumentDeadline(config.exec.doc_deadline_s)
+        for stage in self.stages:  # stages that count into the run's stats (languages seen)
+            bind = getattr(stage, "bind_stats", None)
+            if bind is not None:
+                bind(self.stats)
 
     def run(self, doc: Document) -> tuple[Drop, list[Drop]] | None:
         """None when the document passes every stage; else the attributed drop and all failures
