@@ -1,0 +1,192 @@
+"""A trained linear text classifier and its inference, in pure Python and with NumPy.
+
+The model is fastText's (Joulin et al. 2017, "Bag of Tricks for Efficient Text Classification"):
+a text's hidden vector is the mean of its features' embedding rows, the label logits are that
+vector times the output matrix, and scores are a softmax over labels (one label per text) or one
+sigmoid per label (one-vs-all, several labels per text).
+
+**The two paths give the same scores, bit for bit.** Embedding rows are stored as int32 fixed point
+(value × 2^-scale_bits), so a text's row sum is an exact integer sum whatever the order (pure
+Python adds the rows packed into one big integer, NumPy adds int64 rows); each hidden value is that
+sum divided by `n × 2^scale_bits`, one correctly rounded float64 division; the logits are
+accumulated over the dimensions in the same order with separate IEEE multiplies and adds (NumPy
+vectorises over texts, never over the dimension), and softmax/sigmoid run in Python on the float64
+logits in both paths. Label decisions made on these scores are therefore identical too.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import struct
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from thresher.classify.features import FeatureExtractor, FeatureSpec
+
+LOSSES = ("softmax", "ova")
+_ROW_OFFSET = 1 << 31  # makes every stored int32 non-negative inside a packed 64-bit field
+
+
+@dataclass(slots=True, kw_only=True)
+class Model:
+    """A classifier: feature spec, labels, fixed-point embedding rows and a float32 output matrix.
+
+    `row_ids` are the bucket ids that have a trained row (sorted); a feature without one adds a
+    zero vector but still counts in the mean. `info` holds the training record (hyper-parameters,
+    examples per label, the trainer) that the file header stores.
+    """
+
+    labels: tuple[str, ...]
+    loss: str
+    dim: int
+    spec: FeatureSpec
+    scale_bits: int
+    row_ids: array  # 'I', sorted bucket ids
+    rows: array  # 'i', len(row_ids) * dim fixed-point values
+    output: array  # 'f', len(labels) * dim
+    info: dict[str, Any] = field(default_factory=dict)
+    sha256: str = ""  # of the model file's bytes (set by save/load, or of the serialization)
+    _extractor: FeatureExtractor | None = field(default=None, repr=False)
+    _packed: dict[int, int] = field(default_factory=dict, repr=False)
+    _out_rows: list[list[float]] = field(default_factory=list, repr=False)
+    _np: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        if len(self.rows) != len(self.row_ids) * self.dim or len(self.output) != len(self.labels) * self.dim:
+            raise ValueError("model weights do not match the number of rows, labels and dimensions")
+        if self.spec.max_features << self.scale_bits >= 1 << 52:
+            raise ValueError("too many features per text for exact sums: lower max_tokens or the n-gram range")
+        d = self.dim
+        self._out_rows = [list(self.output[k * d : (k + 1) * d]) for k in range(len(self.labels))]
+
+    @property
+    def extractor(self) -> FeatureExtractor:
+        if self._extractor is None:
+            self._extractor = FeatureExtractor(self.spec)
+        return self._extractor
+
+    # -- pure Python -------------------------------------------------------------------------
+
+    def _packed_row(self, bucket: int) -> int:
+        packed = self._packed.get(bucket)
+        if packed is None:
+            d = self.dim
+            i = bisect.bisect_left(self.row_ids, bucket)
+            if i < len(self.row_ids) and self.row_ids[i] == bucket:
+                values = [v + _ROW_OFFSET for v in self.rows[i * d : (i + 1) * d]]
+            else:
+                values = [_ROW_OFFSET] * d
+            packed = self._packed[bucket] = int.from_bytes(struct.pack(f"<{d}Q", *values), "little")
+        return packed
+
+    def _hidden(self, ids: Sequence[int]) -> list[float]:
+        d = self.dim
+        n = len(ids)
+        if n == 0:
+            return [0.0] * d
+        get = self._packed.get
+        total = 0
+        for bucket in ids:
+            packed = get(bucket)
+            total += packed if packed is not None else self._packed_row(bucket)
+        sums = struct.unpack(f"<{d}Q", total.to_bytes(8 * d, "little"))
+        bias = n * _ROW_OFFSET
+        denom = float(n << self.scale_bits)
+        return [float(s - bias) / denom for s in sums]
+
+    def _logits(self, hidden: Sequence[float]) -> list[float]:
+        logits = []
+        for out in self._out_rows:
+            acc = 0.0
+            for h, w in zip(hidden, out, strict=True):  # sequential, unfused: the NumPy path adds in this order
+                acc += h * w
+            logits.append(acc)
+        return logits
+
+    def scores(self, text: str) -> dict[str, float]:
+        """Score of every label for one text (pure Python)."""
+        logits = self._logits(self._hidden(self.extractor.features(text)))
+        return dict(zip(self.labels, self.normalize(logits), strict=True))
+
+    def normalize(self, logits: Sequence[float]) -> list[float]:
+        """Logits to scores: softmax, or one sigmoid per label for one-vs-all."""
+        if self.loss == "ova":
+            return [1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x)) for x in logits]
+        top = max(logits)
+        exps = [math.exp(x - top) for x in logits]
+        total = 0.0
+        for e in exps:
+            total += e
+        return [e / total for e in exps]
+
+    def predict(self, text: str, k: int = 1, threshold: float = 0.0) -> list[tuple[str, float]]:
+        """The `k` best labels with their scores, best first, keeping only scores >= threshold."""
+        ranked = sorted(self.scores(text).items(), key=lambda kv: (-kv[1], self.labels.index(kv[0])))
+        return [(label, score) for label, score in ranked[:k] if score >= threshold]
+
+    # -- NumPy ---------------------------------------------------------------------------------
+
+    def _numpy_tables(self) -> tuple[Any, Any, Any]:
+        if self._np is None:
+            import numpy as np
+
+            d = self.dim
+            index = np.full(self.spec.buckets, len(self.row_ids), dtype=np.int32)
+            index[np.frombuffer(self.row_ids, dtype=np.uint32).astype(np.int64)] = np.arange(len(self.row_ids), dtype=np.int32)
+            rows = np.zeros((len(self.row_ids) + 1, d), dtype=np.int64)  # the last row: features without one
+            rows[:-1] = np.frombuffer(self.rows, dtype=np.int32).reshape(-1, d)
+            out = np.frombuffer(self.output, dtype=np.float32).astype(np.float64).reshape(len(self.labels), d)
+            self._np = (index, rows, out)
+        return self._np
+
+    def logits_batch(self, texts: Sequence[str]) -> Any:
+        """NumPy: the float64 logits of many texts, shape (len(texts), labels)."""
+        import numpy as np
+
+        index, rows, out = self._numpy_tables()
+        ids, offsets = self.extractor.batch_features(list(texts))
+        gathered = rows[index[ids]]
+        cumulative = np.zeros((len(ids) + 1, self.dim), dtype=np.int64)
+        np.cumsum(gathered, axis=0, out=cumulative[1:])  # exact: integer sums
+        sums = cumulative[offsets[1:]] - cumulative[offsets[:-1]]
+        counts = offsets[1:] - offsets[:-1]
+        denom = np.maximum(counts, 1).astype(np.int64) << np.int64(self.scale_bits)
+        hidden = sums.astype(np.float64) / denom.astype(np.float64)[:, None]
+        logits = np.zeros((len(texts), len(self.labels)), dtype=np.float64)
+        for j in range(self.dim):  # the pure-Python order: one dimension at a time
+            logits += hidden[:, j : j + 1] * out[None, :, j]
+        return logits
+
+    def scores_batch(self, texts: Sequence[str], use_numpy: bool | None = None) -> list[list[float]]:
+        """Scores of many texts, one list per text in label order. NumPy when available (or when
+        `use_numpy`), else pure Python: the same numbers either way."""
+        if use_numpy is None:
+            use_numpy = numpy_available()
+        if not use_numpy:
+            return [self.normalize(self._logits(self._hidden(self.extractor.features(t)))) for t in texts]
+        normalize = self.normalize
+        return [normalize(row) for row in self.logits_batch(texts).tolist()]
+
+    def to_bytes(self) -> bytes:
+        from thresher.classify.format import dump_model
+
+        return dump_model(self)
+
+    def save(self, path: str) -> str:
+        """Write the model file atomically; returns its sha256."""
+        from thresher.classify.format import save_model
+
+        return save_model(self, path)
+
+
+def numpy_available() -> bool:
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
