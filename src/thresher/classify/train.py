@@ -124,11 +124,12 @@ def _with_options(config: TrainConfig, options: dict[str, Any]) -> TrainConfig:
     if not options:
         return config
     spec_names = {f.name for f in fields(FeatureSpec)}
-    config_names = {f.name for f in fields(TrainConfig)} - {"features"}
+    config_names = {f.name for f in fields(TrainConfig)}
     unknown = sorted(set(options) - spec_names - config_names)
     if unknown:
         raise TypeError(f"unknown training option {unknown[0]!r}")
-    spec = replace(config.features, **{k: v for k, v in options.items() if k in spec_names})
+    spec = replace(options.get("features", config.features), **{k: v for k, v in options.items() if k in spec_names})
+    options = {k: v for k, v in options.items() if k != "features"}
     return replace(config, features=spec, **{k: v for k, v in options.items() if k in config_names})
 
 
