@@ -23,7 +23,12 @@ def build_document_stages(config: RunConfig) -> list[Stage]:
     from thresher.extract.stage import Extract
     from thresher.quality.stages import build_quality_stages
 
-    return [Extract(config.extract), Normalize(config.normalize), *build_quality_stages(config.quality)]
+    stages: list[Stage] = [Extract(config.extract), Normalize(config.normalize), *build_quality_stages(config.quality)]
+    if config.classify.models:  # after the rules: a model costs more than a rule
+        from thresher.classify.stage import build_classifier_stages
+
+        stages += build_classifier_stages(config.classify)
+    return stages
 
 
 # Built corpus stages, keyed by the dedup settings they are made from (nothing else in the config

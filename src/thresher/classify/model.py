@@ -108,10 +108,13 @@ class Model:
             logits.append(acc)
         return logits
 
+    def score_list(self, text: str) -> list[float]:
+        """Score of every label for one text, in label order (pure Python)."""
+        return self.normalize(self._logits(self._hidden(self.extractor.features(text))))
+
     def scores(self, text: str) -> dict[str, float]:
         """Score of every label for one text (pure Python)."""
-        logits = self._logits(self._hidden(self.extractor.features(text)))
-        return dict(zip(self.labels, self.normalize(logits), strict=True))
+        return dict(zip(self.labels, self.score_list(text), strict=True))
 
     def normalize(self, logits: Sequence[float]) -> list[float]:
         """Logits to scores: softmax, or one sigmoid per label for one-vs-all."""

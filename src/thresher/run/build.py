@@ -416,6 +416,15 @@ def _check_malformed(config: RunConfig, stats: Stats) -> None:
         raise InputError(f"{n} malformed input records, more than --max-malformed {limit}")
 
 
+def _classifier_records(config: RunConfig) -> dict[str, Any]:
+    """The classifier models a build ran (name, path, sha256, labels, keep, bound), for the manifest."""
+    if not config.classify.models:
+        return {}
+    from thresher.classify.stage import resolve_classifiers
+
+    return {"classifiers": resolve_classifiers(config.classify)}
+
+
 def _finalize(
     out: Store,
     work: WorkDir,
@@ -458,6 +467,7 @@ def _finalize(
         "config_hash": config.hash,
         "config": to_dict(config, hashed_only=True),
         "extractor": extractor_info(config.extract),
+        **_classifier_records(config),
         "inputs": [{"path": p, "bytes": input_size(p) if p != "-" else None} for p in inputs],
         "stats": {k: stats_dict[k] for k in ("seen", "kept", "dropped", "malformed")},
     }

@@ -20,7 +20,7 @@ TEXTS = [
 
 @pytest.mark.parametrize("trainer", ["python", "numpy"])
 def test_training_twice_with_the_same_seed_gives_the_same_bytes(trainer):
-    data = corpus(300)
+    data = corpus(120)
     a = train(data, trainer=trainer, epochs=3, char_ngrams=(2, 4))
     b = train(data, trainer=trainer, epochs=3, char_ngrams=(2, 4))
     assert a.to_bytes() == b.to_bytes()
