@@ -17,6 +17,7 @@ from thresher.quality.config import QualityConfig
 from thresher.quality.fineweb import FineWebQuality
 from thresher.quality.gopher import GopherQuality
 from thresher.quality.repetition import GopherRepetition
+from thresher.quality.statistical import StatisticalQuality
 from thresher.quality.text import AnalysisCache
 from thresher.quality.urls import UrlFilter
 
@@ -42,6 +43,8 @@ def build_quality_stages(config: QualityConfig) -> list[Stage]:
             stages.append(C4Quality(config.c4, cache))
         elif name == "fineweb":
             stages.append(FineWebQuality(config.fineweb, cache))
+        elif name == "statistical":
+            stages.append(StatisticalQuality(config.statistical, cache))
         elif name == "bad_words" and config.bad_words.directory:
             stages.append(BadWords(config.bad_words, cache))
     return stages
