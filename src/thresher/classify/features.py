@@ -9,9 +9,11 @@ The features of a text are a multiset of bucket ids in `[0, buckets)`:
 
 Hashing has no vocabulary, so memory does not grow with the corpus, and the ids depend only on the
 text and `hash_seed` (never on Python's randomized `hash`). A word's hash is CRC-32 of its UTF-8
-bytes mixed with the seed through the splitmix64 finalizer; an n-gram's hash folds its words'
-hashes (`h * P + next`, modulo 2^64) and mixes the result with its length. The pure-Python
-functions and the NumPy batch path compute the same 64-bit integers, hence the same ids.
+bytes mixed with the seed through the splitmix64 finalizer, so its bits are uniform; an n-gram's
+hash folds its words' hashes (`h * P + next`, modulo 2^64) plus a salt per length, and its bucket is
+that modulo the bucket count (no second mix: the words' hashes are already mixed, and three integer
+operations per n-gram keep pure-Python extraction cheap). The pure-Python functions and the NumPy
+batch path compute the same 64-bit integers, hence the same ids.
 
 Extraction is bounded whatever the input: only the first `max_chars` characters are read, at most
 `max_tokens` words are kept, and character n-grams are taken from at most the first
@@ -22,14 +24,18 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 MASK64 = (1 << 64) - 1
 FOLD = 0x100000001B3  # the FNV-1a 64-bit prime: the multiplier that folds word hashes into n-grams
 CHAR_SALT = 0x9E3779B97F4A7C15  # keeps character n-gram ids apart from word ids of the same text
+NGRAM_SALT = 0xC2B2AE3D27D4EB4F  # times the n-gram length: a bigram and a trigram land apart
 MAX_WORD_CHARS = 64
 TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+TOKENIZERS = ("words", "whitespace")
 _CACHE_LIMIT = 1 << 18  # words cached per extractor; the cache is cleared when full (ids never change)
 
 
@@ -52,8 +58,11 @@ class FeatureSpec:
     max_chars: int = 100_000
     max_tokens: int = 10_000
     hash_seed: int = 0
+    tokenizer: str = "words"  # "words": \w+ runs and single symbols; "whitespace": str.split, as fastText
 
     def __post_init__(self) -> None:
+        if self.tokenizer not in TOKENIZERS:
+            raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, got {self.tokenizer!r}")
         if not 1 <= self.buckets <= 1 << 31:
             raise ValueError(f"buckets must be in [1, 2^31], got {self.buckets}")
         if not 1 <= self.word_ngrams <= 8:
@@ -76,6 +85,7 @@ class FeatureSpec:
             "max_chars": self.max_chars,
             "max_tokens": self.max_tokens,
             "hash_seed": self.hash_seed,
+            "tokenizer": self.tokenizer,
         }
 
     @classmethod
@@ -89,6 +99,7 @@ class FeatureSpec:
             max_chars=int(data["max_chars"]),
             max_tokens=int(data["max_tokens"]),
             hash_seed=int(data["hash_seed"]),
+            tokenizer=str(data.get("tokenizer", "words")),
         )
 
     @property
@@ -102,107 +113,144 @@ class FeatureSpec:
         return n
 
 
-class FeatureExtractor:
-    """Turns texts into bucket ids. Keeps a bounded per-word cache (a word's hash, unigram id and
-    character n-gram ids); the cache only saves time, it never changes an id."""
+class _WordHashes(dict[str, int]):
+    """token -> its 64-bit hash, computed on first use (a dict subclass, so `map(cache.__getitem__,
+    tokens)` runs at C speed)."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        self.seed_high = seed << 32
+
+    def __missing__(self, token: str) -> int:
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        h = self[token] = mix64(self.seed_high | zlib.crc32(token.encode("utf-8", "surrogatepass")))
+        return h
+
+
+class _CharIds(dict[str, tuple[int, ...]]):
+    """token -> the bucket ids of its character n-grams, computed on first use."""
 
     def __init__(self, spec: FeatureSpec) -> None:
-        self.spec = spec
-        self._seed_high = spec.hash_seed << 32
-        self._cache: dict[str, tuple[int, tuple[int, ...]]] = {}
+        super().__init__()
+        self.seed_high = spec.hash_seed << 32
+        self.buckets = spec.buckets
+        self.lengths = range(spec.char_ngrams[0], spec.char_ngrams[1] + 1) if spec.char_ngrams else range(0)
 
-    def tokens(self, text: str) -> list[str]:
-        spec = self.spec
-        text = text[: spec.max_chars]
-        if spec.lowercase:
-            text = text.lower()
-        found = TOKEN_RE.findall(text)
-        return found[: spec.max_tokens] if len(found) > spec.max_tokens else found
-
-    def word(self, token: str) -> tuple[int, tuple[int, ...]]:
-        """(the word's 64-bit hash, its character n-gram ids), cached."""
-        entry = self._cache.get(token)
-        if entry is None:
-            if len(self._cache) >= _CACHE_LIMIT:
-                self._cache.clear()
-            h = mix64(self._seed_high | zlib.crc32(token.encode("utf-8", "surrogatepass")))
-            entry = self._cache[token] = (h, self._char_ids(token))
-        return entry
-
-    def _char_ids(self, token: str) -> tuple[int, ...]:
-        spec = self.spec
-        if spec.char_ngrams is None:
-            return ()
-        lo, hi = spec.char_ngrams
+    def __missing__(self, token: str) -> tuple[int, ...]:
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
         marked = "<" + token[:MAX_WORD_CHARS] + ">"
-        buckets, seed_high = spec.buckets, self._seed_high
+        buckets, seed_high = self.buckets, self.seed_high
         ids = []
-        for n in range(lo, hi + 1):
+        for n in self.lengths:
             for i in range(len(marked) - n + 1):
                 gram = marked[i : i + n]
                 if gram == "<" or gram == ">":
                     continue
                 h = zlib.crc32(gram.encode("utf-8", "surrogatepass"))
                 ids.append(mix64((seed_high | h) ^ CHAR_SALT) % buckets)
-        return tuple(ids)
+        found = self[token] = tuple(ids)
+        return found
+
+
+_SEPARATOR = "\x00"  # joins a batch's texts: a token of its own, never part of a word
+
+
+class FeatureExtractor:
+    """Turns texts into bucket ids. Keeps bounded per-word caches (a word's hash, its character
+    n-gram ids); a cache only saves time, it never changes an id."""
+
+    def __init__(self, spec: FeatureSpec) -> None:
+        self.spec = spec
+        self._hashes = _WordHashes(spec.hash_seed)
+        self._chars = _CharIds(spec)
+
+    def tokens(self, text: str) -> list[str]:
+        spec = self.spec
+        text = text[: spec.max_chars]
+        if spec.lowercase:
+            text = text.lower()
+        found = TOKEN_RE.findall(text) if spec.tokenizer == "words" else text.split()
+        return found[: spec.max_tokens] if len(found) > spec.max_tokens else found
 
     def features(self, text: str) -> list[int]:
-        """The bucket ids of one text, pure Python (same ids as `batch_features`)."""
+        """The bucket ids of one text, pure Python (the same ids as `batch_features`)."""
         spec = self.spec
         buckets = spec.buckets
-        words = [self.word(t) for t in self.tokens(text)]
-        hashes = [w[0] for w in words]
+        tokens = self.tokens(text)
+        hashes = list(map(self._hashes.__getitem__, tokens))
         ids = [h % buckets for h in hashes]
-        n = len(hashes)
+        grams = hashes
         for m in range(2, spec.word_ngrams + 1):
-            for i in range(n - m + 1):
-                g = hashes[i]
-                for t in range(1, m):
-                    g = (g * FOLD + hashes[i + t]) & MASK64
-                ids.append(mix64(g ^ m) % buckets)
+            # the m-gram at i folds the (m-1)-gram at i with word i+m-1
+            grams = [(g * FOLD + h) & MASK64 for g, h in zip(grams, hashes[m - 1 :], strict=False)]
+            salt = m * NGRAM_SALT
+            ids += [((g + salt) & MASK64) % buckets for g in grams]
         if spec.char_ngrams is not None:
-            for w in words:
-                ids.extend(w[1])
+            ids.extend(chain.from_iterable(map(self._chars.__getitem__, tokens)))
         return ids
 
-    def batch_features(self, texts: list[str]) -> tuple[Any, Any]:
-        """NumPy: the ids of many texts as one int64 array and each text's start offset (length
-        len(texts) + 1). The word n-grams are computed for the whole batch at once."""
+    def batch_features(self, texts: Sequence[str]) -> tuple[list[tuple[Any, Any]], Any]:
+        """NumPy: the ids of many texts as parts `(ids, owner)` (int64 arrays; `owner` is the text's
+        position, ascending within a part), and each text's feature count. The texts are tokenized
+        in one pass and the word n-grams computed for the whole batch at once."""
         import numpy as np
 
         spec = self.spec
+        n_texts = len(texts)
+        pieces = [t[: spec.max_chars] for t in texts]
+        words = spec.tokenizer == "words"
+        joined = (_SEPARATOR if words else " " + _SEPARATOR + " ").join(pieces)
+        if n_texts == 0 or joined.count(_SEPARATOR) != n_texts - 1:  # a text holds the separator itself
+            return self._batch_per_text(texts)
+        if spec.lowercase:
+            joined = joined.lower()
+        tokens = TOKEN_RE.findall(joined) if words else joined.split()
+        n = len(tokens)
+        hashes = np.fromiter(map(self._hashes.__getitem__, tokens), dtype=np.uint64, count=n)
+        # separators are the tokens with the separator's hash that are the separator (CRC-32 collides)
+        is_sep = hashes == np.uint64(self._hashes[_SEPARATOR])
+        for i in np.flatnonzero(is_sep).tolist():
+            is_sep[i] = tokens[i] == _SEPARATOR
+        keep = ~is_sep
+        owner = np.cumsum(is_sep)[keep]
+        hashes = hashes[keep]
+        counts = np.bincount(owner, minlength=n_texts)
+        if counts.max(initial=0) > spec.max_tokens:  # the per-text cap on words
+            starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+            within = np.arange(len(hashes)) - starts[owner] < spec.max_tokens
+            hashes, owner = hashes[within], owner[within]
+            kept_tokens = [t for t, k in zip((t for t in tokens if t != _SEPARATOR), within.tolist(), strict=True) if k]
+        else:
+            kept_tokens = [t for t in tokens if t != _SEPARATOR] if spec.char_ngrams else []
         buckets = np.uint64(spec.buckets)
-        all_words = [[self.word(t) for t in self.tokens(text)] for text in texts]
-        counts = np.fromiter((len(w) for w in all_words), dtype=np.int64, count=len(texts))
-        hashes = np.fromiter((w[0] for ws in all_words for w in ws), dtype=np.uint64, count=int(counts.sum()))
-        starts = np.zeros(len(texts) + 1, dtype=np.int64)
-        np.cumsum(counts, out=starts[1:])
-        doc_of = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
-        parts = [(hashes % buckets).astype(np.int64)]
-        owners = [doc_of]
-        total = len(hashes)
+        parts = [((hashes % buckets).astype(np.int64), owner)]
+        grams, total = hashes, len(hashes)
         for m in range(2, spec.word_ngrams + 1):
             if total < m:
                 break
-            g = hashes[: total - m + 1].copy()
-            for t in range(1, m):
-                g = g * np.uint64(FOLD) + hashes[t : total - m + 1 + t]  # uint64 arithmetic wraps mod 2^64
-            # an n-gram must not span two texts: keep those whose first and last word share a text
-            inside = doc_of[: total - m + 1] == doc_of[m - 1 :]
-            parts.append((_mix64_array(g[inside] ^ np.uint64(m)) % buckets).astype(np.int64))
-            owners.append(doc_of[: total - m + 1][inside])
+            grams = grams[:-1] * np.uint64(FOLD) + hashes[m - 1 :]  # uint64 arithmetic wraps mod 2^64
+            inside = owner[: total - m + 1] == owner[m - 1 :]  # an n-gram never spans two texts
+            ids = ((grams[inside] + np.uint64(m * NGRAM_SALT & MASK64)) % buckets).astype(np.int64)
+            parts.append((ids, owner[: total - m + 1][inside]))
         if spec.char_ngrams is not None:
-            char_counts = [sum(len(w[1]) for w in ws) for ws in all_words]
-            n_chars = sum(char_counts)
-            parts.append(np.fromiter((i for ws in all_words for w in ws for i in w[1]), dtype=np.int64, count=n_chars))
-            owners.append(np.repeat(np.arange(len(texts), dtype=np.int64), char_counts))
-        ids = np.concatenate(parts)
-        owner = np.concatenate(owners)
-        order = np.argsort(owner, kind="stable")
-        per_doc = np.bincount(owner, minlength=len(texts))
-        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-        np.cumsum(per_doc, out=offsets[1:])
-        return ids[order], offsets
+            per_token = list(map(self._chars.__getitem__, kept_tokens))
+            lengths = np.fromiter(map(len, per_token), dtype=np.int64, count=len(per_token))
+            char_ids = np.fromiter(chain.from_iterable(per_token), dtype=np.int64, count=int(lengths.sum()))
+            parts.append((char_ids, np.repeat(owner, lengths)))
+        feature_counts = np.zeros(n_texts, dtype=np.int64)
+        for _, part_owner in parts:
+            feature_counts += np.bincount(part_owner, minlength=n_texts)
+        return parts, feature_counts
+
+    def _batch_per_text(self, texts: Sequence[str]) -> tuple[list[tuple[Any, Any]], Any]:
+        import numpy as np
+
+        per_text = [self.features(t) for t in texts]
+        counts = np.fromiter(map(len, per_text), dtype=np.int64, count=len(texts))
+        ids = np.fromiter(chain.from_iterable(per_text), dtype=np.int64, count=int(counts.sum()))
+        return [(ids, np.repeat(np.arange(len(texts), dtype=np.int64), counts))], counts
 
 
 def _mix64_array(z: Any) -> Any:

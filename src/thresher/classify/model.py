@@ -30,6 +30,23 @@ LOSSES = ("softmax", "ova")
 _ROW_OFFSET = 1 << 31  # makes every stored int32 non-negative inside a packed 64-bit field
 
 
+class _PackedRows(dict[int, int]):
+    """bucket -> packed row, built on first use (a dict subclass: `map(rows.__getitem__, ids)` runs at
+    C speed). Bounded by the model's rows plus the distinct unknown buckets seen."""
+
+    def __init__(self, make: Any, known: Any) -> None:
+        super().__init__()
+        self.make = make
+        self.known = known
+        self.zero = make(-1)
+
+    def __missing__(self, bucket: int) -> int:
+        if bucket not in self.known:
+            return self.zero  # not kept: unknown buckets would grow the cache without bound
+        packed = self[bucket] = self.make(bucket)
+        return packed
+
+
 @dataclass(slots=True, kw_only=True)
 class Model:
     """A classifier: feature spec, labels, fixed-point embedding rows and a float32 output matrix.
@@ -50,7 +67,7 @@ class Model:
     info: dict[str, Any] = field(default_factory=dict)
     sha256: str = ""  # of the model file's bytes (set by save/load, or of the serialization)
     _extractor: FeatureExtractor | None = field(default=None, repr=False)
-    _packed: dict[int, int] = field(default_factory=dict, repr=False)
+    _packed: _PackedRows = field(default=None, repr=False)  # type: ignore[assignment]
     _out_rows: list[list[float]] = field(default_factory=list, repr=False)
     _np: Any = field(default=None, repr=False)
 
@@ -61,6 +78,7 @@ class Model:
             raise ValueError("model weights do not match the number of rows, labels and dimensions")
         if self.spec.max_features << self.scale_bits >= 1 << 52:
             raise ValueError("too many features per text for exact sums: lower max_tokens or the n-gram range")
+        self._packed = _PackedRows(self._packed_row, frozenset(self.row_ids))
         d = self.dim
         self._out_rows = [list(self.output[k * d : (k + 1) * d]) for k in range(len(self.labels))]
 
@@ -73,27 +91,23 @@ class Model:
     # -- pure Python -------------------------------------------------------------------------
 
     def _packed_row(self, bucket: int) -> int:
-        packed = self._packed.get(bucket)
-        if packed is None:
-            d = self.dim
-            i = bisect.bisect_left(self.row_ids, bucket)
-            if i < len(self.row_ids) and self.row_ids[i] == bucket:
-                values = [v + _ROW_OFFSET for v in self.rows[i * d : (i + 1) * d]]
-            else:
-                values = [_ROW_OFFSET] * d
-            packed = self._packed[bucket] = int.from_bytes(struct.pack(f"<{d}Q", *values), "little")
-        return packed
+        """Row `bucket` as one integer: dimension j in bits 64j..64j+63, offset to be non-negative,
+        so the sum of n packed rows holds the n-row sum of every dimension (no carries: each field
+        stays below n × 2^32 < 2^64)."""
+        d = self.dim
+        i = bisect.bisect_left(self.row_ids, bucket)
+        if i < len(self.row_ids) and self.row_ids[i] == bucket:
+            values = [v + _ROW_OFFSET for v in self.rows[i * d : (i + 1) * d]]
+        else:
+            values = [_ROW_OFFSET] * d
+        return int.from_bytes(struct.pack(f"<{d}Q", *values), "little")
 
     def _hidden(self, ids: Sequence[int]) -> list[float]:
         d = self.dim
         n = len(ids)
         if n == 0:
             return [0.0] * d
-        get = self._packed.get
-        total = 0
-        for bucket in ids:
-            packed = get(bucket)
-            total += packed if packed is not None else self._packed_row(bucket)
+        total = sum(map(self._packed.__getitem__, ids))  # integers: exact in any order
         sums = struct.unpack(f"<{d}Q", total.to_bytes(8 * d, "little"))
         bias = n * _ROW_OFFSET
         denom = float(n << self.scale_bits)
@@ -152,18 +166,37 @@ class Model:
         import numpy as np
 
         index, rows, out = self._numpy_tables()
-        ids, offsets = self.extractor.batch_features(list(texts))
-        gathered = rows[index[ids]]
-        cumulative = np.zeros((len(ids) + 1, self.dim), dtype=np.int64)
-        np.cumsum(gathered, axis=0, out=cumulative[1:])  # exact: integer sums
-        sums = cumulative[offsets[1:]] - cumulative[offsets[:-1]]
-        counts = offsets[1:] - offsets[:-1]
-        denom = np.maximum(counts, 1).astype(np.int64) << np.int64(self.scale_bits)
-        hidden = sums.astype(np.float64) / denom.astype(np.float64)[:, None]
-        logits = np.zeros((len(texts), len(self.labels)), dtype=np.float64)
+        parts, counts = self.extractor.batch_features(texts)
+        n = len(texts)
+        sums = np.zeros((n, self.dim), dtype=np.int64)
+        for ids, owner in parts:  # each part's owners ascend: one segment per text
+            if len(ids) == 0:
+                continue
+            per_text = np.bincount(owner, minlength=n)
+            present = per_text > 0
+            starts = (np.cumsum(per_text) - per_text)[present]
+            sums[present] += np.add.reduceat(rows[index[ids]], starts, axis=0)  # exact: integer sums
+        denom = (np.maximum(counts, 1) << np.int64(self.scale_bits)).astype(np.float64)
+        hidden = sums.astype(np.float64) / denom[:, None]
+        logits = np.zeros((n, len(self.labels)), dtype=np.float64)
         for j in range(self.dim):  # the pure-Python order: one dimension at a time
             logits += hidden[:, j : j + 1] * out[None, :, j]
         return logits
+
+    def normalize_batch(self, logits: Any) -> Any:
+        """`normalize` of every row, vectorised with the same operations in the same order
+        (`math.exp` itself, mapped over the array), hence the same bits."""
+        import numpy as np
+
+        if self.loss == "ova":
+            positive = logits >= 0
+            e = _exp_array(np.where(positive, -logits, logits))
+            return np.where(positive, 1.0 / (1.0 + e), e / (1.0 + e))
+        e = _exp_array(logits - logits.max(axis=1, keepdims=True))
+        total = np.zeros(len(logits), dtype=np.float64)
+        for c in range(e.shape[1]):  # sequential, as the pure-Python sum
+            total = total + e[:, c]
+        return e / total[:, None]
 
     def scores_batch(self, texts: Sequence[str], use_numpy: bool | None = None) -> list[list[float]]:
         """Scores of many texts, one list per text in label order. NumPy when available (or when
@@ -171,9 +204,11 @@ class Model:
         if use_numpy is None:
             use_numpy = numpy_available()
         if not use_numpy:
-            return [self.normalize(self._logits(self._hidden(self.extractor.features(t)))) for t in texts]
-        normalize = self.normalize
-        return [normalize(row) for row in self.logits_batch(texts).tolist()]
+            return [self.score_list(t) for t in texts]
+        if not texts:
+            return []
+        scores: list[list[float]] = self.normalize_batch(self.logits_batch(texts)).tolist()
+        return scores
 
     def to_bytes(self) -> bytes:
         from thresher.classify.format import dump_model
@@ -185,6 +220,12 @@ class Model:
         from thresher.classify.format import save_model
 
         return save_model(self, path)
+
+
+def _exp_array(x: Any) -> Any:
+    import numpy as np
+
+    return np.fromiter(map(math.exp, x.ravel().tolist()), dtype=np.float64, count=x.size).reshape(x.shape)
 
 
 def numpy_available() -> bool:

