@@ -41,6 +41,8 @@ def register(subparsers: Any) -> None:
     t.add_argument("--buckets", type=int, default=1 << 20, help="hash buckets shared by all features")
     t.add_argument("--loss", choices=("softmax", "ova"), default="softmax",
                    help="softmax (one label per text) or one-vs-all (multi-label)")
+    t.add_argument("--tokenizer", choices=("words", "whitespace"), default="words",
+                   help="words: \\w+ runs and single symbols; whitespace: split on spaces only (as fastText)")
     t.add_argument("--max-chars", type=int, default=100_000, help="characters of a text read for features")
     t.add_argument("--max-tokens", type=int, default=10_000, help="words of a text used for features")
     t.add_argument("--trainer", choices=("auto", "python", "numpy"), default="auto",
@@ -64,6 +66,9 @@ def register(subparsers: Any) -> None:
     a.add_argument("--name", default=None, help="annotation name (default: the model file's stem)")
     a.add_argument("--text-field", default="text", help="record field holding the text")
     a.add_argument("--batch-size", type=int, default=1024, help="texts scored per batch")
+    a.add_argument("--tokenizer-json", default=None, metavar="PATH",
+                   help="for an ONNX model (.onnx, the onnx extra): its tokenizers tokenizer.json")
+    a.add_argument("--max-len", type=int, default=256, help="ONNX models: tokens kept per text")
     a.set_defaults(handler=run_apply)
     p.set_defaults(handler=lambda args: _usage(p))
 
@@ -110,7 +115,7 @@ def run_train(args: argparse.Namespace) -> int:
     sources = _sources(args, args.data)
     try:
         spec = FeatureSpec(buckets=args.buckets, word_ngrams=args.word_ngrams, char_ngrams=_char_ngrams(args.char_ngrams),
-                           max_chars=args.max_chars, max_tokens=args.max_tokens)
+                           max_chars=args.max_chars, max_tokens=args.max_tokens, tokenizer=args.tokenizer)
         config = TrainConfig(dim=args.dim, epochs=args.epochs, lr=args.lr, loss=args.loss, seed=args.seed,
                              trainer=args.trainer, features=spec)
     except ValueError as exc:
@@ -153,7 +158,15 @@ def run_apply(args: argparse.Namespace) -> int:
     from thresher.classify import load_model
     from thresher.classify.stage import annotation_keys
 
-    model = load_model(args.model)
+    model: Any
+    if args.model.endswith(".onnx"):
+        from thresher.classify.transformer import OnnxClassifier
+
+        if not args.tokenizer_json:
+            raise ConfigError("an ONNX model needs --tokenizer-json PATH")
+        model = OnnxClassifier(args.model, args.tokenizer_json, max_len=args.max_len)
+    else:
+        model = load_model(args.model)
     name = args.name or Path(args.model).stem
     keys = annotation_keys(name, model.labels)
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115

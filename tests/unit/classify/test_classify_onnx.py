@@ -98,3 +98,18 @@ def test_a_missing_or_broken_model_is_a_config_error(files, tmp_path):
     broken.write_bytes(b"not a graph")
     with pytest.raises(ConfigError, match="not a usable ONNX model"):
         OnnxClassifier(broken, files[1])
+
+
+def test_classify_apply_annotates_with_an_onnx_model(files, tmp_path, capsys):
+    from thresher.cli import main
+
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"text": "the movie was great"}\n{"text": "awful"}\n')
+    out = tmp_path / "out.jsonl"
+    assert main(["classify", "apply", str(files[0]), str(data), "--tokenizer-json", str(files[1]), "-o", str(out),
+                 "--name", "sent"]) == 0
+    first, second = (json.loads(line) for line in out.read_text().splitlines())
+    assert first["annotations"]["classify.sent.positive"] > 0.85
+    assert second["annotations"]["classify.sent.negative"] > 0.95
+    assert main(["classify", "apply", str(files[0]), str(data), "-o", str(out)]) == 1
+    assert "needs --tokenizer-json" in capsys.readouterr().err
