@@ -58,6 +58,11 @@ def resolve_classifiers(config: ClassifyConfig) -> list[dict[str, Any]]:
     return resolved
 
 
+def classifier_records(config: ClassifyConfig) -> dict[str, Any]:
+    """`{"classifiers": [...]}` for the manifest of a build that ran models, else `{}`."""
+    return {"classifiers": resolve_classifiers(config)} if config.models else {}
+
+
 class Classifier:
     """Scores one document with one model (see the module docstring)."""
 
