@@ -176,6 +176,18 @@ class FeatureExtractor:
 
     def features(self, text: str) -> list[int]:
         """The bucket ids of one text, pure Python (the same ids as `batch_features`)."""
+        ids, tokens = self.word_features(text)
+        if self.spec.char_ngrams is not None:
+            ids.extend(chain.from_iterable(map(self._chars.__getitem__, tokens)))
+        return ids
+
+    def char_ids(self, token: str) -> tuple[int, ...]:
+        """The bucket ids of a word's character n-grams (cached)."""
+        return self._chars[token]
+
+    def word_features(self, text: str) -> tuple[list[int], list[str]]:
+        """The word and word n-gram ids of one text, and its words (whose character n-grams a
+        scorer may sum per word instead of per n-gram)."""
         spec = self.spec
         buckets = spec.buckets
         tokens = self.tokens(text)
@@ -187,14 +199,14 @@ class FeatureExtractor:
             grams = [(g * FOLD + h) & MASK64 for g, h in zip(grams, hashes[m - 1 :], strict=False)]
             salt = m * NGRAM_SALT
             ids += [((g + salt) & MASK64) % buckets for g in grams]
-        if spec.char_ngrams is not None:
-            ids.extend(chain.from_iterable(map(self._chars.__getitem__, tokens)))
-        return ids
+        return ids, tokens
 
-    def batch_features(self, texts: Sequence[str]) -> tuple[list[tuple[Any, Any]], Any]:
+    def batch_features(self, texts: Sequence[str], words_only: bool = False) -> tuple[list[tuple[Any, Any]], Any]:
         """NumPy: the ids of many texts as parts `(ids, owner)` (int64 arrays; `owner` is the text's
         position, ascending within a part), and each text's feature count. The texts are tokenized
-        in one pass and the word n-grams computed for the whole batch at once."""
+        in one pass and the word n-grams computed for the whole batch at once. With `words_only`,
+        character n-grams are left out and the last part is `(words, owner)` instead: the list of
+        words, for a scorer that sums their character n-grams per word."""
         import numpy as np
 
         spec = self.spec
@@ -203,7 +215,7 @@ class FeatureExtractor:
         words = spec.tokenizer == "words"
         joined = (_SEPARATOR if words else " " + _SEPARATOR + " ").join(pieces)
         if n_texts == 0 or joined.count(_SEPARATOR) != n_texts - 1:  # a text holds the separator itself
-            return self._batch_per_text(texts)
+            return self._batch_per_text(texts, words_only)
         if spec.lowercase:
             joined = joined.lower()
         tokens = TOKEN_RE.findall(joined) if words else joined.split()
@@ -234,6 +246,11 @@ class FeatureExtractor:
             inside = owner[: total - m + 1] == owner[m - 1 :]  # an n-gram never spans two texts
             ids = ((grams[inside] + np.uint64(m * NGRAM_SALT & MASK64)) % buckets).astype(np.int64)
             parts.append((ids, owner[: total - m + 1][inside]))
+        if spec.char_ngrams is not None and words_only:
+            feature_counts = np.zeros(n_texts, dtype=np.int64)
+            for _, part_owner in parts:
+                feature_counts += np.bincount(part_owner, minlength=n_texts)
+            return [*parts, (kept_tokens, owner)], feature_counts
         if spec.char_ngrams is not None:
             per_token = list(map(self._chars.__getitem__, kept_tokens))
             lengths = np.fromiter(map(len, per_token), dtype=np.int64, count=len(per_token))
@@ -244,8 +261,17 @@ class FeatureExtractor:
             feature_counts += np.bincount(part_owner, minlength=n_texts)
         return parts, feature_counts
 
-    def _batch_per_text(self, texts: Sequence[str]) -> tuple[list[tuple[Any, Any]], Any]:
+    def _batch_per_text(self, texts: Sequence[str], words_only: bool = False) -> tuple[list[tuple[Any, Any]], Any]:
         import numpy as np
+
+        if words_only and self.spec.char_ngrams is not None:
+            pairs = [self.word_features(t) for t in texts]
+            counts = np.fromiter((len(p[0]) for p in pairs), dtype=np.int64, count=len(texts))
+            ids = np.fromiter(chain.from_iterable(p[0] for p in pairs), dtype=np.int64, count=int(counts.sum()))
+            n_words = np.fromiter((len(p[1]) for p in pairs), dtype=np.int64, count=len(texts))
+            words = [w for p in pairs for w in p[1]]
+            word_owner = np.repeat(np.arange(len(texts), dtype=np.int64), n_words)
+            return [(ids, np.repeat(np.arange(len(texts), dtype=np.int64), counts)), (words, word_owner)], counts
 
         per_text = [self.features(t) for t in texts]
         counts = np.fromiter(map(len, per_text), dtype=np.int64, count=len(texts))

@@ -22,6 +22,7 @@ import struct
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from thresher.classify.features import FeatureExtractor, FeatureSpec
@@ -47,6 +48,23 @@ class _PackedRows(dict[int, int]):
         return packed
 
 
+class _WordCache(dict[str, tuple[int, int]]):
+    """word -> (character n-grams, packed row sum), built on first use; cleared when full."""
+
+    def __init__(self, make: Any) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, token: str) -> tuple[int, int]:
+        if len(self) >= _WORD_CACHE_LIMIT:
+            self.clear()
+        found = self[token] = self.make(token)
+        return found
+
+
+_WORD_CACHE_LIMIT = 1 << 17
+
+
 @dataclass(slots=True, kw_only=True)
 class Model:
     """A classifier: feature spec, labels, fixed-point embedding rows and a float32 output matrix.
@@ -68,6 +86,9 @@ class Model:
     sha256: str = ""  # of the model file's bytes (set by save/load, or of the serialization)
     _extractor: FeatureExtractor | None = field(default=None, repr=False)
     _packed: _PackedRows = field(default=None, repr=False)  # type: ignore[assignment]
+    _chars: _WordCache = field(default=None, repr=False)  # type: ignore[assignment]
+    _np_words: dict[str, int] = field(default_factory=dict, repr=False)
+    _np_word_rows: Any = field(default=None, repr=False)
     _out_rows: list[list[float]] = field(default_factory=list, repr=False)
     _np: Any = field(default=None, repr=False)
 
@@ -79,6 +100,7 @@ class Model:
         if self.spec.max_features << self.scale_bits >= 1 << 52:
             raise ValueError("too many features per text for exact sums: lower max_tokens or the n-gram range")
         self._packed = _PackedRows(self._packed_row, frozenset(self.row_ids))
+        self._chars = _WordCache(self._word_chars)
         d = self.dim
         self._out_rows = [list(self.output[k * d : (k + 1) * d]) for k in range(len(self.labels))]
 
@@ -102,12 +124,29 @@ class Model:
             values = [_ROW_OFFSET] * d
         return int.from_bytes(struct.pack(f"<{d}Q", *values), "little")
 
-    def _hidden(self, ids: Sequence[int]) -> list[float]:
-        d = self.dim
+    def _word_chars(self, token: str) -> tuple[int, int]:
+        """(number of character n-grams of a word, the packed sum of their rows): a word's
+        character n-grams are summed once, then reused wherever the word occurs."""
+        ids = self.extractor.char_ids(token)
+        return len(ids), sum(map(self._packed.__getitem__, ids))
+
+    def _text_hidden(self, text: str) -> list[float]:
+        ids, tokens = self.extractor.word_features(text)
         n = len(ids)
+        total = sum(map(self._packed.__getitem__, ids))  # integers: exact in any order
+        if self.spec.char_ngrams is not None:
+            per_word = list(map(self._chars.__getitem__, tokens))
+            n += sum(c for c, _ in per_word)
+            total += sum(p for _, p in per_word)
+        return self._unpack(total, n)
+
+    def _hidden(self, ids: Sequence[int]) -> list[float]:
+        return self._unpack(sum(map(self._packed.__getitem__, ids)), len(ids))
+
+    def _unpack(self, total: int, n: int) -> list[float]:
+        d = self.dim
         if n == 0:
             return [0.0] * d
-        total = sum(map(self._packed.__getitem__, ids))  # integers: exact in any order
         sums = struct.unpack(f"<{d}Q", total.to_bytes(8 * d, "little"))
         bias = n * _ROW_OFFSET
         denom = float(n << self.scale_bits)
@@ -124,7 +163,7 @@ class Model:
 
     def score_list(self, text: str) -> list[float]:
         """Score of every label for one text, in label order (pure Python)."""
-        return self.normalize(self._logits(self._hidden(self.extractor.features(text))))
+        return self.normalize(self._logits(self._text_hidden(text)))
 
     def scores(self, text: str) -> dict[str, float]:
         """Score of every label for one text (pure Python)."""
@@ -166,22 +205,58 @@ class Model:
         import numpy as np
 
         index, rows, out = self._numpy_tables()
-        parts, counts = self.extractor.batch_features(texts)
+        parts, counts = self.extractor.batch_features(texts, words_only=True)
         n = len(texts)
         sums = np.zeros((n, self.dim), dtype=np.int64)
-        for ids, owner in parts:  # each part's owners ascend: one segment per text
+        if self.spec.char_ngrams is not None:  # the last part is (words, owner): per-word sums
+            words, word_owner = parts.pop()
+            slots = self._word_slots(words)
+            table, char_counts = self._np_word_rows
+            counts = counts + np.bincount(word_owner, weights=char_counts[slots], minlength=n).astype(np.int64)
+            parts.append((slots, word_owner))
+            rows_of = [rows[index[ids]] for ids, _ in parts[:-1]] + [table[slots]]
+        else:
+            rows_of = [rows[index[ids]] for ids, _ in parts]
+        for (ids, owner), gathered in zip(parts, rows_of, strict=True):  # each part's owners ascend: one segment per text
             if len(ids) == 0:
                 continue
             per_text = np.bincount(owner, minlength=n)
             present = per_text > 0
             starts = (np.cumsum(per_text) - per_text)[present]
-            sums[present] += np.add.reduceat(rows[index[ids]], starts, axis=0)  # exact: integer sums
+            sums[present] += np.add.reduceat(gathered, starts, axis=0)  # exact: integer sums
         denom = (np.maximum(counts, 1) << np.int64(self.scale_bits)).astype(np.float64)
         hidden = sums.astype(np.float64) / denom[:, None]
         logits = np.zeros((n, len(self.labels)), dtype=np.float64)
         for j in range(self.dim):  # the pure-Python order: one dimension at a time
             logits += hidden[:, j : j + 1] * out[None, :, j]
         return logits
+
+    def _word_slots(self, words: list[str]) -> Any:
+        """NumPy: each word's slot in a table of per-word character n-gram row sums (int64) and
+        counts, filled for words not seen before; the table is rebuilt when it reaches its limit."""
+        import numpy as np
+
+        index, rows, _ = self._numpy_tables()
+        slots_of = self._np_words
+        new = [w for w in dict.fromkeys(words) if w not in slots_of]
+        if self._np_word_rows is None or len(slots_of) + len(new) > _WORD_CACHE_LIMIT:
+            slots_of.clear()
+            new = list(dict.fromkeys(words))
+            self._np_word_rows = (np.zeros((0, self.dim), dtype=np.int64), np.zeros(0, dtype=np.int64))
+        if new:
+            table, char_counts = self._np_word_rows
+            per_word = [self.extractor.char_ids(w) for w in new]
+            lengths = np.fromiter(map(len, per_word), dtype=np.int64, count=len(new))
+            ids = np.fromiter(chain.from_iterable(per_word), dtype=np.int64, count=int(lengths.sum()))
+            added = np.zeros((len(new), self.dim), dtype=np.int64)
+            present = lengths > 0
+            if ids.size:
+                starts = (np.cumsum(lengths) - lengths)[present]
+                added[present] = np.add.reduceat(rows[index[ids]], starts, axis=0)
+            base = len(table)
+            self._np_word_rows = (np.concatenate([table, added]), np.concatenate([char_counts, lengths]))
+            slots_of.update(zip(new, range(base, base + len(new)), strict=True))
+        return np.fromiter(map(slots_of.__getitem__, words), dtype=np.int64, count=len(words))
 
     def normalize_batch(self, logits: Any) -> Any:
         """`normalize` of every row, vectorised with the same operations in the same order
