@@ -46,7 +46,7 @@ def _open_text(path: str) -> io.TextIOBase:
         except ImportError:
             raise InputError(f"{path}: zstd-compressed; install thresher[zstd] to read it") from None
         stream = zstandard.ZstdDecompressor().stream_reader(raw)
-    return io.TextIOWrapper(stream, encoding="utf-8", errors="replace")  # type: ignore[arg-type]
+    return io.TextIOWrapper(stream, encoding="utf-8", errors="replace")  # type: ignore[arg-type,type-var]
 
 
 def read_examples(

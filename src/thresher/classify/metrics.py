@@ -35,6 +35,15 @@ def roc_auc(scores: Sequence[float], positive: Sequence[bool]) -> float | None:
     return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
 
 
+def _best(scores: Sequence[float]) -> int:
+    """The index of the highest score (the first on a tie)."""
+    best = 0
+    for c in range(1, len(scores)):
+        if scores[c] > scores[best]:
+            best = c
+    return best
+
+
 def _prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
     p = tp / (tp + fp) if tp + fp else 0.0
     r = tp / (tp + fn) if tp + fn else 0.0
@@ -51,7 +60,7 @@ def evaluate_scores(
     if loss == "ova":
         predicted = [{labels[c] for c in range(k) if s[c] >= 0.5} for s in scores]
     else:
-        predicted = [{labels[max(range(k), key=lambda c, s=s: (s[c], -c))]} for s in scores]
+        predicted = [{labels[_best(s)]} for s in scores]
     gold_sets = [set(g) for g in gold]
     n = len(gold_sets)
     per_label: dict[str, Any] = {}

@@ -27,7 +27,7 @@ from thresher.core.errors import ConfigError
 def _require() -> tuple[Any, Any, Any]:
     try:
         import numpy as np
-        import onnxruntime as ort
+        import onnxruntime as ort  # type: ignore[import-untyped]
         from tokenizers import Tokenizer
     except ImportError as exc:
         raise ConfigError(f"ONNX classifiers need the onnx extra (pip install 'thresher[onnx]'): {exc}") from None
