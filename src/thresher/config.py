@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from thresher.classify.config import ClassifyConfig
 from thresher.core.config import config_hash, from_dict, merge, section, to_dict
 from thresher.core.errors import ConfigError
 from thresher.dedup.config import DedupConfig
@@ -30,6 +31,7 @@ class RunConfig:
     normalize: NormalizeConfig = section(NormalizeConfig, "text normalization")
     lang: LangConfig = section(LangConfig, "language identification and language filters")
     quality: QualityConfig = section(QualityConfig, "quality filtering")
+    classify: ClassifyConfig = section(ClassifyConfig, "model-based filtering (thresher classify models)")
     dedup: DedupConfig = section(DedupConfig, "duplicate removal")
     output: OutputConfig = section(OutputConfig, "output shards")
     exec: ExecConfig = section(ExecConfig, "execution (does not change the output)", hashed=False)
@@ -39,7 +41,17 @@ class RunConfig:
 
     @property
     def hash(self) -> str:
-        return config_hash(self)
+        digest = config_hash(self)
+        if self.classify.models:
+            # a model file is part of the run: its checksum enters the hash (verified on the way)
+            import hashlib
+            import json
+
+            from thresher.classify.stage import resolve_classifiers
+
+            models = [[m["name"], m["sha256"]] for m in resolve_classifiers(self.classify)]
+            digest = hashlib.sha256(json.dumps([digest, models]).encode()).hexdigest()[:16]
+        return digest
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:

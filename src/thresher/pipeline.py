@@ -26,8 +26,13 @@ def build_document_stages(config: RunConfig) -> list[Stage]:
     from thresher.lang.routing import build_routed_quality_stages
     from thresher.lang.stage import build_lang_stages
 
-    return [Extract(config.extract), Normalize(config.normalize), *build_lang_stages(config.lang),
-            *build_routed_quality_stages(config.quality)]
+    stages: list[Stage] = [Extract(config.extract), Normalize(config.normalize), *build_lang_stages(config.lang),
+                           *build_routed_quality_stages(config.quality)]
+    if config.classify.models:  # after the rules: a model costs more than a rule
+        from thresher.classify.stage import build_classifier_stages
+
+        stages += build_classifier_stages(config.classify)
+    return stages
 
 
 def build_corpus_stages(config: RunConfig) -> list[CorpusStage]:

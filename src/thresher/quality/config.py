@@ -9,7 +9,7 @@ declared in its rule set's config beside the rules. `None` switches a single rul
 | `gopher`  | gopher, repetition                                                               |
 | `c4`      | urls, c4_lines + c4_terminal_punctuation, c4, bad_words                          |
 | `fineweb` | urls, gopher, repetition, c4_lines, c4, fineweb                                  |
-| `all`     | every rule set, c4_terminal_punctuation included                                 |
+| `all`     | every rule set, c4_terminal_punctuation and statistical included                 |
 
 `urls` runs only when a block list or URL word list is configured, `bad_words` only when
 `bad_words.directory` is set: thresher ships no list and downloads none.
@@ -36,9 +36,12 @@ from thresher.quality.c4 import C4Config
 from thresher.quality.fineweb import FineWebConfig
 from thresher.quality.gopher import GopherQualityConfig
 from thresher.quality.repetition import GopherRepetitionConfig
+from thresher.quality.statistical import StatisticalConfig
 from thresher.quality.urls import UrlFilterConfig
 
-RULE_SETS = ("urls", "gopher", "repetition", "c4_lines", "c4_terminal_punctuation", "c4", "fineweb", "bad_words")
+RULE_SETS = (
+    "urls", "gopher", "repetition", "c4_lines", "c4_terminal_punctuation", "c4", "fineweb", "statistical", "bad_words"
+)
 
 PRESETS: dict[str, tuple[str, ...]] = {
     "default": ("urls", "gopher", "repetition", "c4_lines", "c4", "fineweb", "bad_words"),
@@ -67,6 +70,7 @@ class QualityConfig:
     repetition: GopherRepetitionConfig = section(GopherRepetitionConfig, "Gopher repetition rules")
     c4: C4Config = section(C4Config, "C4 line cleanup and document rules")
     fineweb: FineWebConfig = section(FineWebConfig, "FineWeb quality rules")
+    statistical: StatisticalConfig = section(StatisticalConfig, "character entropy and mean sentence length")
     urls: UrlFilterConfig = section(UrlFilterConfig, "URL block lists and banned URL words")
     bad_words: BadWordsConfig = section(BadWordsConfig, "per-language bad-word lists (LDNOOBW format)")
     by_language: Any = setting(
