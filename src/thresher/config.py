@@ -16,6 +16,7 @@ from thresher.core.errors import ConfigError
 from thresher.dedup.config import DedupConfig
 from thresher.extract.config import ExtractConfig
 from thresher.normalize.text import NormalizeConfig
+from thresher.pii.config import PiiConfig
 from thresher.quality.config import QualityConfig
 from thresher.read.config import InputConfig
 from thresher.run.config import ExecConfig
@@ -29,6 +30,7 @@ class RunConfig:
     normalize: NormalizeConfig = section(NormalizeConfig, "text normalization")
     quality: QualityConfig = section(QualityConfig, "quality filtering")
     dedup: DedupConfig = section(DedupConfig, "duplicate removal")
+    pii: PiiConfig = section(PiiConfig, "personal data redaction (off unless types are given)")
     output: OutputConfig = section(OutputConfig, "output shards")
     exec: ExecConfig = section(ExecConfig, "execution (does not change the output)", hashed=False)
 

@@ -21,9 +21,16 @@ from thresher.normalize.text import Normalize
 
 def build_document_stages(config: RunConfig) -> list[Stage]:
     from thresher.extract.stage import Extract
+    from thresher.pii.redact import build_pii_stages
     from thresher.quality.stages import build_quality_stages
 
-    return [Extract(config.extract), Normalize(config.normalize), *build_quality_stages(config.quality)]
+    # PII redaction last: quality rules judge the text as written, and only survivors pay for it
+    return [
+        Extract(config.extract),
+        Normalize(config.normalize),
+        *build_quality_stages(config.quality),
+        *build_pii_stages(config.pii),
+    ]
 
 
 # Built corpus stages, keyed by the dedup settings they are made from (nothing else in the config
@@ -71,9 +78,13 @@ class DocumentChain:
 
     def __init__(self, config: RunConfig, stats: Stats | None = None) -> None:
         self.config = config
-        self.stages = build_document_stages(config)
-        self.runners = [(stage.name, stage_runner(stage), isinstance(stage, RuleSet)) for stage in self.stages]
         self.stats = stats if stats is not None else Stats()
+        self.stages = build_document_stages(config)
+        for stage in self.stages:  # stages that count events (PII replacements) write into these stats
+            bind = getattr(stage, "bind_stats", None)
+            if bind is not None:
+                bind(self.stats)
+        self.runners = [(stage.name, stage_runner(stage), isinstance(stage, RuleSet)) for stage in self.stages]
 
     def run(self, doc: Document) -> tuple[Drop, list[Drop]] | None:
         """None when the document passes every stage; else the attributed drop and all failures
