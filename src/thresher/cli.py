@@ -20,7 +20,7 @@ from thresher.config import RunConfig, load_toml
 from thresher.core.config import flat_fields, merge, nest, parse_flag_value
 from thresher.core.errors import ConfigError, ThresherError
 
-VERBS = ("build", "assess", "dedup", "extract", "verify", "demo")
+VERBS = ("build", "assess", "dedup", "extract", "verify", "demo", "decontam-report")
 _DEST_PREFIX = "cfg__"
 
 log = logging.getLogger("thresher")
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     for verb in VERBS:
         try:
-            module = importlib.import_module(f"thresher.commands.{verb}")
+            module = importlib.import_module(f"thresher.commands.{verb.replace('-', '_')}")
         except ImportError as exc:  # a verb whose module is not in this build
             log.debug("verb %s unavailable: %s", verb, exc)
             continue

@@ -13,6 +13,7 @@ from typing import Any
 
 from thresher.core.config import config_hash, from_dict, merge, section, to_dict
 from thresher.core.errors import ConfigError
+from thresher.decontam.config import DecontamConfig
 from thresher.dedup.config import DedupConfig
 from thresher.extract.config import ExtractConfig
 from thresher.normalize.text import NormalizeConfig
@@ -30,6 +31,7 @@ class RunConfig:
     normalize: NormalizeConfig = section(NormalizeConfig, "text normalization")
     quality: QualityConfig = section(QualityConfig, "quality filtering")
     dedup: DedupConfig = section(DedupConfig, "duplicate removal")
+    decontam: DecontamConfig = section(DecontamConfig, "benchmark decontamination (off unless benchmark files are given)")
     pii: PiiConfig = section(PiiConfig, "personal data redaction (off unless types are given)")
     output: OutputConfig = section(OutputConfig, "output shards")
     exec: ExecConfig = section(ExecConfig, "execution (does not change the output)", hashed=False)

@@ -20,15 +20,18 @@ from thresher.normalize.text import Normalize
 
 
 def build_document_stages(config: RunConfig) -> list[Stage]:
+    from thresher.decontam.stage import build_decontam_stages
     from thresher.extract.stage import Extract
     from thresher.pii.redact import build_pii_stages
     from thresher.quality.stages import build_quality_stages
 
-    # PII redaction last: quality rules judge the text as written, and only survivors pay for it
+    # Decontamination and PII redaction last: quality rules judge the text as written, only survivors
+    # pay for them, and benchmark n-grams are matched before redaction tokens could break them.
     return [
         Extract(config.extract),
         Normalize(config.normalize),
         *build_quality_stages(config.quality),
+        *build_decontam_stages(config.decontam),
         *build_pii_stages(config.pii),
     ]
 
