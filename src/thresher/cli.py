@@ -20,7 +20,7 @@ from thresher.config import RunConfig, load_toml
 from thresher.core.config import flat_fields, merge, nest, parse_flag_value
 from thresher.core.errors import ConfigError, ThresherError
 
-VERBS = ("build", "assess", "dedup", "extract", "verify", "demo", "decontam-report")
+VERBS = ("build", "assess", "dedup", "extract", "verify", "report", "check", "compare", "demo", "decontam-report")
 _DEST_PREFIX = "cfg__"
 
 log = logging.getLogger("thresher")

@@ -129,7 +129,7 @@ class StreamingIndex:
                         self.stage.name,
                         self.stage.reason,
                         value=round(sim, 4),
-                        limit=getattr(self.stage, "threshold", None),
+                        limit=self.stage.threshold,
                         detail={"kept_id": kept_id},
                     )
         for key in scanned.keys:

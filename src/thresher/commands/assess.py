@@ -42,8 +42,10 @@ def run(args: argparse.Namespace) -> int:
     from thresher.extract.stage import Extract
     from thresher.normalize.text import Normalize
     from thresher.quality.assess import assess
+    from thresher.run.preflight import preflight
 
     config = config_from_args(args)
+    preflight(args.inputs, None, config)
     prepare = [Extract(config.extract), Normalize(config.normalize)]
     if args.sample is not None and args.sample < 1:
         raise SystemExit("thresher assess: --sample must be at least 1")

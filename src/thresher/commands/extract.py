@@ -56,6 +56,11 @@ def run(args: argparse.Namespace) -> int:
     overrides = {ff.path[-1]: getattr(args, ff.path[-1]) for ff in flat_fields(ExtractConfig)
                  if ff.flag is not None and getattr(args, ff.path[-1], None) is not None}
     config: ExtractConfig = from_dict(ExtractConfig, overrides, "extract")
+    from thresher.config import RunConfig
+    from thresher.run.preflight import check_extra, needed_extras
+
+    for need in needed_extras([], None, RunConfig(extract=config)):
+        check_extra(need)  # a broken install names its real import error, not only the extra
     extractor = get_extractor(config)
     html = read_page(args.page)
     deadline = time.monotonic() + config.timeout_s if config.timeout_s is not None else None

@@ -6,8 +6,10 @@
 - A **Filter** decides, never mutates: `check(doc) -> Drop | None`.
 - A **RuleSet** is a filter made of rules that all run even after one fails, so the failure
   histogram is complete: `check_all(doc) -> list[Drop]`.
-- A **CorpusStage** needs the whole corpus (dedup); it contributes keys in the scan phase and is
-  decided by the group and cluster phases (see `thresher.run.plan`).
+- A **CorpusStage** needs the whole corpus (dedup); it contributes keys and a payload in the scan
+  phase, its candidate pairs are formed in the group phase and verified in the verify phase, and the
+  cluster phase decides (`thresher.dedup.cluster`; the phases are in `thresher.run.tasks`). A corpus
+  stage that can decode a payload once for many comparisons also implements `PreparedComparison`.
 
 No base classes: a stage is any object with a `name` and one of these methods.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from thresher.core.document import Document, Drop
 
@@ -74,6 +76,7 @@ class CorpusStage(Protocol):
 
     name: str
     reason: str  # the Drop reason of a removed duplicate, e.g. "exact_duplicate"
+    threshold: float | None  # the similarity bound a Drop reports as its limit (None: exact)
 
     def scan(self, doc: Document) -> CorpusKeys | None: ...
 
@@ -86,9 +89,27 @@ class CorpusStage(Protocol):
         ...
 
 
-# Optional on a corpus stage: `prepare(payload) -> object` and `compare(x, y) -> float | None`, with
-# `compare(prepare(a), prepare(b)) == similarity(a, b)`. The group phase then decodes each member
-# once instead of once per candidate pair.
+@runtime_checkable
+class PreparedComparison(Protocol):
+    """A corpus stage's verification split in two: `prepare(payload)` decodes a payload once and
+    `compare(x, y)` compares two prepared payloads, with `compare(prepare(a), prepare(b)) ==
+    similarity(a, b)`. The verify phase then decodes each member once instead of once per pair."""
+
+    def prepare(self, payload: bytes) -> Any: ...
+
+    def compare(self, a: Any, b: Any) -> float | None: ...
+
+
+def _unprepared(payload: bytes) -> bytes:
+    return payload
+
+
+def comparison_of(stage: CorpusStage) -> tuple[Callable[[bytes], Any], Callable[[Any, Any], float | None]]:
+    """(prepare, compare) for verifying a corpus stage's pairs: its own when it declares
+    `PreparedComparison`, else the payload as is and `similarity`."""
+    if isinstance(stage, PreparedComparison):
+        return stage.prepare, stage.compare
+    return _unprepared, stage.similarity
 
 
 Stage = Transform | Annotator | Filter | RuleSet

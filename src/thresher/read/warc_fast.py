@@ -29,6 +29,7 @@ from typing import Any
 from thresher.core.document import Malformed
 from thresher.read.base import Partition, ReadItem
 from thresher.read.config import InputConfig
+from thresher.read.paths import local_path
 from thresher.read.warc import iter_records, read_records_as_items
 from thresher.read.warc_config import WarcConfig
 from thresher.read.warc_payload import RawRecord, is_number
@@ -97,7 +98,7 @@ class _FastFramer:
     def records(self) -> Iterator[RawRecord]:
         from fastwarc.warc import ArchiveIterator  # type: ignore[import-not-found]
 
-        with open(self.path, "rb") as fh:
+        with open(local_path(self.path), "rb") as fh:  # a file:// input is a local file here too
             fd = fh.fileno()
             size = os.fstat(fd).st_size
             head = _pread(fd, 16, 0)

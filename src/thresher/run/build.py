@@ -36,6 +36,7 @@ from thresher.read.paths import input_size, local_path
 from thresher.read.sources import plan_partitions
 from thresher.run import progress
 from thresher.run.engines import TaskCall, make_engine
+from thresher.run.preflight import preflight
 from thresher.run.records import KEY_BUCKETS, KEY_LAYOUT, PAIR_BUCKETS
 from thresher.run.tasks import (
     TaskContext,
@@ -164,6 +165,7 @@ def build(
     """Build a dataset from `inputs` into `output`, a folder or an fsspec URL. See the module
     docstring for the guarantees."""
     config = config or RunConfig()
+    preflight(inputs, output, config, rejects=rejects)  # before any task: inputs, extras, outputs
     target = open_store(output)  # imports fsspec only for a URL
     stage, owned = stage_dir(target, config.exec.work_dir)
     work = WorkDir(stage / ".work")

@@ -122,12 +122,15 @@ PRELOAD = (
 def pool_context() -> Any:
     """`forkserver` where the platform has it (workers fork from a server that imported PRELOAD
     once: no per-worker interpreter start and imports), else `spawn`. Neither copies the driver's
-    state (open files, the build lock, threads) into workers."""
+    state (open files, the build lock, threads) into workers, and neither re-runs the driver's main
+    module in them (`thresher.run.worker_context`)."""
+    from thresher.run.worker_context import detached_main_context
+
     if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
+        ctx = detached_main_context("forkserver")
         ctx.set_forkserver_preload(list(PRELOAD))
         return ctx
-    return multiprocessing.get_context("spawn")
+    return detached_main_context("spawn")
 
 
 def _worker_init(q: Any, log_level: int, environ: dict[str, str], warm: bytes | None) -> None:

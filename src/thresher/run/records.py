@@ -13,7 +13,8 @@ sorts records without decoding them, and "first" is the lowest ordinal in every 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+
+from thresher.dedup.cluster import Node
 
 KEY_LEN = 16
 # Keys are spilled into this many hash buckets by the scan phase; the driver then groups contiguous
@@ -41,18 +42,6 @@ MEMBER = struct.Struct(">Q8sIfQI")
 PAIR = struct.Struct(">Q8sIfQIQ8sIfQI")
 NODE = struct.Struct(">Q8sIf")
 EDGE = struct.Struct(">Q8sIfQ8sIff")
-
-
-@dataclass(frozen=True, slots=True)
-class Node:
-    ordinal: int
-    doc_id: bytes
-    length: int
-    quality: float
-
-    @property
-    def id_hex(self) -> str:
-        return self.doc_id.hex()
 
 
 def id_bytes(doc_id: str) -> bytes:

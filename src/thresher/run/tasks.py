@@ -22,8 +22,6 @@ import json
 import logging
 import os
 import time
-from array import array
-from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -32,7 +30,9 @@ from typing import Any
 
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop, Malformed
+from thresher.core.stages import comparison_of
 from thresher.core.stats import Stats
+from thresher.dedup.cluster import Node, cluster, decide, link_identical
 from thresher.pipeline import DocumentChain, build_corpus_stages
 from thresher.read.base import Event, Partition, Skip, ordinal_partition
 from thresher.read.sources import read_partition
@@ -46,7 +46,6 @@ from thresher.run.records import (
     MEMBER,
     PAIR,
     PAIR_BUCKETS,
-    Node,
     id_bytes,
     key_bucket,
     pack_edge,
@@ -341,22 +340,18 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
                 j += 1
             if j - i > 1:
                 members = [records[r][KEY_LEN:] for r in range(i, j)]  # packed MEMBER records, by ordinal
-                # Members with byte-identical payloads are identical for the stage (similarity(a, a)
-                # is 1.0): each joins the first of its kind, and only distinct payloads go on to the
-                # candidate pairs. An all-identical bucket of n documents costs n - 1 edges, not 32 n,
-                # and only a 16-byte digest per distinct payload is held.
-                leader_of: dict[bytes, int] = {}
-                leaders: list[int] = []
-                for idx, m in enumerate(members):
-                    ordinal, *_, offset, length = MEMBER.unpack(m)
-                    digest = hashlib.blake2b(payloads.read(ordinal, offset, length), digest_size=16).digest()
-                    first = leader_of.setdefault(digest, idx)
-                    if first == idx:
-                        leaders.append(idx)
-                    elif members[first][:8] != m[:8] and first_visit(members[first][:8] + m[:8]):
-                        out.write(pack_edge(member_node(members[first]), member_node(m), 1.0))
+                # Members with byte-identical payloads are identical for the stage: linked here,
+                # only distinct payloads go on to the candidate pairs (see dedup.cluster.link_identical)
+                same = link_identical(
+                    hashlib.blake2b(payloads.read(o, off, n), digest_size=16).digest()
+                    for o, off, n in (_payload_ref(m) for m in members)
+                )
+                for first, idx in same.links:
+                    m, lead = members[idx], members[first]
+                    if lead[:8] != m[:8] and first_visit(lead[:8] + m[:8]):
+                        out.write(pack_edge(member_node(lead), member_node(m), 1.0))
                         edges += 1
-                del leader_of
+                leaders = same.leaders
                 for a, b in stage.candidate_pairs(len(leaders)):
                     ma, mb = members[leaders[a]], members[leaders[b]]
                     if ma[:8] == mb[:8] or not first_visit(ma[:8] + mb[:8]):
@@ -370,6 +365,11 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
     stats.count(f"event/{stage.name}.edges", edges)
     stats.add_time(f"{stage.name}.group", time.perf_counter() - t0)
     return {"stats": stats.to_dict(), "edges": edges, "pairs": pairs.count, "pair_bytes": pairs.bucket_bytes}
+
+
+def _payload_ref(member: bytes) -> tuple[int, int, int]:
+    ordinal, _, _, _, offset, length = MEMBER.unpack(member)
+    return ordinal, offset, length
 
 
 def member_node(member: bytes) -> Node:
@@ -459,9 +459,7 @@ def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: li
     # member is decoded once rather than once per pair. Pairs come sorted by their higher-ordinal
     # member, which stays decoded across its pairs; the lower ones (a hot bucket's representatives)
     # go through a small LRU.
-    prepare = getattr(stage, "prepare", None)
-    compare = getattr(stage, "compare", None) if prepare is not None else None
-    similarity = compare if compare is not None else stage.similarity
+    prepare, similarity = comparison_of(stage)
     prepared: OrderedDict[int, Any] = OrderedDict()
 
     def prepared_value(ordinal: int, offset: int, length: int) -> Any:
@@ -470,7 +468,7 @@ def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: li
             prepared.move_to_end(ordinal)
             return value
         raw = payloads.read(ordinal, offset, length)
-        value = prepared[ordinal] = prepare(raw) if prepare is not None else raw
+        value = prepared[ordinal] = prepare(raw)
         if len(prepared) > PREPARED_CACHE_MEMBERS:
             prepared.popitem(last=False)
         return value
@@ -513,159 +511,28 @@ def iter_edges(work: WorkDir, stages: list[Any]) -> Iterator[tuple[int, Node, No
                         yield si, a, b, sim
 
 
-class DistinctOrdinals:
-    """Collects ordinals and returns the distinct ones, ascending, as an array('Q'). With NumPy
-    (the fast extra) values are deduplicated a chunk at a time and merged into the running result,
-    so the peak is ~3 x 8 bytes per distinct value plus one chunk; without it a set holds ~100
-    bytes per value until the sort."""
-
-    CHUNK = 1 << 20
-
-    def __init__(self) -> None:
-        try:
-            import numpy
-        except ImportError:
-            self.np: Any = None
-            self.seen: set[int] = set()
-        else:
-            self.np = numpy
-            self.distinct = numpy.empty(0, dtype=numpy.uint64)
-        self.chunk = array("Q")
-
-    def add(self, ordinal: int) -> None:
-        if self.np is None:
-            self.seen.add(ordinal)
-            return
-        self.chunk.append(ordinal)
-        if len(self.chunk) >= self.CHUNK:
-            self._merge()
-
-    def _merge(self) -> None:
-        np = self.np
-        fresh = np.unique(np.frombuffer(self.chunk, dtype=np.uint64))
-        self.chunk = array("Q")
-        self.distinct = np.union1d(self.distinct, fresh) if self.distinct.size else fresh
-
-    def result(self) -> array:
-        if self.np is None:
-            values = array("Q", sorted(self.seen))
-            self.seen = set()
-            return values
-        self._merge()
-        values = array("Q", self.distinct.astype(self.np.uint64).tobytes())
-        self.distinct = self.np.empty(0, dtype=self.np.uint64)
-        return values
-
-
 def cluster_task(ctx: TaskContext) -> dict[str, Any]:
-    """Union-find over the verified edges of every corpus stage. Only documents that collide are in
-    memory, each as slots of typed arrays indexed by its rank among the colliding ordinals (~80
-    bytes measured; see benchmarks/cluster_memory.py), never as Python objects of its own.
-
-    Pass 0 collects the colliding ordinals (sorted, distinct: a node's index is found by binary
-    search, and index order is ordinal order). Pass 1 builds the components and picks each keeper
-    by the keep policy. Pass 2 attributes every other member: to its direct edge to the keeper when
-    there is one (an earlier stage, e.g. exact, wins over a later one, then the higher similarity),
-    else to its strongest edge (`via_id` names the neighbour that linked it). Decisions are written
-    per input partition in ordinal order."""
+    """Cluster the verified edges of every corpus stage (`thresher.dedup.cluster`) and write the
+    decisions per input partition, in ordinal order."""
     work = ctx.work
     stages = build_corpus_stages(ctx.config)
-    collected = DistinctOrdinals()
-    for _, a, b, _ in iter_edges(work, stages):
-        collected.add(a.ordinal)
-        collected.add(b.ordinal)
-    ordinals = collected.result()
-    del collected
-    n = len(ordinals)
-    ids = array("Q", bytes(8 * n))
-    lengths = array("I", bytes(4 * n))
-    qualities = array("f", bytes(4 * n))
-    parent = array("q", range(n))
-
-    def find(x: int) -> int:
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:
-            parent[x], x = root, parent[x]
-        return root
-
-    def node_index(node: Node) -> int:
-        return bisect_left(ordinals, node.ordinal)
-
-    for _, a, b, _ in iter_edges(work, stages):
-        ia, ib = node_index(a), node_index(b)
-        for i, node in ((ia, a), (ib, b)):
-            ids[i] = int.from_bytes(node.doc_id, "big")
-            lengths[i] = min(node.length, 0xFFFFFFFF)
-            qualities[i] = node.quality
-        ra, rb = find(ia), find(ib)
-        if ra != rb:  # the root is the member with the lowest ordinal, i.e. the lowest index
-            if ra < rb:
-                parent[rb] = ra
-            else:
-                parent[ra] = rb
-    policy = ctx.config.dedup.keep
-    if policy == "longest":
-        rank: Callable[[int], tuple[Any, ...]] = lambda i: (-lengths[i], ordinals[i])  # noqa: E731
-    elif policy == "best_quality":
-        rank = lambda i: (-qualities[i], ordinals[i])  # noqa: E731
-    else:
-        rank = lambda i: (ordinals[i],)  # noqa: E731
-    keeper = array("q", [-1]) * n  # per root: its keeper
-    members = array("I", [0]) * n  # per root: component size
-    for i in range(n):
-        root = find(i)
-        members[root] += 1
-        if keeper[root] < 0 or rank(i) < rank(keeper[root]):
-            keeper[root] = i
-
-    # per member: its best edge as (indirect, stage, -similarity, neighbour ordinal), smaller is better
-    b_indirect = array("b", [2]) * n
-    b_stage = array("b", [0]) * n
-    b_sim = array("f", [0.0]) * n
-    b_via = array("q", [-1]) * n
-    for si, a, b, sim in iter_edges(work, stages):
-        ia, ib = node_index(a), node_index(b)
-        k = keeper[find(ia)]
-        sim32 = array("f", [sim])[0]  # compare as stored
-        for x, y in ((ia, ib), (ib, ia)):
-            if x == k:
-                continue
-            candidate = (0 if y == k else 1, si, -sim32, ordinals[y])
-            current = (b_indirect[x], b_stage[x], -b_sim[x], ordinals[b_via[x]] if b_via[x] >= 0 else -1)
-            if b_via[x] < 0 or candidate < current:
-                b_indirect[x], b_stage[x], b_sim[x], b_via[x] = candidate[0], si, sim32, y
-
-    def id_hex(i: int) -> str:
-        return ids[i].to_bytes(8, "big").hex()
-
+    clustering = cluster(lambda: iter_edges(work, stages), ctx.config.dedup.keep)
     dropped_per_partition: dict[str, int] = {}
     current_p = -1
     out: Any = None
     stack = contextlib.ExitStack()
     with stack:
-        for i in range(n):  # index order is ordinal order
-            p = ordinal_partition(ordinals[i])
+        for decision in decide(clustering, stages):
+            p = ordinal_partition(decision.ordinal)
             if p != current_p:
                 stack.close()
                 out = stack.enter_context(atomic_open(work.decisions(p), "wb", durable=False))
                 current_p = p
                 dropped_per_partition[str(p)] = 0
-            root = find(i)
-            cluster_id = id_hex(keeper[root])
-            if i == keeper[root]:
-                out.write(dumps_line({"o": ordinals[i], "keep": {"duplicates": members[root] - 1, "cluster": cluster_id}}))
-                continue
-            stage = stages[b_stage[i]]
-            detail: dict[str, Any] = {"kept_id": cluster_id, "cluster": cluster_id}
-            if b_indirect[i]:
-                detail["via_id"] = id_hex(b_via[i])
-            drop = Drop(stage.name, stage.reason, value=round(b_sim[i], 4), limit=getattr(stage, "threshold", None), detail=detail)
-            out.write(dumps_line({"o": ordinals[i], "drop": drop.to_record()}))
-            dropped_per_partition[str(p)] += 1
-    clusters = sum(1 for i in range(n) if parent[i] == i)
-    return {"dropped": dropped_per_partition, "clusters": clusters, "nodes": n}
+            out.write(dumps_line(decision.to_json()))
+            if not decision.kept:
+                dropped_per_partition[str(p)] += 1
+    return {"dropped": dropped_per_partition, "clusters": clustering.clusters, "nodes": clustering.nodes}
 
 
 # -- write --------------------------------------------------------------------------------------

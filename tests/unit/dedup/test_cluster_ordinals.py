@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from thresher.run.tasks import DistinctOrdinals
+from thresher.dedup.cluster import DistinctOrdinals
 
 
 def _collect(values, chunk=None):

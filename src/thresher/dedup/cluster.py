@@ -1,0 +1,361 @@
+"""Duplicate clusters from verified edges: components, keepers, attribution, decisions.
+
+Pure functions over an *edge source* (a callable that iterates every verified edge again, in the
+same order each time: the build reads them from the work dir three times rather than holding them),
+so they are tested without a build (tests/unit/dedup/test_cluster.py). The build's cluster task
+(`thresher.run.tasks.cluster_task`) only reads the edge files and writes the decisions.
+
+- `colliding_ordinals`: the distinct documents that take part in any edge, ascending;
+- `components`: union-find over them; each component's root is its lowest ordinal;
+- `keepers`: the member each component keeps, by a registered keep policy (`KEEP_POLICIES`);
+- `attribute`: every other member's reason: its direct edge to the keeper when there is one (an
+  earlier stage, e.g. exact, wins over a later one, then the higher similarity), else its strongest
+  edge, with `via` naming the neighbour that linked it;
+- `decide`: one `Decision` per member, in ordinal order.
+
+Only colliding documents are in memory, each as slots of typed arrays indexed by its rank among the
+colliding ordinals (~80 bytes measured; see benchmarks/cluster_memory.py), never as objects.
+
+`link_identical` is the group phase's shortcut for members of one key bucket whose payloads are
+byte-identical: they need no verification (similarity(a, a) is 1.0).
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from thresher.core.document import Drop
+from thresher.core.stages import CorpusStage
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One end of an edge: the document's ordinal, its 8-byte id and what keep policies rank by."""
+
+    ordinal: int
+    doc_id: bytes
+    length: int
+    quality: float
+
+    @property
+    def id_hex(self) -> str:
+        return self.doc_id.hex()
+
+
+# (index of the corpus stage that verified it, node a, node b, similarity)
+Edge = tuple[int, Node, Node, float]
+EdgeSource = Callable[[], Iterable[Edge]]
+
+
+class DistinctOrdinals:
+    """Collects ordinals and returns the distinct ones, ascending, as an array('Q'). With NumPy
+    (the fast extra) values are deduplicated a chunk at a time and merged into the running result,
+    so the peak is ~3 x 8 bytes per distinct value plus one chunk; without it a set holds ~100
+    bytes per value until the sort."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self) -> None:
+        try:
+            import numpy
+        except ImportError:
+            self.np: Any = None
+            self.seen: set[int] = set()
+        else:
+            self.np = numpy
+            self.distinct = numpy.empty(0, dtype=numpy.uint64)
+        self.chunk = array("Q")
+
+    def add(self, ordinal: int) -> None:
+        if self.np is None:
+            self.seen.add(ordinal)
+            return
+        self.chunk.append(ordinal)
+        if len(self.chunk) >= self.CHUNK:
+            self._merge()
+
+    def _merge(self) -> None:
+        np = self.np
+        fresh = np.unique(np.frombuffer(self.chunk, dtype=np.uint64))
+        self.chunk = array("Q")
+        self.distinct = np.union1d(self.distinct, fresh) if self.distinct.size else fresh
+
+    def result(self) -> array[int]:
+        if self.np is None:
+            values = array("Q", sorted(self.seen))
+            self.seen = set()
+            return values
+        self._merge()
+        values = array("Q", self.distinct.astype(self.np.uint64).tobytes())
+        self.distinct = self.np.empty(0, dtype=self.np.uint64)
+        return values
+
+
+def colliding_ordinals(edges: EdgeSource) -> array[int]:
+    """The distinct ordinals of every edge's ends, ascending (a node's index is its rank here)."""
+    collected = DistinctOrdinals()
+    for _, a, b, _ in edges():
+        collected.add(a.ordinal)
+        collected.add(b.ordinal)
+    return collected.result()
+
+
+class Components:
+    """Union-find over the colliding documents, with what keep policies rank by. Index order is
+    ordinal order, and a component's root is its member with the lowest ordinal."""
+
+    def __init__(self, ordinals: array[int]) -> None:
+        n = len(ordinals)
+        self.ordinals = ordinals
+        self.ids = array("Q", bytes(8 * n))
+        self.lengths = array("I", bytes(4 * n))
+        self.qualities = array("f", bytes(4 * n))
+        self.parent = array("q", range(n))
+
+    def __len__(self) -> int:
+        return len(self.ordinals)
+
+    def index(self, node: Node) -> int:
+        return bisect_left(self.ordinals, node.ordinal)
+
+    def find(self, x: int) -> int:
+        parent = self.parent
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    def union(self, a: Node, b: Node) -> None:
+        ia, ib = self.index(a), self.index(b)
+        for i, node in ((ia, a), (ib, b)):
+            self.ids[i] = int.from_bytes(node.doc_id, "big")
+            self.lengths[i] = min(node.length, 0xFFFFFFFF)
+            self.qualities[i] = node.quality
+        ra, rb = self.find(ia), self.find(ib)
+        if ra != rb:  # the root is the member with the lowest ordinal, i.e. the lowest index
+            if ra < rb:
+                self.parent[rb] = ra
+            else:
+                self.parent[ra] = rb
+
+    def id_hex(self, i: int) -> str:
+        return self.ids[i].to_bytes(8, "big").hex()
+
+    def roots(self) -> int:
+        return sum(1 for i in range(len(self)) if self.parent[i] == i)
+
+
+def components(edges: EdgeSource, ordinals: array[int] | None = None) -> Components:
+    """The connected components of the edges (`ordinals`: their `colliding_ordinals`, if known)."""
+    comps = Components(colliding_ordinals(edges) if ordinals is None else ordinals)
+    for _, a, b, _ in edges():
+        comps.union(a, b)
+    return comps
+
+
+# -- keep policies ------------------------------------------------------------------------------
+
+# A keep policy ranks the members of a component: the smallest rank is kept. Every rank ends with the
+# ordinal, so ties go to the earliest document and the choice never depends on edge order.
+Rank = Callable[[int], tuple[Any, ...]]
+KeepPolicy = Callable[[Components], Rank]
+KEEP_POLICIES: dict[str, KeepPolicy] = {}
+
+
+def keep_policy(name: str) -> Callable[[KeepPolicy], KeepPolicy]:
+    """Register a keep policy under the name `dedup.keep` (`--keep`) selects it by."""
+
+    def register(policy: KeepPolicy) -> KeepPolicy:
+        KEEP_POLICIES[name] = policy
+        return policy
+
+    return register
+
+
+@keep_policy("first")
+def keep_first(c: Components) -> Rank:
+    ordinals = c.ordinals
+    return lambda i: (ordinals[i],)
+
+
+@keep_policy("longest")
+def keep_longest(c: Components) -> Rank:
+    ordinals, lengths = c.ordinals, c.lengths
+    return lambda i: (-lengths[i], ordinals[i])
+
+
+@keep_policy("best_quality")
+def keep_best_quality(c: Components) -> Rank:
+    ordinals, qualities = c.ordinals, c.qualities
+    return lambda i: (-qualities[i], ordinals[i])
+
+
+@dataclass(frozen=True, slots=True)
+class Keepers:
+    """Per component root: the index of its keeper and its size."""
+
+    keeper: array[int]
+    members: array[int]
+
+
+def keepers(c: Components, policy: str) -> Keepers:
+    try:
+        rank = KEEP_POLICIES[policy](c)
+    except KeyError:
+        raise ValueError(f"unknown keep policy {policy!r}; known: {', '.join(sorted(KEEP_POLICIES))}") from None
+    n = len(c)
+    keeper = array("q", [-1]) * n
+    members = array("I", [0]) * n
+    for i in range(n):
+        root = c.find(i)
+        members[root] += 1
+        if keeper[root] < 0 or rank(i) < rank(keeper[root]):
+            keeper[root] = i
+    return Keepers(keeper, members)
+
+
+# -- attribution --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Attribution:
+    """Per member: the edge it is dropped for. `indirect` is 0 for a direct edge to the keeper
+    (1: the strongest edge to another member, named by `via`); `stage` the verifying stage's index."""
+
+    indirect: array[int]
+    stage: array[int]
+    similarity: array[float]
+    via: array[int]
+
+
+def attribute(edges: EdgeSource, c: Components, keep: Keepers) -> Attribution:
+    """Each non-keeper's best edge as (indirect, stage, -similarity, neighbour ordinal), smaller is
+    better: a direct edge to the keeper, then the earlier stage, the higher similarity (compared as
+    stored, in float32), the lower neighbour."""
+    n = len(c)
+    ordinals = c.ordinals
+    keeper = keep.keeper
+    b_indirect = array("b", [2]) * n
+    b_stage = array("b", [0]) * n
+    b_sim = array("f", [0.0]) * n
+    b_via = array("q", [-1]) * n
+    for si, a, b, sim in edges():
+        ia, ib = c.index(a), c.index(b)
+        k = keeper[c.find(ia)]
+        sim32 = array("f", [sim])[0]
+        for x, y in ((ia, ib), (ib, ia)):
+            if x == k:
+                continue
+            candidate = (0 if y == k else 1, si, -sim32, ordinals[y])
+            current = (b_indirect[x], b_stage[x], -b_sim[x], ordinals[b_via[x]] if b_via[x] >= 0 else -1)
+            if b_via[x] < 0 or candidate < current:
+                b_indirect[x], b_stage[x], b_sim[x], b_via[x] = candidate[0], si, sim32, y
+    return Attribution(b_indirect, b_stage, b_sim, b_via)
+
+
+# -- decisions ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decision:
+    """What the cluster phase decided for one colliding document: kept as its cluster's keeper
+    (with the number of duplicates removed for it), or dropped with an attributed `Drop` whose
+    detail names the cluster, the kept document and, for an indirect link, the neighbour.
+
+    One JSON form, written one per line to the work dir's decisions files:
+    `{"o": ordinal, "keep": {"duplicates": n, "cluster": id}}` or `{"o": ordinal, "drop": drop record}`."""
+
+    ordinal: int
+    cluster: str
+    duplicates: int = 0
+    drop: Drop | None = None
+
+    @property
+    def kept(self) -> bool:
+        return self.drop is None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.drop is None:
+            return {"o": self.ordinal, "keep": {"duplicates": self.duplicates, "cluster": self.cluster}}
+        return {"o": self.ordinal, "drop": self.drop.to_record()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Decision:
+        if "keep" in data:
+            return cls(ordinal=data["o"], cluster=data["keep"]["cluster"], duplicates=data["keep"]["duplicates"])
+        drop = Drop.from_record(data["drop"])
+        return cls(ordinal=data["o"], cluster=(drop.detail or {})["cluster"], drop=drop)
+
+
+@dataclass(frozen=True, slots=True)
+class Clustering:
+    components: Components
+    keepers: Keepers
+    attribution: Attribution
+
+    @property
+    def nodes(self) -> int:
+        return len(self.components)
+
+    @property
+    def clusters(self) -> int:
+        return self.components.roots()
+
+
+def cluster(edges: EdgeSource, policy: str) -> Clustering:
+    """Components, keepers and attribution of the edges: three passes over `edges()`."""
+    comps = components(edges)
+    keep = keepers(comps, policy)
+    return Clustering(comps, keep, attribute(edges, comps, keep))
+
+
+def decide(clustering: Clustering, stages: Sequence[CorpusStage]) -> Iterator[Decision]:
+    """One decision per colliding document, in ordinal order; `stages[i]` names the drops of the
+    edges stage i verified (its name, reason and threshold)."""
+    c, keep, att = clustering.components, clustering.keepers, clustering.attribution
+    for i in range(len(c)):
+        root = c.find(i)
+        cluster_id = c.id_hex(keep.keeper[root])
+        if i == keep.keeper[root]:
+            yield Decision(ordinal=c.ordinals[i], cluster=cluster_id, duplicates=keep.members[root] - 1)
+            continue
+        stage = stages[att.stage[i]]
+        detail: dict[str, Any] = {"kept_id": cluster_id, "cluster": cluster_id}
+        if att.indirect[i]:
+            detail["via_id"] = c.id_hex(att.via[i])
+        drop = Drop(stage.name, stage.reason, value=round(att.similarity[i], 4), limit=stage.threshold, detail=detail)
+        yield Decision(ordinal=c.ordinals[i], cluster=cluster_id, drop=drop)
+
+
+# -- identical payloads (group phase) -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IdenticalLinks:
+    """Of one key bucket's members: the first member of each distinct payload (`leaders`, which go
+    on to the candidate pairs) and (leader, member) for each later member with the same payload."""
+
+    leaders: list[int]
+    links: list[tuple[int, int]]
+
+
+def link_identical(digests: Iterable[Hashable]) -> IdenticalLinks:
+    """Members (by index) with equal payload digests join the first of their kind: an all-identical
+    bucket of n documents costs n - 1 links, not a pair per band, and only one digest per distinct
+    payload is held."""
+    leader_of: dict[Hashable, int] = {}
+    leaders: list[int] = []
+    links: list[tuple[int, int]] = []
+    for idx, digest in enumerate(digests):
+        first = leader_of.setdefault(digest, idx)
+        if first == idx:
+            leaders.append(idx)
+        else:
+            links.append((first, idx))
+    return IdenticalLinks(leaders, links)

@@ -1,0 +1,255 @@
+"""What the report shows, gathered from a finished dataset in one bounded pass.
+
+Sources: `manifest.json` (config, shards, inputs), `stats.json` (every counter the build kept), the
+kept records of the shards (their annotations hold every metric the quality rules measured), and,
+when the build wrote them (`--rejects DIR`), the dropped records with their `Drop`. Everything held
+is bounded whatever the dataset size: metric values and examples are `BottomK` samples (uniform,
+deterministic), hosts go through `HeavyHitters`, clusters through `TopK`. So the same dataset
+always gives the same report.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from thresher.report.sample import BottomK, HeavyHitters, TopK
+
+# Pipeline order of the stages a document can be dropped by; stages not listed (a plugin's) go
+# before dedup, in name order.
+STAGE_ORDER = ("read", "extract", "normalize", "lang", "quality", "classify", "pii", "decontam", "dedup", "semantic")
+
+METRIC_SAMPLE = 20_000  # values per metric and side (kept / dropped): histograms are of these
+EXAMPLES_PER_RULE = 5
+KEPT_EXAMPLES = 8
+LARGEST_CLUSTERS = 10
+MEMBERS_PER_CLUSTER = 6
+TEXT_PREVIEW = 1_500  # characters of a document's text shown in the report
+
+
+@dataclass(frozen=True, slots=True)
+class RuleBound:
+    """One quality rule as the build applied it: the annotation it measured and its bounds."""
+
+    stage: str
+    metric: str  # annotation key, e.g. quality.word_count
+    low_reason: str
+    high_reason: str
+    min_value: float | None
+    max_value: float | None
+
+    @property
+    def bounds(self) -> list[float]:
+        return [b for b in (self.min_value, self.max_value) if b is not None]
+
+
+@dataclass
+class Example:
+    id: str
+    url: str | None
+    text: str
+    drop: dict[str, Any] | None = None
+
+
+@dataclass
+class Cluster:
+    keeper: Example
+    duplicates: int
+    members: list[Example] = field(default_factory=list)
+
+
+@dataclass
+class ReportData:
+    dataset: str
+    manifest: dict[str, Any]
+    stats: dict[str, Any]
+    rules: list[RuleBound]
+    has_rejects: bool
+    kept_docs: int = 0
+    kept_text_bytes: int = 0
+    dropped_docs_seen: int = 0  # dropped records read from the rejects (0 without them)
+    dropped_text_bytes: int = 0
+    metric_values: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
+    metric_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    length_words: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))
+    languages: Counter[str] = field(default_factory=Counter)
+    language_dropped: Counter[str] = field(default_factory=Counter)
+    cluster_sizes: Counter[int] = field(default_factory=Counter)
+    clusters: list[Cluster] = field(default_factory=list)
+    hosts_kept: list[tuple[str, int]] = field(default_factory=list)
+    hosts_dropped: list[tuple[str, int]] = field(default_factory=list)
+    examples: dict[str, list[Example]] = field(default_factory=dict)  # "stage/reason" -> dropped examples
+    kept_examples: list[Example] = field(default_factory=list)
+
+    def funnel(self) -> list[tuple[str, int]]:
+        """Documents left after each stage, in pipeline order: seen → … → kept."""
+        seen = int(self.stats.get("seen", 0))
+        steps = [("seen", seen)]
+        left = seen - int(self.stats.get("malformed", 0))
+        steps.append(("after reading (malformed removed)", left))
+        for stage, n in ordered_stage_drops(self.stats):
+            left -= n
+            steps.append((f"after {stage}", left))
+        return steps
+
+
+def stage_rank(stage: str) -> tuple[int, str]:
+    head = stage.split(".", 1)[0]
+    if head in STAGE_ORDER:
+        return (STAGE_ORDER.index(head) * 2, stage)
+    return (STAGE_ORDER.index("dedup") * 2 - 1, stage)
+
+
+def ordered_stage_drops(stats: dict[str, Any]) -> list[tuple[str, int]]:
+    drops = stats.get("drops", {}) or {}
+    return [(stage, sum(reasons.values())) for stage, reasons in sorted(drops.items(), key=lambda kv: stage_rank(kv[0]))]
+
+
+def rule_bounds(config: dict[str, Any]) -> list[RuleBound]:
+    """The quality rules of the dataset's recorded config, rebuilt with thresher's own code (so the
+    report marks exactly the bounds the build used). Empty if the config is not one this version
+    can read (a dataset from a newer thresher)."""
+    from thresher.config import RunConfig
+    from thresher.core.errors import ConfigError
+    from thresher.quality.stages import build_quality_stages
+
+    try:
+        run_config = RunConfig.from_dict(config)
+    except (ConfigError, TypeError, ValueError):
+        return []
+    out: list[RuleBound] = []
+    for stage in build_quality_stages(run_config.quality):
+        for rule in getattr(stage, "rules", ()):
+            lo = rule.min_value
+            out.append(
+                RuleBound(
+                    stage=stage.name,
+                    metric=rule.key,
+                    low_reason=rule.too_low,
+                    high_reason=rule.too_high,
+                    min_value=float(lo) if lo is not None else None,
+                    max_value=float(rule.max_value) if rule.max_value is not None else None,
+                )
+            )
+    return out
+
+
+def _host(url: str | None) -> str:
+    if not url:
+        return "(no url)"
+    try:
+        return urlsplit(url).hostname or "(no host)"
+    except ValueError:
+        return "(bad url)"
+
+
+def _example(record: dict[str, Any]) -> Example:
+    text = record.get("text") or ""
+    return Example(id=str(record.get("id")), url=record.get("url"), text=text[:TEXT_PREVIEW], drop=record.get("drop"))
+
+
+def iter_rejects(rejects: Path) -> Iterator[dict[str, Any]]:
+    path = rejects / "rejects.jsonl.gz"
+    if not path.is_file():
+        return
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
+
+
+def collect(dataset: str | Path, rejects: str | Path | None = None) -> ReportData:
+    from thresher.write.manifest import read_shards
+
+    root = Path(dataset)
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    stats_path = root / "stats.json"
+    stats = json.loads(stats_path.read_text(encoding="utf-8")) if stats_path.is_file() else dict(manifest.get("stats", {}))
+    rejects_dir = Path(rejects) if rejects is not None else None
+    has_rejects = rejects_dir is not None and (rejects_dir / "rejects.jsonl.gz").is_file()
+    rules = rule_bounds(manifest.get("config", {}))
+    metrics = sorted({r.metric for r in rules})
+    data = ReportData(str(dataset), manifest, stats, rules, has_rejects)
+
+    kept_values = {m: BottomK[float](METRIC_SAMPLE) for m in metrics}
+    dropped_values = {m: BottomK[float](METRIC_SAMPLE) for m in metrics}
+    kept_count = Counter[str]()
+    dropped_count = Counter[str]()
+    words_kept = BottomK[float](METRIC_SAMPLE)
+    words_dropped = BottomK[float](METRIC_SAMPLE)
+    hosts_kept = HeavyHitters()
+    hosts_dropped = HeavyHitters()
+    kept_examples = BottomK[Example](KEPT_EXAMPLES)
+    largest = TopK[tuple[int, Example]](LARGEST_CLUSTERS)
+
+    for record in read_shards(root):
+        doc_id = str(record.get("id"))
+        annotations = record.get("annotations") or {}
+        text = record.get("text") or ""
+        data.kept_docs += 1
+        data.kept_text_bytes += len(text.encode("utf-8", "surrogatepass"))
+        for m in metrics:
+            v = annotations.get(m)
+            if isinstance(v, int | float):
+                kept_values[m].add(doc_id, float(v))
+                kept_count[m] += 1
+        words_kept.add(doc_id, float(annotations.get("quality.word_count", len(text.split()))))
+        code = annotations.get("lang.code")
+        if isinstance(code, str):
+            data.languages[code] += 1
+        dup = annotations.get("dedup.duplicates")
+        if isinstance(dup, int) and dup > 0:
+            data.cluster_sizes[dup + 1] += 1
+            largest.add(float(dup), doc_id, (dup, _example(record)))
+        hosts_kept.add(_host(record.get("url")))
+        kept_examples.add(doc_id, _example(record))
+
+    top_clusters = [Cluster(ex, dup) for dup, ex in largest.items()]
+    member_samples = {c.keeper.id: BottomK[Example](MEMBERS_PER_CLUSTER) for c in top_clusters}
+    examples: dict[str, BottomK[Example]] = {}
+
+    if has_rejects:
+        assert rejects_dir is not None
+        for record in iter_rejects(rejects_dir):
+            doc_id = str(record.get("id"))
+            drop = record.get("drop") or {}
+            annotations = record.get("annotations") or {}
+            text = record.get("text") or ""
+            data.dropped_docs_seen += 1
+            data.dropped_text_bytes += len(text.encode("utf-8", "surrogatepass"))
+            for m in metrics:
+                v = annotations.get(m)
+                if isinstance(v, int | float):
+                    dropped_values[m].add(doc_id, float(v))
+                    dropped_count[m] += 1
+            if "quality.word_count" in annotations:
+                words_dropped.add(doc_id, float(annotations["quality.word_count"]))
+            code = annotations.get("lang.code")
+            if isinstance(code, str):
+                data.language_dropped[code] += 1
+            hosts_dropped.add(_host(record.get("url")))
+            rule = f"{drop.get('stage')}/{drop.get('reason')}"
+            examples.setdefault(rule, BottomK[Example](EXAMPLES_PER_RULE)).add(doc_id, _example(record))
+            kept_id = (drop.get("detail") or {}).get("kept_id")
+            if kept_id in member_samples:
+                member_samples[kept_id].add(doc_id, _example(record))
+
+    for m in metrics:
+        data.metric_values[m] = (kept_values[m].items(), dropped_values[m].items())
+        data.metric_counts[m] = (kept_count[m], dropped_count[m])
+    data.length_words = (words_kept.items(), words_dropped.items())
+    for cluster in top_clusters:
+        cluster.members = member_samples[cluster.keeper.id].items()
+        data.clusters.append(cluster)
+    data.hosts_kept = hosts_kept.most_common(15)
+    data.hosts_dropped = hosts_dropped.most_common(15)
+    data.examples = {rule: sample.items() for rule, sample in sorted(examples.items())}
+    data.kept_examples = kept_examples.items()
+    return data
+

@@ -1,0 +1,214 @@
+"""`thresher report`, `check` and `compare` on real builds of a small crawl."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+from tests.conftest import article_html, write_jsonl
+
+from thresher.cli import main
+
+XSS = "<script>alert(1)</script>"
+
+
+WORDS = ("the river town council voted on a plan to open the old mill as a library and a school for the children "
+         "of the valley while the farmers asked about the roads and the water that the new houses would need").split()
+
+
+def _page(i: int, sentences: int = 14) -> str:
+    rng = random.Random(i)
+    text = " ".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 16))).capitalize() + "." for _ in range(sentences))
+    return (f"<html><head><title>Story {i}</title></head><body><nav><a href='/'>Home</a></nav>"
+            f"<article><h1>Story {i}</h1><p>{text}</p></article><footer>Privacy policy</footer></body></html>")
+
+
+def _crawl(tmp_path: Path) -> Path:
+    records = []
+    for i in range(40):
+        records.append({"url": f"https://site{i % 4}.example/a/{i}", "html": _page(i)})
+    # exact and near duplicates of pages 0 and 1
+    records += [{"url": f"https://copy.example/{i}", "html": _page(0)} for i in range(3)]
+    records.append({"url": "https://copy.example/near", "html": _page(1).replace("Story 1", "Story one")})
+    # pages too repetitive for the quality rules
+    records += [{"url": f"https://spam.example/{i}", "html": article_html(i, words=150)} for i in range(3)]
+    # a page too short for the quality rules, whose text carries markup that must never run
+    records.append({"url": "https://evil.example/x", "html": f"<html><body><p>{XSS.replace('<', '&lt;')} tiny</p></body></html>"})
+    # a kept page carrying the same markup as text
+    body = " ".join(f"word{j} and more text here for the reader." for j in range(60))
+    records.append({"url": "https://evil.example/kept", "text": f"{XSS}\n{body}"})
+    return write_jsonl(tmp_path / "crawl.jsonl", records, raw_lines=["{not json"])
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    tmp = tmp_path_factory.mktemp("report")
+    crawl = _crawl(tmp)
+    dataset, rejects = tmp / "ds", tmp / "rejects"
+    assert main(["build", str(crawl), "-o", str(dataset), "--rejects", str(rejects), "--engine", "local", "-q"]) == 0
+    return crawl, dataset, rejects
+
+
+def test_report_has_every_section_and_shows_crawled_markup_as_text(built, tmp_path):
+    _, dataset, rejects = built
+    out = tmp_path / "r.html"
+    assert main(["report", str(dataset), "--rejects", str(rejects), "-o", str(out), "-q"]) == 0
+    page = out.read_text(encoding="utf-8")
+    for anchor in ("summary", "funnel", "drops", "metrics", "languages", "lengths", "dedup", "hosts", "timings", "examples"):
+        assert f"id='{anchor}'" in page
+    # no script element, no external reference of any kind, and a CSP that forbids both
+    assert "<script" not in page.lower()
+    assert not re.search(r"(?:src|href)\s*=\s*['\"]?(?:https?:)?//", page)
+    assert "default-src 'none'" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # charts: the funnel, drops per rule and at least one metric histogram, each with bars
+    charts = re.findall(r"<svg[^>]*aria-label='([^']*)'.*?</svg>", page, flags=re.S)
+    assert "Documents left after each stage" in charts
+    assert "Documents dropped per stage and rule" in charts
+    assert any(label.startswith("quality.word_count") for label in charts)
+    assert all("<rect" in svg for svg in re.findall(r"<svg.*?</svg>", page, flags=re.S))
+    stats = json.loads((dataset / "stats.json").read_text())
+    assert f">{stats['seen']}<" in page.replace(",", "")
+    # the dropped short page is an example under its rule, with its Drop
+    assert "quality.gopher/too_few_words" in page
+
+
+def test_report_without_rejects_says_what_is_missing(built, tmp_path):
+    _, dataset, _ = built
+    out = tmp_path / "r.html"
+    assert main(["report", str(dataset), "-o", str(out), "-q"]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "--rejects DIR" in page
+    assert "Dropped by" not in page
+
+
+def test_report_is_deterministic(built, tmp_path):
+    _, dataset, rejects = built
+    a, b = tmp_path / "a.html", tmp_path / "b.html"
+    main(["report", str(dataset), "--rejects", str(rejects), "-o", str(a), "-q"])
+    main(["report", str(dataset), "--rejects", str(rejects), "-o", str(b), "-q"])
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_report_of_a_folder_that_is_no_dataset_is_one_line(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 1
+    assert "not a thresher dataset" in capsys.readouterr().err
+
+
+def test_check_passes_and_fails_on_bounds(built, capsys, tmp_path):
+    _, dataset, _ = built
+    assert main(["check", str(dataset), "--max-duplicate-paragraph-rate", "0.5", "--min-mean-words", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "duplicate_paragraph_rate" in out and "result: pass" in out
+    assert main(["check", str(dataset), "--min-mean-words", "100000"]) == 1
+    captured = capsys.readouterr()
+    assert "result: FAIL" in captured.out and "mean_words" in captured.err
+    bounds = tmp_path / "b.toml"
+    bounds.write_text("[check]\nmin_mean_char_entropy = 1.0\nmax_mean_char_entropy = 2.0\n")
+    assert main(["check", str(dataset), "--bounds", str(bounds), "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    entropy = next(m for m in result["measures"] if m["name"] == "mean_char_entropy")
+    assert entropy["passed"] is False and entropy["ci95"][0] <= entropy["value"] <= entropy["ci95"][1]
+    bounds.write_text("[check]\nmax_typo = 1\n")
+    assert main(["check", str(dataset), "--bounds", str(bounds)]) == 1
+    assert "unknown key" in capsys.readouterr().err
+
+
+def test_check_language_share_needs_annotations_or_fails(built, capsys):
+    _, dataset, _ = built
+    code = main(["check", str(dataset), "--language", "en", "--min-language-share", "0.9", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    share = result["measures"][0]
+    assert share["name"] == "language_share[en]"
+    if share["value"] is None:  # no language stage and no detector in this build: never a silent pass
+        assert code == 1 and share["passed"] is False
+    else:
+        assert 0.0 <= share["value"] <= 1.0
+
+
+def test_compare_two_builds_of_one_crawl(built, tmp_path, capsys):
+    crawl, dataset, _ = built
+    other = tmp_path / "other"
+    assert main(["build", str(crawl), "-o", str(other), "--engine", "local", "-q", "--method", "none", "--quality", "none"]) == 0
+    assert main(["compare", str(dataset), str(other), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    urls_a = {r["url"] for r in _records(dataset)}
+    urls_b = {r["url"] for r in _records(other)}
+    assert result["urls"] == {"a": len(urls_a), "b": len(urls_b), "both": float(len(urls_a & urls_b)), "exact": True}
+    # everything the filtered build kept is in the unfiltered one; not the other way round
+    assert result["a"]["near_share"] == 1.0
+    assert result["b"]["near_share"] < 1.0
+    assert result["b"]["only_examples"]
+
+
+def test_compare_of_a_dataset_with_itself(built, capsys):
+    _, dataset, _ = built
+    assert main(["compare", str(dataset), str(dataset), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["a"]["near_share"] == result["b"]["near_share"] == 1.0
+    assert result["urls"]["both"] == result["urls"]["a"]
+
+
+def _records(dataset: Path) -> list[dict]:
+    from thresher import read_shards
+
+    return list(read_shards(dataset))
+
+
+def _chromium() -> str:
+    import shutil
+
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.skip("headless Chromium not installed (Debian package chromium; .ci/run installs it)")
+    pytest.importorskip("playwright.sync_api", reason="playwright (dev extra) drives Chromium")
+    return path
+
+
+ARTIFACTS = Path(__file__).resolve().parents[3] / "build" / "test-artifacts"
+
+
+def test_report_in_a_real_browser(built, tmp_path):
+    """The page as a person sees it: every chart drawn, no console message or script error, no
+    request but the page itself, crawled markup shown as text. The screenshot is kept in
+    build/test-artifacts/ for a person to look at."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = _chromium()
+    _, dataset, rejects = built
+    out = tmp_path / "report.html"
+    assert main(["report", str(dataset), "--rejects", str(rejects), "-o", str(out), "-q"]) == 0
+    requests: list[str] = []
+    console: list[str] = []
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.on("request", lambda r: requests.append(r.url))
+            page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(out.as_uri())
+            charts = page.query_selector_all("svg.chart")
+            labels = [c.get_attribute("aria-label") for c in charts]
+            bars = [len(c.query_selector_all("rect")) for c in charts]
+            scripts = page.query_selector_all("script")
+            pre_texts = [el.text_content() or "" for el in page.query_selector_all("pre.doc")]
+            alerted: list[str] = []
+            page.on("dialog", lambda d: (alerted.append(d.message), d.dismiss()))
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
+        finally:
+            browser.close()
+    assert requests == [out.as_uri()]
+    assert console == [] and errors == [] and alerted == []
+    assert scripts == []
+    assert "Documents left after each stage" in labels and "Documents dropped per stage and rule" in labels
+    assert len(charts) >= 5 and all(n > 0 for n in bars)
+    assert any(XSS in text for text in pre_texts)
+    assert (ARTIFACTS / "report.png").stat().st_size > 10_000
