@@ -41,7 +41,7 @@ def card_issuer(digits: str) -> str | None:
     n = len(digits)
     p2 = int(digits[:2])
     p4 = int(digits[:4])
-    if digits[0] == "4" and n in (13, 16, 19):
+    if digits[0] == "4" and n in (16, 19):  # 13-digit Visa numbers are no longer issued
         return "visa"
     if (51 <= p2 <= 55 or 2221 <= p4 <= 2720) and n == 16:
         return "mastercard"

@@ -45,7 +45,7 @@ class Match:
     key: str  # canonical value: what a hashed replacement is derived from and the allow list sees
 
 
-_CARD = re.compile(r"(?<![\w.\-+/])\d(?:[ \-]?\d){12,18}(?![\w]|[ \-]?\d|[.,]\d)")
+_CARD = re.compile(r"(?<![\w.\-+/])(?<!\d[ \-])\d(?:[ \-]?\d){12,18}(?![\w]|[ \-]?\d|[.,]\d)")
 _IBAN_START = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2})(\d\d)")
 
 
@@ -69,6 +69,8 @@ def find_obfuscated_emails(text: str) -> list[Match]:
 def find_cards(text: str) -> list[Match]:
     out = []
     for m in _CARD.finditer(text):
+        if phone.CATALOGUE_CONTEXT.search(text[max(0, m.start() - 16) : m.start()]):
+            continue
         raw = m.group(0)
         if " " in raw and "-" in raw:  # one kind of separator in a real card number
             continue

@@ -21,9 +21,13 @@ IPV4 = re.compile(rf"(?<![\w.\-]){_OCTET}(?:\.{_OCTET}){{3}}(?![\w\-]|\.\d)")
 # clock time 12:30:45 or a MAC address 00:1a:2b:3c:4d:5e is not a valid IPv6 address).
 IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{1,4}|:)(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])")
 
-# Four-part version numbers (`version 1.2.3.4`, `build 10.0.0.1`) look like IPv4 addresses; a
-# version-ish word just before the number decides.
-_VERSION_CONTEXT = re.compile(r"\b(?:version|ver\.?|v\.|release|build|firmware|driver|kernel|update|patch)\s*:?\s*$", re.I)
+# Four-part version and section numbers (`version 1.2.3.4`, `build 10.0.0.1`, `Section 5.2.7.5`) look
+# like IPv4 addresses; a version- or outline-word just before the number decides.
+_VERSION_CONTEXT = re.compile(
+    r"(?:\b(?:version|ver\.?|v\.|release|build|firmware|driver|kernel|update|patch|section|sect\.|sec\.|chapter|"
+    r"ch\.|clause|paragraph|para\.|article|art\.|item|step|table|figure|fig\.|rule|appendix|annex)|§)\s*:?\s*$",
+    re.I,
+)
 
 
 def ipv4_is_version(text: str, start: int) -> bool:

@@ -13,7 +13,7 @@ most digit runs in web text are not phone numbers:
 
 Dates, versions and ISBNs never reach ten digits in a national shape; product codes do
 (`Art.-Nr. 0815-471112`), so a catalogue word just before the number (`ISBN`, `SKU`, `Art.-Nr.`,
-`part`, `model`, `order`, `ref`, `serial`) rejects it.
+`part`, `model`, `order`, `ref`, `serial`) rejects it (card numbers use the same check).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ REGIONS = ("US", "GB", "DE", "FR")
 
 # Runs that start at a `+`, `(` or digit not preceded by a word character or number punctuation, and
 # end at a digit not followed by more of a number. Bounded length: linear scanning.
-CANDIDATE = re.compile(r"(?<![\w+.\-/(])(?:\+|\()?\d[\d ().\-/]{5,22}\d(?!\w|[.\-/]?\d)")
+# Nor inside a grouped number ("4111 1111 ...", "FR76 3000 ..."): not after a digit and a separator.
+CANDIDATE = re.compile(r"(?<![\w+.\-/(])(?<!\d[ .\-])(?:\+|\()?\d[\d ().\-/]{5,22}\d(?!\w|[.\-/]?\d)")
 
 _NANP = re.compile(r"(?:\+?1[ .\-])?(?:\([2-9]\d\d\) ?|[2-9]\d\d(?P<s>[ .\-]))[2-9]\d\d(?(s)(?P=s)|[ .\-])\d{4}")
 _GB = re.compile(r"(?:\(0[1-9]\d{1,3}\)|0[1-9]\d{1,3}) \d{3,4} ?\d{3,4}")
@@ -34,8 +35,9 @@ _FR = re.compile(r"0[1-9](?P<s>[ .\-])\d\d(?:(?P=s)\d\d){3}")
 _INTERNATIONAL = re.compile(r"\+\d{1,15}(?:[ .\-]\d{1,12}){0,7}")
 _SEPARATORS = re.compile(r"[ .\-]")
 
-_CATALOGUE_CONTEXT = re.compile(
-    r"(?:\b(?:isbn(?:-1[03])?|issn|sku|ean|upc|art\.?-?\s*nr\.?|art\.|article|part|p/n|item|model|order|ref\.?|serial|"
+CATALOGUE_CONTEXT = re.compile(
+    r"(?:\b(?:isbn(?:-1[03])?|issn|sku|ean|upc|art\.?-?\s*nr\.?|art\.|article|part|p/n|item|model|order|ref(?:erence)?\.?|"
+    r"serial|"
     r"invoice|tracking|nr\.|no\.)|#)\s*:?\s*$",
     re.I,
 )
@@ -113,11 +115,14 @@ def is_phone(candidate: str, regions: tuple[str, ...]) -> bool:
 
 def find_phones(text: str, regions: tuple[str, ...]) -> list[tuple[int, int]]:
     """Spans of phone numbers in `text`. A candidate that does not validate is retried without its
-    trailing space-separated groups ("call +44 20 7946 0958 20 times" is a number and a count)."""
+    trailing space-separated groups ("call +44 20 7946 0958 20 times" is a number and a count),
+    unless it has more digits than any phone number (then it is an account or card number)."""
     spans = []
     for m in CANDIDATE.finditer(text):
         start = m.start()
-        if _CATALOGUE_CONTEXT.search(text[max(0, start - 16) : start]):
+        if sum(ch.isdigit() for ch in m.group(0)) > 15:  # E.164 allows 15 digits: a longer run is one number
+            continue
+        if CATALOGUE_CONTEXT.search(text[max(0, start - 16) : start]):
             continue
         candidate = m.group(0)
         while True:

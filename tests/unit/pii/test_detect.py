@@ -122,3 +122,20 @@ def test_pathological_inputs_run_in_linear_time(text):
     t0 = time.process_time()
     detect(text, TYPES)
     assert time.process_time() - t0 < 2.0
+
+
+@pytest.mark.parametrize("text", ["Section 5.2.7.5 applies", "see § 1.2.3.4", "Table 4.1.2.3 lists", "Article 8.1.1.2"])
+def test_outline_numbers_are_not_addresses(text):
+    assert found(text, ["ip"]) == []
+
+
+def test_card_numbers_in_catalogue_context_are_not_cards():
+    assert found("ISBN 4111111111111111", ["card"]) == []
+    assert found("Order no. 4111 1111 1111 1111", ["card"]) == []
+    assert found("4222222222222", ["card"]) == []  # a 13-digit Visa test number: no longer issued
+
+
+@pytest.mark.parametrize("text", ["The IBAN FR36 0235 4716 3593 2760 1234 567 is wrong.", "Reference 0430 0064 8597 5439",
+                                  "IBAN PL13 7470 2967 2624 9827 0973 8273 is wrong", "Reference 5264 4477 9548 1426"])
+def test_parts_of_longer_grouped_numbers_are_neither_phones_nor_cards(text):
+    assert found(text, ["phone", "card"]) == []
