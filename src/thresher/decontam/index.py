@@ -74,14 +74,17 @@ class NgramIndex:
         self.use_numpy = numpy_available()
         self.bitmap = bytearray(1 << (BITMAP_BITS - 3))
         shift = 64 - BITMAP_BITS
+        bitmap = self.bitmap
         for h in hashes:
             key = h >> shift
-            self.bitmap[key >> 3] |= 1 << (key & 7)
+            bitmap[key >> 3] |= 1 << (key & 7)
         self._np_hashes: Any = None
+        self._np_bitmap: Any = None
         if self.use_numpy:
             import numpy
 
             self._np_hashes = numpy.frombuffer(hashes, dtype=numpy.uint64) if len(hashes) else numpy.empty(0, numpy.uint64)
+            self._np_bitmap = numpy.frombuffer(self.bitmap, dtype=numpy.uint8)
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -101,11 +104,18 @@ class NgramIndex:
         if self.use_numpy:
             import numpy
 
+            # the prefix bitmap (2 MiB, cache-resident) first; the binary search only for its hits
+            keys = doc >> numpy.uint64(64 - BITMAP_BITS)
+            bits = self._np_bitmap[keys >> numpy.uint64(3)] >> (keys & numpy.uint64(7)).astype(numpy.uint8)
+            candidates = numpy.flatnonzero(bits & 1)
+            if not len(candidates):
+                return []
             index = self._np_hashes
-            pos = numpy.searchsorted(index, doc)
+            wanted = doc[candidates]
+            pos = numpy.searchsorted(index, wanted)
             pos[pos == len(index)] = 0
-            hit = numpy.flatnonzero(index[pos] == doc)
-            return [(int(i), int(pos[i])) for i in hit]
+            hit = numpy.flatnonzero(index[pos] == wanted)
+            return [(int(candidates[i]), int(pos[i])) for i in hit]
         return self._matches_pure(doc)
 
     def _matches_pure(self, doc: Sequence[int]) -> list[tuple[int, int]]:
