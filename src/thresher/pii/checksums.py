@@ -23,6 +23,9 @@ IBAN_LENGTHS: dict[str, int] = {
 }  # fmt: skip
 
 
+_MAESTRO_PREFIXES = frozenset({5018, 5020, 5038, 5893, 6304, 6759, 6761, 6762, 6763})
+
+
 def luhn_valid(digits: str) -> bool:
     """True when the digit string's last digit is its Luhn check digit."""
     total = 0
@@ -55,7 +58,9 @@ def card_issuer(digits: str) -> str | None:
         return "diners"
     if p2 == 62 and 16 <= n <= 19:
         return "unionpay"
-    if (p2 == 50 or 56 <= p2 <= 69) and 12 <= n <= 19:
+    # Maestro's issued ranges, 16-19 digits: its nominal 50/56-69 x 12-19 would take GTIN-13s and
+    # most other long numbers starting with 5 or 6
+    if p4 in _MAESTRO_PREFIXES and 16 <= n <= 19:
         return "maestro"
     return None
 

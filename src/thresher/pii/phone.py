@@ -34,6 +34,7 @@ _FR = re.compile(r"0[1-9](?P<s>[ .\-])\d\d(?:(?P=s)\d\d){3}")
 # separators delimit the groups, so the pattern is unambiguous (no backtracking between groups)
 _INTERNATIONAL = re.compile(r"\+\d{1,15}(?:[ .\-]\d{1,12}){0,7}")
 _SEPARATORS = re.compile(r"[ .\-]")
+_PAREN_GROUP = re.compile(r" ?\((\d{1,5})\) ?")
 
 CATALOGUE_CONTEXT = re.compile(
     r"(?:\b(?:isbn(?:-1[03])?|issn|sku|ean|upc|art\.?-?\s*nr\.?|art\.|article|part|p/n|item|model|order|ref(?:erence)?\.?|"
@@ -76,6 +77,8 @@ def _country_code_length(digits: str) -> int:
 def _international(candidate: str) -> bool:
     # "+49 (0)30 1234567": the national trunk prefix in parentheses is not dialled from abroad
     body = candidate.replace(" (0)", " ").replace("(0)", " ").replace("  ", " ")
+    # "+1 (212) 555-0147": an area code in parentheses after the calling code
+    body = _PAREN_GROUP.sub(r" \1", body, count=1).replace("  ", " ")
     if _INTERNATIONAL.fullmatch(body) is None:
         return False
     digits = body.replace(" ", "").replace(".", "").replace("-", "")[1:]
@@ -88,9 +91,10 @@ def _international(candidate: str) -> bool:
     separators = set(_SEPARATORS.findall(body))
     if not separators:  # compact E.164: long; "+1234567" is not one
         return len(digits) >= 10
-    # one kind of separator, and the first group is the calling code (at most one digit more)
+    # one kind of separator (spaces and hyphens mix: "+1 212-555-0147"), and the first group is the
+    # calling code (at most one digit more)
     first = len(_SEPARATORS.split(body, maxsplit=1)[0]) - 1
-    return len(separators) == 1 and cc <= first <= cc + 1
+    return (len(separators) == 1 or separators == {" ", "-"}) and cc <= first <= cc + 1
 
 
 def _national(candidate: str, regions: tuple[str, ...]) -> bool:

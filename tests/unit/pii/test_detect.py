@@ -139,3 +139,13 @@ def test_card_numbers_in_catalogue_context_are_not_cards():
                                   "IBAN PL13 7470 2967 2624 9827 0973 8273 is wrong", "Reference 5264 4477 9548 1426"])
 def test_parts_of_longer_grouped_numbers_are_neither_phones_nor_cards(text):
     assert found(text, ["phone", "card"]) == []
+
+
+@pytest.mark.parametrize("number", ["+1 (212) 555-0147", "+1 212-555-0147", "+44 (0)20 7946 0958"])
+def test_international_numbers_with_parenthesized_area_codes_and_mixed_separators(number):
+    assert found(f"Call {number} today.", ["phone"]) == [("phone", number)]
+
+
+def test_maestro_only_in_its_issued_ranges():
+    assert found("GTIN 6815304068302 and 5736660182670", ["card"]) == []
+    assert found("Maestro 6759 9905 9406 8318 905", ["card"]) == [("card", "6759 9905 9406 8318 905")]
