@@ -15,12 +15,12 @@ from thresher.core.config import config_hash, from_dict, merge, section, to_dict
 from thresher.core.errors import ConfigError
 from thresher.decontam.config import DecontamConfig
 from thresher.dedup.config import DedupConfig
+from thresher.exec_config import ExecConfig
 from thresher.extract.config import ExtractConfig
 from thresher.normalize.text import NormalizeConfig
 from thresher.pii.config import PiiConfig
 from thresher.quality.config import QualityConfig
 from thresher.read.config import InputConfig
-from thresher.run.config import ExecConfig
 from thresher.write.config import OutputConfig
 
 

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from thresher import stage_cache
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop, Malformed
 from thresher.core.stages import CorpusStage, RuleSet, Stage, stage_runner
@@ -36,30 +37,10 @@ def build_document_stages(config: RunConfig) -> list[Stage]:
     ]
 
 
-# Built corpus stages, keyed by the dedup settings they are made from (nothing else in the config
-# changes them, so configs that differ only in execution or input settings share them).
-_corpus_stages: dict[Any, list[CorpusStage]] = {}
-
-
 def build_corpus_stages(config: RunConfig) -> list[CorpusStage]:
-    """The corpus stages of a config. Stage objects are stateless and their construction can be
-    costly (LSH parameters are derived numerically: ~0.2 s), so each process builds them once per
-    dedup config, and a worker pool is handed the driver's (`corpus_stage_cache`)."""
-    stages = _corpus_stages.get(config.dedup)
-    if stages is None:
-        stages = _corpus_stages[config.dedup] = _make_corpus_stages(config)
-    return stages
-
-
-def corpus_stage_cache() -> dict[Any, list[CorpusStage]]:
-    """The corpus stages this process has built, to seed worker processes with
-    (`seed_corpus_stages`): a worker then skips their construction."""
-    return dict(_corpus_stages)
-
-
-def seed_corpus_stages(cache: dict[Any, list[CorpusStage]]) -> None:
-    for key, stages in cache.items():
-        _corpus_stages.setdefault(key, stages)
+    """The corpus stages of a config, built once per process and dedup config
+    (`thresher.stage_cache`, which also hands them to pool workers)."""
+    return stage_cache.cached(config.dedup, lambda: _make_corpus_stages(config))
 
 
 def _make_corpus_stages(config: RunConfig) -> list[CorpusStage]:

@@ -145,6 +145,7 @@ def build_near_stage(config: NearDedupConfig) -> CorpusStage | None:
     """The near-dedup stage for `config`, or None when `method` is None (near dedup off)."""
     if config.method is None:
         return None
-    if config.method == "simhash":
-        return SimHashDedup(config)
-    return MinHashDedup(config)
+    from thresher.dedup.methods import NEAR_METHODS
+
+    stage: CorpusStage = NEAR_METHODS.get(config.method)(config)
+    return stage

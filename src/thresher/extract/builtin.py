@@ -23,7 +23,6 @@ import gc
 import re
 import time
 
-import thresher
 from thresher.extract.base import Extraction, ExtractionTimeout
 from thresher.extract.blocks import REMOVED, Block, segment
 from thresher.extract.hints import (
@@ -44,6 +43,7 @@ from thresher.extract.hints import (
 )
 from thresher.extract.metadata import article_body_hint, declared_titles, extract_metadata
 from thresher.extract.tree import HtmlDocument, Node, parse, release, text_of
+from thresher.version import __version__
 
 # A marked subtree holding more than this share of the page's text is a page wrapper, not furniture.
 _WRAPPER_SHARE = 0.5
@@ -391,7 +391,7 @@ class BuiltinExtractor:
         self.tables = tables
 
     def version(self) -> str:
-        return thresher.__version__
+        return __version__
 
     def extract(self, html: str, url: str | None = None, deadline: float | None = None) -> Extraction:
         # A page's tree is thousands of objects that live only for this call. The cyclic garbage

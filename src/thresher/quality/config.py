@@ -62,16 +62,19 @@ class QualityConfig:
 
     def __post_init__(self) -> None:
         if self.rule_sets is not None:
-            unknown = [s for s in self.rule_sets if s not in RULE_SETS]
+            from thresher.quality.rule_sets import RULE_SETS as REGISTRY  # built-ins and plugins
+
+            unknown = [s for s in self.rule_sets if s not in REGISTRY]
             if unknown:
-                raise ValueError(f"unknown quality rule set {unknown[0]!r} (known: {', '.join(RULE_SETS)})")
+                raise ValueError(f"unknown quality rule set {unknown[0]!r} (known: {', '.join(REGISTRY.names())})")
 
     @property
     def active_rule_sets(self) -> tuple[str, ...]:
         """The rule sets to run, in pipeline order."""
         if self.rule_sets is not None:
             chosen = set(self.rule_sets)
-            return tuple(s for s in RULE_SETS if s in chosen)
+            plugins = tuple(dict.fromkeys(s for s in self.rule_sets if s not in RULE_SETS))  # after the built-ins
+            return tuple(s for s in RULE_SETS if s in chosen) + plugins
         if self.preset is None:
             return ()
         return PRESETS[self.preset]

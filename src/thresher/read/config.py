@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from thresher.core.config import section, setting
 from thresher.read.warc_config import WarcConfig
@@ -11,7 +10,8 @@ from thresher.read.warc_config import WarcConfig
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InputConfig:
-    format: Literal["auto", "jsonl", "html", "warc", "parquet"] = setting(
+    # "auto" or a reader kind registered in thresher.read.readers (the built-ins or a plugin's)
+    format: str = setting(
         "auto", "input format; auto sniffs magic bytes and file names", flag="--input-format"
     )
     url_field: str = setting("url", "JSONL field or Parquet column holding the page URL", flag="--url-column")
@@ -30,3 +30,9 @@ class InputConfig:
     )
     html_files_per_partition: int = setting(512, "HTML files grouped into one scan task", hashed=False)
     warc: WarcConfig = section(WarcConfig, "web archives (WARC, ARC, WET)")
+
+    def __post_init__(self) -> None:
+        from thresher.read.readers import READERS
+
+        if self.format != "auto" and self.format not in READERS:
+            raise ValueError(f"unknown input format {self.format!r} (known: auto, {', '.join(READERS.names())})")

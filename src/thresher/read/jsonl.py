@@ -148,7 +148,7 @@ def parse_record(line: bytes, where: str, config: InputConfig) -> tuple[Document
     try:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
-        return Malformed("invalid_json", where, exc.msg + f" at column {exc.colno}"), invalid_utf8
+        return Malformed("invalid_json", where, exc.msg + (" column " if exc.msg.endswith(" at") else " at column ") + str(exc.colno)), invalid_utf8
     except RecursionError:
         return Malformed("invalid_json", where, "nested too deeply"), invalid_utf8
     if not isinstance(record, dict):

@@ -16,7 +16,7 @@ from typing import Any
 
 from thresher.core.errors import ConfigError, InputError
 from thresher.run import progress
-from thresher.run.engines import TaskCall, task_failed
+from thresher.run.calls import TaskCall, task_failed
 
 log = logging.getLogger(__name__)
 

@@ -75,7 +75,8 @@ def test_work_dir_url_is_a_one_line_config_error(tmp_path, crawl, capsys):
 
 def test_missing_fsspec_names_the_extra(tmp_path, crawl, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "fsspec", None)  # `import fsspec` raises ImportError
-    with pytest.raises(ConfigError, match=r"s3://bucket/ds: a dataset at a URL needs fsspec: pip install 'thresher\[remote\]'"):
+    # the preflight names the extra before any task runs (issue 14)
+    with pytest.raises(ConfigError, match=r"s3://bucket/ds needs the remote extra: pip install \"thresher\[remote\]\""):
         build([str(crawl)], "s3://bucket/ds", local_config())
     with pytest.raises(ConfigError, match=r"needs fsspec: pip install 'thresher\[remote\]'"):
         verify_dataset("gs://bucket/ds")
