@@ -28,13 +28,15 @@ _FOLD = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)}  # full-width ASCII bl
 _FOLD.update({0xFE6B: ord("@"), 0xFE52: ord("."), 0x2024: ord("."), 0xFF61: ord("."),
               0x2010: ord("-"), 0x2011: ord("-"), 0x2012: ord("-"), 0x2013: ord("-"), 0xFE63: ord("-")})
 _FOLD_CHARS = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_FOLD)) + "]")
+_FOLDED = {chr(k): chr(v) for k, v in _FOLD.items()}
 
 
 def fold_lookalikes(text: str) -> str:
     """`text` with identifier look-alikes mapped to ASCII, same length (see the module doc)."""
     if text.isascii() or _FOLD_CHARS.search(text) is None:
         return text
-    return text.translate(_FOLD)
+    # substituting the few characters found is ~10x faster than str.translate over the whole text
+    return _FOLD_CHARS.sub(lambda m: _FOLDED[m.group()], text)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -56,13 +58,10 @@ def find_emails(text: str) -> list[Match]:
 
 
 def find_obfuscated_emails(text: str) -> list[Match]:
-    lowered_has = " at " in text or "at]" in text or "at)" in text or "AT" in text or "at}" in text or "at>" in text
-    if not lowered_has:
-        return []
     return [
-        Match(m.start(), m.end(), "obfuscated_email", email.deobfuscate(m))
-        for m in email.OBFUSCATED_EMAIL.finditer(text)
-        if email.obfuscated_is_plausible(m)
+        Match(f.start, f.end, "obfuscated_email", email.deobfuscate(f))
+        for f in email.find_obfuscated(text)
+        if email.obfuscated_is_plausible(f)
     ]
 
 

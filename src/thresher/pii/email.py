@@ -15,6 +15,7 @@ name before "at" is not a common English word and the address ends in a well-kno
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 _LOCAL = r"[A-Za-z0-9%+\-](?:[A-Za-z0-9._%+\-]{0,62}[A-Za-z0-9_%+\-])?"
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
@@ -23,9 +24,47 @@ EMAIL = re.compile(rf"(?<![A-Za-z0-9._%+\-]){_LOCAL}@(?:{_LABEL}\.){{1,8}}[A-Za-
 _AT = r"(?:\s*[\[\(\{<]\s*(?:at|AT)\s*[\]\)\}>]\s*|\s+(?:at|AT)\s+)"
 _DOT = r"(?:\s*[\[\(\{<]\s*(?:dot|DOT)\s*[\]\)\}>]\s*|\s+(?:dot|DOT)\s+)"
 _WORD = r"[A-Za-z0-9](?:[A-Za-z0-9._\-]{0,62}[A-Za-z0-9])?"
-OBFUSCATED_EMAIL = re.compile(
-    rf"(?<![A-Za-z0-9._%+\-])(?P<name>{_WORD}){_AT}(?P<host>{_LABEL}(?:{_DOT}{_LABEL}){{0,3}}){_DOT}(?P<tld>[A-Za-z]{{2,6}})(?![A-Za-z0-9])"
+# Found from each "at" token outwards (a scan of every word for a following "at" costs ~2x more):
+# the name is the run of name characters ending at the token, the address what follows it.
+# _AT again, written to start with a character class: the regex engine then skips positions that
+# cannot start it without entering the pattern (about 2x faster over prose)
+_AT_TOKEN = re.compile(
+    r"(?:\s\s*(?:(?:at|AT)\s|[\[\(\{<]\s*(?:at|AT)\s*[\]\)\}>])|[\[\(\{<]\s*(?:at|AT)\s*[\]\)\}>])\s*"
 )
+_NAME_BEFORE = re.compile(rf"(?<![A-Za-z0-9._%+\-]){_WORD}\Z")
+_ADDRESS_AFTER = re.compile(rf"(?P<host>{_LABEL}(?:{_DOT}{_LABEL}){{0,3}}){_DOT}(?P<tld>[A-Za-z]{{2,6}})(?![A-Za-z0-9])")
+_DOT_TOKEN = re.compile(_DOT)
+
+
+@dataclass(frozen=True, slots=True)
+class Obfuscated:
+    start: int
+    end: int
+    text: str
+    name: str
+    host: str
+    tld: str
+
+
+def find_obfuscated(text: str) -> list[Obfuscated]:
+    """Every `name <at> host <dot> tld` in `text`, plausible or not (`obfuscated_is_plausible`)."""
+    out: list[Obfuscated] = []
+    last_end = 0
+    for at in _AT_TOKEN.finditer(text):
+        if at.start() < last_end:
+            continue
+        name = _NAME_BEFORE.search(text, max(last_end, at.start() - 64), at.start())
+        if name is None:
+            continue
+        address = _ADDRESS_AFTER.match(text, at.end())
+        if address is None:
+            continue
+        out.append(Obfuscated(name.start(), address.end(), text[name.start() : address.end()], name.group(0),
+                              address.group("host"), address.group("tld")))
+        last_end = address.end()
+    return out
+
+
 _BRACKETED = re.compile(r"[\[\(\{<]")
 
 # Top-level domains trusted in the plain lower-case form "name at host dot tld".
@@ -44,17 +83,16 @@ _PROSE_WORDS = frozenset(
 )
 
 
-def obfuscated_is_plausible(match: re.Match[str]) -> bool:
-    """Whether an OBFUSCATED_EMAIL match is an address rather than prose (see the module doc)."""
-    text = match.group(0)
-    if _BRACKETED.search(text) or " AT " in text:
+def obfuscated_is_plausible(found: Obfuscated) -> bool:
+    """Whether an obfuscated match is an address rather than prose (see the module doc)."""
+    if _BRACKETED.search(found.text) or " AT " in found.text:
         return True
-    if match.group("tld").lower() not in COMMON_TLDS:
+    if found.tld.lower() not in COMMON_TLDS:
         return False
-    return match.group("name").lower() not in _PROSE_WORDS
+    return found.name.lower() not in _PROSE_WORDS
 
 
-def deobfuscate(match: re.Match[str]) -> str:
+def deobfuscate(found: Obfuscated) -> str:
     """The address an obfuscated match spells, as its canonical key (`name@host.tld`)."""
-    host = re.sub(_DOT, ".", match.group("host"))
-    return f"{match.group('name')}@{host}.{match.group('tld')}".lower()
+    host = _DOT_TOKEN.sub(".", found.host)
+    return f"{found.name}@{host}.{found.tld}".lower()

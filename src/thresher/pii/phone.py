@@ -24,8 +24,11 @@ REGIONS = ("US", "GB", "DE", "FR")
 
 # Runs that start at a `+`, `(` or digit not preceded by a word character or number punctuation, and
 # end at a digit not followed by more of a number. Bounded length: linear scanning.
-# Nor inside a grouped number ("4111 1111 ...", "FR76 3000 ..."): not after a digit and a separator.
-CANDIDATE = re.compile(r"(?<![\w+.\-/(])(?<!\d[ .\-])(?:\+|\()?\d[\d ().\-/]{5,22}\d(?!\w|[.\-/]?\d)")
+# Nor inside a grouped number ("4111 1111 ...", "FR76 3000 ..."): not after a digit and a separator,
+# unless it starts with "+".
+CANDIDATE = re.compile(
+    r"(?<![\w+.\-/(])(?:\+|(?<!\d[ .\-])\(?)\d[\d ().\-/]{5,22}\d(?!\w|[.\-/]?\d)"
+)
 
 _NANP = re.compile(r"(?:\+?1[ .\-])?(?:\([2-9]\d\d\) ?|[2-9]\d\d(?P<s>[ .\-]))[2-9]\d\d(?(s)(?P=s)|[ .\-])\d{4}")
 _GB = re.compile(r"(?:\(0[1-9]\d{1,3}\)|0[1-9]\d{1,3}) \d{3,4} ?\d{3,4}")

@@ -149,3 +149,8 @@ def test_international_numbers_with_parenthesized_area_codes_and_mixed_separator
 def test_maestro_only_in_its_issued_ranges():
     assert found("GTIN 6815304068302 and 5736660182670", ["card"]) == []
     assert found("Maestro 6759 9905 9406 8318 905", ["card"]) == [("card", "6759 9905 9406 8318 905")]
+
+
+def test_international_number_right_after_another_number_is_found():
+    text = "card 4111 1111 1111 1111 +44 20 7946 0958"
+    assert found(text) == [("card", "4111 1111 1111 1111"), ("phone", "+44 20 7946 0958")]
