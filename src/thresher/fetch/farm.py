@@ -62,10 +62,11 @@ class HostCounters:
     min_gap_s: float | None = None
     requests: int = 0
     paths: Counter[str] = field(default_factory=Counter)
+    user_agents: Counter[str] = field(default_factory=Counter)
 
     def as_dict(self) -> dict[str, Any]:
         return {"max_in_flight": self.max_in_flight, "min_gap_s": self.min_gap_s, "requests": self.requests,
-                "paths": dict(self.paths)}
+                "paths": dict(self.paths), "user_agents": dict(self.user_agents)}
 
 
 class Farm:
@@ -99,6 +100,7 @@ class Farm:
         c.last_arrival = now
         c.requests += 1
         c.paths[request.path_qs] += 1
+        c.user_agents[request.headers.get("User-Agent", "")] += 1
         c.in_flight += 1
         c.max_in_flight = max(c.max_in_flight, c.in_flight)
         try:

@@ -10,6 +10,7 @@ from typing import Any
 
 from fetch_helpers import FARM_ADDRESS, farm_config, write_urls
 
+from thresher import __version__
 from thresher.fetch.crawl import fetch_urls
 from thresher.fetch.farm import HostSpec
 from thresher.fetch.safety import static_resolver
@@ -67,6 +68,8 @@ def test_robots_disallow_is_honoured_and_fetched_once_per_host(tmp_path: Path, f
     assert time.monotonic() - start < 15  # the 100 MB robots.txt was cut at max_robots_bytes
     counts = farm.counts()
     assert counts["r.test"]["paths"]["/robots.txt"] == 1
+    agents = {ua for host in counts.values() for ua in host["user_agents"]}
+    assert agents == {f"thresher-fetch/{__version__} (+tests@thresher.invalid)"}  # the contact the user set
     assert not [path for host in counts.values() for path in host["paths"] if path.startswith(("/private/", "/page/no"))]
     log = log_of(out)
     assert log[f"http://r.test:{p}/private/0"]["reason"] == "robots_disallowed"
