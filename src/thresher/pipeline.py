@@ -15,7 +15,7 @@ from typing import Any
 from thresher import stage_cache
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop, Malformed
-from thresher.core.stages import CorpusStage, RuleSet, Stage, stage_runner
+from thresher.core.stages import CorpusStage, CountsIntoStats, RuleSet, Stage, stage_runner
 from thresher.core.stats import Stats
 from thresher.normalize.text import Normalize
 from thresher.run.deadline import DeadlineExceeded, DocumentDeadline
@@ -28,15 +28,16 @@ def build_document_stages(config: RunConfig) -> list[Stage]:
     from thresher.lang.stage import build_lang_stages
     from thresher.pii.redact import build_pii_stages
 
+    # Decontamination, then models, then PII redaction last: quality rules and models judge the text as
+    # written, only survivors pay for them, and benchmark n-grams are matched before redaction tokens
+    # could break them.
     stages: list[Stage] = [Extract(config.extract), Normalize(config.normalize), *build_lang_stages(config.lang),
-                           *build_routed_quality_stages(config.quality)]
+                           *build_routed_quality_stages(config.quality), *build_decontam_stages(config.decontam)]
     if config.classify.models:  # after the rules: a model costs more than a rule
         from thresher.classify.stage import build_classifier_stages
 
         stages += build_classifier_stages(config.classify)
-    # Decontamination and PII redaction last: quality rules judge the text as written, only survivors
-    # pay for them, and benchmark n-grams are matched before redaction tokens could break them.
-    stages += [*build_decontam_stages(config.decontam), *build_pii_stages(config.pii)]
+    stages += build_pii_stages(config.pii)
     return stages
 
 
@@ -65,21 +66,13 @@ class DocumentChain:
 
     def __init__(self, config: RunConfig, stats: Stats | None = None, deadline: DocumentDeadline | None = None) -> None:
         self.config = config
-        self.stats = stats if stats is not None else Stats()
-<<<<<<< HEAD
         self.stages = build_document_stages(config)
-        for stage in self.stages:  # stages that count events (PII replacements) write into these stats
-            bind = getattr(stage, "bind_stats", None)
-            if bind is not None:
-                bind(self.stats)
         self.runners = [(stage.name, stage_runner(stage), isinstance(stage, RuleSet)) for stage in self.stages]
-=======
+        self.stats = stats if stats is not None else Stats()
         self.deadline = deadline if deadline is not None else DocumentDeadline(config.exec.doc_deadline_s)
-        for stage in self.stages:  # stages that count into the run's stats (languages seen)
-            bind = getattr(stage, "bind_stats", None)
-            if bind is not None:
-                bind(self.stats)
->>>>>>> main
+        for stage in self.stages:  # stages that count into the run's stats (languages seen, PII replaced)
+            if isinstance(stage, CountsIntoStats):
+                stage.bind_stats(self.stats)
 
     def run(self, doc: Document) -> tuple[Drop, list[Drop]] | None:
         """None when the document passes every stage; else the attributed drop and all failures
