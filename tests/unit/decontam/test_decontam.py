@@ -171,8 +171,18 @@ def test_benchmark_sha256_is_hashed_config_and_checked(bench, tmp_path):
     with open(bench, "a", encoding="utf-8") as f:
         f.write(json.dumps({"text": "one more item in the file"}) + "\n")
     assert RunConfig.from_dict({"decontam": {"benchmarks": [bench]}}).hash != cfg.hash
-    with pytest.raises(ConfigError, match="has sha256"):
-        RunConfig.from_dict(cfg.to_dict())
+    # the recorded config still loads (reports need no benchmark file); building its index refuses
+    recorded = RunConfig.from_dict(cfg.to_dict())
+    assert recorded.hash == cfg.hash
+    with pytest.raises(InputError, match="has sha256 .*, the config records"):
+        build_index(recorded.decontam)
+
+
+def test_recorded_config_loads_without_its_benchmark_files(tmp_path):
+    data = {"decontam": {"benchmarks": [str(tmp_path / "gone.jsonl")], "benchmark_sha256": ["0" * 64]}}
+    cfg = RunConfig.from_dict(data)
+    with pytest.raises(InputError, match="gone.jsonl"):
+        build_index(cfg.decontam)
 
 
 def test_off_by_default_and_placed_before_pii(bench):
