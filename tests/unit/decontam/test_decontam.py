@@ -129,6 +129,16 @@ def test_index_past_its_cap_is_refused_while_reading(tmp_path):
         build_index(DecontamConfig(benchmarks=(str(huge),), ngram=8, max_ngrams=10_000))
 
 
+def test_a_huge_line_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
+    from thresher.decontam import items
+
+    monkeypatch.setattr(items, "MAX_LINE_CHARS", 1000)
+    huge = tmp_path / "one-line.txt"
+    huge.write_text("word " * 5000, encoding="utf-8")
+    with pytest.raises(InputError, match=r"one-line.txt:1: line longer than 1,000 characters"):
+        build_index(DecontamConfig(benchmarks=(str(huge),), ngram=8))
+
+
 def test_index_costs_twelve_bytes_per_ngram_plus_the_bitmap(bench):
     index = build_index(DecontamConfig(benchmarks=(bench,), fields=("question",), ngram=8))
     assert BYTES_PER_NGRAM == 12
