@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -169,6 +170,7 @@ def fetch_urls(
         stats.planned = summary.planned
         asyncio.run(_Crawl(work, writer, config, stats, resolve, on_progress).run())
         finished = True
+        shutil.rmtree(work, ignore_errors=True)  # a rerun plans again from the list and the log
     finally:
         writer.close()
         if summary is not None:  # also after an interrupt or a full disk: what this run did so far
