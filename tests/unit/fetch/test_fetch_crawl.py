@@ -110,6 +110,17 @@ def test_failures_are_retried_bounded_and_recorded_with_their_cause(tmp_path: Pa
     assert counts[hosts["/reset"]]["paths"]["/reset"] == 2  # our two attempts, no hidden client resend
 
 
+def test_a_redirect_to_another_host_takes_that_hosts_robots_and_slots(tmp_path: Path, farm_factory: Any) -> None:
+    farm = farm_factory({"other.test": HostSpec(robots="User-agent: *\nDisallow: /page/private\n")})
+    p = farm.port
+    urls = [f"http://from.test:{p}/to-host/other.test:{p}", f"http://from.test:{p}/page/stay"]
+    out = tmp_path / "crawl"
+    fetch_urls([str(write_urls(tmp_path / "u.txt", urls))], out, farm_config(), resolve=resolver("from.test", "other.test"))
+    moved = log_of(out)[urls[0]]
+    assert moved["outcome"] == "fetched" and moved["final_url"] == f"http://other.test:{p}/page/redirected"
+    assert farm.counts()["other.test"]["paths"] == {"/robots.txt": 1, "/page/redirected": 1}
+
+
 def test_a_failing_host_is_parked_and_its_other_urls_fail_unrequested(tmp_path: Path, farm_factory: Any) -> None:
     farm = farm_factory()
     p = farm.port
