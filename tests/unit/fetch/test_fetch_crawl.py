@@ -8,12 +8,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fetch_helpers import FARM_ADDRESS, farm_config, write_urls
 
 from thresher import __version__
 from thresher.fetch.crawl import fetch_urls
 from thresher.fetch.farm import HostSpec
 from thresher.fetch.safety import static_resolver
+
+pytest.importorskip("aiohttp")  # the fetch extra
+pytest.importorskip("protego")
 
 
 def log_of(out: Path) -> dict[str, dict[str, Any]]:

@@ -44,6 +44,7 @@ def test_a_name_resolving_to_a_private_address_is_refused_after_dns() -> None:
 
 
 def test_only_the_checked_addresses_are_handed_to_the_client() -> None:
+    pytest.importorskip("aiohttp")
     # a name answering a public and a private address: only the public one may be connected to
     guard = PinnedResolver(static_resolver({"mixed.test": ["10.0.0.1", "93.184.216.34"]}))
     assert run(guard.check("mixed.test", 80)) == ["93.184.216.34"]
