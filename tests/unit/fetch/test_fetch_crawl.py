@@ -114,6 +114,21 @@ def test_failures_are_retried_bounded_and_recorded_with_their_cause(tmp_path: Pa
     assert counts[hosts["/reset"]]["paths"]["/reset"] == 2  # our two attempts, no hidden client resend
 
 
+def test_media_types_and_long_retry_after_fail_without_waiting(tmp_path: Path, farm_factory: Any) -> None:
+    farm = farm_factory()
+    p = farm.port
+    urls = [f"http://img.test:{p}/image", f"http://late.test:{p}/late"]
+    out = tmp_path / "crawl"
+    start = time.monotonic()
+    fetch_urls([str(write_urls(tmp_path / "u.txt", urls))], out, farm_config(max_retry_after_s=60.0),
+               resolve=resolver("img.test", "late.test"))
+    assert time.monotonic() - start < 5
+    log = log_of(out)
+    assert (log[urls[0]]["reason"], log[urls[0]]["detail"]) == ("content_type", "image/png")
+    late = log[urls[1]]
+    assert (late["reason"], late["attempts"]) == ("http_429", 1) and "Retry-After 3600s exceeds 60s" in late["detail"]
+
+
 def test_a_redirect_to_another_host_takes_that_hosts_robots_and_slots(tmp_path: Path, farm_factory: Any) -> None:
     farm = farm_factory({"other.test": HostSpec(robots="User-agent: *\nDisallow: /page/private\n")})
     p = farm.port
