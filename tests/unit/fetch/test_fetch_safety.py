@@ -80,3 +80,13 @@ def test_allow_private_and_allow_networks_opt_in() -> None:
 def test_a_name_that_does_not_resolve_fails_as_dns() -> None:
     with pytest.raises(ResolveFailed):
         run(PinnedResolver(static_resolver({})).check("nowhere.test", 80))
+
+
+def test_the_system_resolver_path_refuses_localhost() -> None:
+    # getaddrinfo answers "localhost" from the hosts file: no traffic, and the answer is loopback
+    from thresher.fetch.safety import system_resolve
+
+    guard = PinnedResolver(system_resolve)
+    with pytest.raises(TargetRefused) as info:
+        run(guard.check("localhost", 80))
+    assert info.value.reason == "loopback"
