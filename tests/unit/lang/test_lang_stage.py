@@ -114,3 +114,13 @@ def test_assess_counts_languages_and_attributes_language_drops(tmp_path, capsys)
     report = json.loads(capsys.readouterr().out)
     assert report["languages"] == {"el": 1, "th": 1}
     assert report["drops"]["lang/not_wanted"] == 1
+
+
+def test_language_stage_runs_after_normalize_and_before_quality_by_default():
+    from thresher.pipeline import build_document_stages
+
+    names = [s.name for s in build_document_stages(RunConfig())]
+    assert names.index("normalize") + 1 == names.index("lang.detect") < names.index("quality.gopher")
+    assert "lang" not in names  # no filter without --languages or --min-language-score
+    off = [s.name for s in build_document_stages(RunConfig.from_dict({"lang": {"enabled": False}}))]
+    assert "lang.detect" not in off
