@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from thresher.version import __version__
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 

@@ -6,11 +6,11 @@ import os
 def worker_state(config, env_name):
     """What a warmed worker holds: whether its corpus stages were handed over (no rebuild), and the
     environment variable `env_name` as the worker sees it."""
-    from thresher import pipeline
+    from thresher import stage_cache
 
     return {
         "pid": os.getpid(),
-        "stages_seeded": config.dedup in pipeline._corpus_stages,
+        "stages_seeded": stage_cache.is_cached(config.dedup),
         "env": os.environ.get(env_name),
     }
 

@@ -14,8 +14,8 @@ from tests.conftest import article_html, local_config, write_jsonl
 from tests.engines import crashy
 
 from thresher.core.errors import InputError, TaskError
-from thresher.run import build as build_module
 from thresher.run.build import build
+from thresher.run.phases import DEFAULT_TASKS
 
 
 @pytest.fixture(scope="module")
@@ -65,17 +65,16 @@ def test_engines_agree_on_web_archives(shared_data, tmp_path):
 
 def test_pool_survives_a_dying_worker(corpus, tmp_path, monkeypatch):
     reference = build([str(corpus)], tmp_path / "ref", engine_config("local"))
-    monkeypatch.setattr(build_module, "scan_task", crashy.scan_task_dying_once)
-    result = build([str(corpus)], tmp_path / "out", engine_config("pool", keep_work=True))
+    tasks = DEFAULT_TASKS.replace(scan=crashy.scan_task_dying_once)
+    result = build([str(corpus)], tmp_path / "out", engine_config("pool", keep_work=True), tasks=tasks)
     assert (tmp_path / "out" / ".work" / "died-1").exists()  # the worker really died once
     assert result.manifest == reference.manifest
 
 
 @pytest.mark.parametrize("engine", ["local", "pool"])
 def test_a_task_failing_every_attempt_stops_the_run_with_task_input_and_log(corpus, tmp_path, monkeypatch, engine):
-    monkeypatch.setattr(build_module, "scan_task", crashy.scan_task_always_failing)
     with pytest.raises(TaskError) as exc:
-        build([str(corpus)], tmp_path / "out", engine_config(engine, retries=1))
+        build([str(corpus)], tmp_path / "out", engine_config(engine, retries=1), tasks=DEFAULT_TASKS.replace(scan=crashy.scan_task_always_failing))
     message = str(exc.value)
     assert "task scan-000001 (input " in message and "crawl.jsonl[65536:131072]" in message
     assert "failed after 2 attempt(s): ValueError: bad partition" in message
@@ -144,14 +143,13 @@ def test_sigkill_at_ten_random_moments_then_resume_gives_identical_output(tmp_pa
 def test_input_that_vanishes_mid_run_is_reported_and_the_run_finishes(tmp_path, monkeypatch):
     first = write_jsonl(tmp_path / "a.jsonl", [{"url": f"https://a.example/{i}", "html": article_html(i)} for i in range(10)])
     second = write_jsonl(tmp_path / "b.jsonl", [{"url": f"https://b.example/{i}", "html": article_html(50 + i)} for i in range(10)])
-    real_scan_task = build_module.scan_task
+    real_scan_task = DEFAULT_TASKS.scan
 
     def scan_after_deleting_second(ctx, partition):
         second.unlink(missing_ok=True)  # gone between planning and its scan
         return real_scan_task(ctx, partition)
 
-    monkeypatch.setattr(build_module, "scan_task", scan_after_deleting_second)
-    result = build([str(first), str(second)], tmp_path / "out", local_config())
+    result = build([str(first), str(second)], tmp_path / "out", local_config(), tasks=DEFAULT_TASKS.replace(scan=scan_after_deleting_second))
     assert result.stats.by_prefix("malformed") == {"unreadable_file": 1}
     assert result.stats.kept == 10 and result.stats.reconciles()
 
@@ -164,8 +162,7 @@ def test_full_disk_stops_the_run_with_the_reason_and_keeps_finished_work(tmp_pat
     def no_space(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(build_module, "write_task", no_space)
     with pytest.raises(TaskError, match=r"task write-000000 failed after 2 attempt\(s\): OSError: \[Errno 28\] No space left on device"):
-        build([str(src)], tmp_path / "out", local_config(exec={"retries": 1}))
+        build([str(src)], tmp_path / "out", local_config(exec={"retries": 1}), tasks=DEFAULT_TASKS.replace(write=no_space))
     assert not (tmp_path / "out" / "manifest.json").exists()
     assert (tmp_path / "out" / ".work" / "done" / "cluster.json").exists()

@@ -18,8 +18,8 @@ from tests.conftest import article_html, local_config, write_jsonl
 
 from thresher.cli import main
 from thresher.core.errors import DatasetError, TaskError, WorkDirError
-from thresher.run import build as build_module
 from thresher.run.build import build
+from thresher.run.phases import DEFAULT_TASKS
 from thresher.run.workdir import default_work_dir
 from thresher.write.manifest import read_shards, verify_dataset
 
@@ -101,9 +101,13 @@ def test_build_reads_s3_urls_like_local_files(tmp_path, s3_env, shared_data):
     assert remote.manifest["inputs"][0] == {"path": "s3://crawl/crawl.jsonl", "bytes": crawl.stat().st_size}
 
 
-def test_missing_object_is_a_located_malformed_record(tmp_path, s3_env):
-    result = build(["s3://crawl/nothing-here.jsonl"], tmp_path / "out", local_config())
-    assert result.stats.by_prefix("malformed") == {"unreadable_file": 1}
+def test_missing_object_is_refused_before_the_build(tmp_path, s3_env):
+    # issue 14: a missing input is an input error (exit 1) found by the preflight, not an empty dataset
+    from thresher.core.errors import InputError
+
+    with pytest.raises(InputError, match="nothing-here.jsonl: no such object"):
+        build(["s3://crawl/nothing-here.jsonl"], tmp_path / "out", local_config())
+    assert not (tmp_path / "out" / "manifest.json").exists()
 
 
 # -- output to a URL ------------------------------------------------------------------------------
@@ -121,6 +125,9 @@ def out_bucket(s3_env, tmp_path, monkeypatch):
 def small_crawl(tmp_path, n=40):
     records = [{"url": f"https://o.example/{i}", "html": article_html(i - 1 if i % 5 == 4 else i)} for i in range(n)]
     return write_jsonl(tmp_path / "crawl.jsonl", records, ["{broken"])
+
+
+INDEX_FILES = {"index/index.json", "index/ids-0000.jsonl.gz", "index/urls-0000.jsonl.gz"}  # a small build: one bucket
 
 
 def objects(client, bucket, prefix):
@@ -141,7 +148,7 @@ def test_build_to_s3_uploads_the_shards_of_a_local_build(tmp_path, s3_env, out_b
     for shard in local.manifest["shards"]:
         assert uploaded[shard["path"]] == (tmp_path / "local" / shard["path"]).read_bytes()
     assert json.loads(uploaded["manifest.json"]) == local.manifest
-    assert set(uploaded) == {s["path"] for s in local.manifest["shards"]} | {"manifest.json", "stats.json", "README.md"}
+    assert set(uploaded) == {s["path"] for s in local.manifest["shards"]} | {"manifest.json", "stats.json", "README.md", "samples.jsonl.gz"} | INDEX_FILES
     assert json.loads(uploaded["stats.json"])["kept"] == local.stats.kept
     assert not default_work_dir(url).exists()  # the cache work dir is removed after success
     assert verify_dataset(url, count_records=True) == []
@@ -158,7 +165,7 @@ def test_interrupted_upload_leaves_no_manifest_and_resumes_to_the_same_manifest(
     build([str(src)], url, config)  # an earlier complete build at the same URL
     assert "manifest.json" in objects(s3_env, out_bucket, "ds")
     calls = {"n": 0}
-    real_publish = build_module.publish_task
+    real_publish = DEFAULT_TASKS.publish
 
     def crashing_publish(ctx, src_path, target, rel):
         calls["n"] += 1
@@ -166,9 +173,8 @@ def test_interrupted_upload_leaves_no_manifest_and_resumes_to_the_same_manifest(
             raise ConnectionError("simulated network failure")
         return real_publish(ctx, src_path, target, rel)
 
-    with monkeypatch.context() as m, pytest.raises(TaskError, match="task publish-00002 failed"):
-        m.setattr(build_module, "publish_task", crashing_publish)
-        build([str(src)], url, config)
+    with pytest.raises(TaskError, match="task publish-00002 failed"):
+        build([str(src)], url, config, tasks=DEFAULT_TASKS.replace(publish=crashing_publish))
     assert "manifest.json" not in objects(s3_env, out_bucket, "ds")  # the stale manifest went first
     work = default_work_dir(url) / ".work"
     assert (work / "done" / "publish-00001.json").exists() and not (work / "done" / "publish-00002.json").exists()
@@ -178,8 +184,7 @@ def test_interrupted_upload_leaves_no_manifest_and_resumes_to_the_same_manifest(
         uploaded.append(rel)
         return real_publish(ctx, src_path, target, rel)
 
-    monkeypatch.setattr(build_module, "publish_task", counting_publish)
-    resumed = build([str(src)], url, config)
+    resumed = build([str(src)], url, config, tasks=DEFAULT_TASKS.replace(publish=counting_publish))
     assert uploaded == ["shard-00002.jsonl.gz", "shard-00003.jsonl.gz"]  # shards 0 and 1 are not uploaded again
     assert resumed.manifest == reference.manifest
     assert verify_dataset(url) == []

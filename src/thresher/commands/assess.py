@@ -19,6 +19,7 @@ def register(subparsers: Any) -> None:
         "assess",
         help="report how documents fare against the quality rules (drops nothing)",
         description=__doc__,
+        usage="%(prog)s INPUT... [options]",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     add_input_arguments(p, quiet_help="log errors only", verbose_help="show example documents per failing rule")

@@ -16,19 +16,19 @@ def register(subparsers: Any) -> None:
         "build",
         help="build a dataset from a crawl",
         description="Read, extract, normalize, filter and deduplicate a crawl into sharded, checksummed output.",
+        usage="%(prog)s INPUT... -o OUTPUT [options]",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     add_input_arguments(p)
     p.add_argument(
         "-o", "--output", required=True,
-        help="output directory, or an fsspec URL (s3://bucket/prefix; needs the ray extra or fsspec): shards are "
-        "assembled in the work dir (--work-dir), then uploaded",
+        help="output folder, or a URL (s3://bucket/prefix; the remote extra)",
     )
     p.add_argument(
         "--rejects", metavar="DIR",
-        help="write every dropped document with its Drop, and every malformed record, to DIR (a folder or a URL)",
+        help="write every dropped document with its reason, and every malformed record, to DIR",
     )
-    p.add_argument("--overwrite", action="store_true", help="discard an unfinished build of another config in the output's work dir")
+    p.add_argument("--overwrite", action="store_true", help="discard an unfinished build of another config")
     add_config_flags(p)
     p.set_defaults(handler=run)
 

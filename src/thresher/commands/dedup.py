@@ -13,13 +13,13 @@ import argparse
 import json
 import sys
 import tempfile
-from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from thresher.cli import add_config_flags, add_input_arguments, config_from_args
-from thresher.pipeline import build_corpus_stages
+from thresher.config import RunConfig
 
 
 def register(subparsers: Any) -> None:
@@ -34,88 +34,16 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--max-clusters", type=int, default=20, metavar="N", help="clusters shown in the text report (largest first)"
     )
-    add_config_flags(p, sections=("input", "extract", "normalize", "lang", "quality", "dedup", "exec"))
+    # every section but the output's: the report is what a build with the same flags would drop
+    add_config_flags(p, sections=tuple(f.name for f in fields(RunConfig) if f.name != "output"))
     p.set_defaults(handler=run)
 
 
 def find_clusters(inputs: Sequence[str], config: Any, workdir: Path, on_progress: Any = None) -> dict[str, Any]:
-    """Run the scan, group, verify and cluster phases of a build into `workdir` and return the
-    duplicate clusters as plain data. Clusters, keepers and attributions are the cluster phase's
-    own decisions, so the report says exactly what a build would drop."""
-    from thresher.run.build import PhaseRunner, prepare_workdir, scan_and_group
-    from thresher.run.tasks import TaskContext, cluster_task, iter_decisions, iter_edges, iter_scan_docs
-    from thresher.run.workdir import WorkDir
+    """The duplicate clusters of a crawl as plain data (`thresher.run.duplicates.find_clusters`)."""
+    from thresher.run.duplicates import find_clusters as find
 
-    work = WorkDir(workdir)
-    work.root.mkdir(parents=True, exist_ok=True)
-    _, partitions = prepare_workdir(work, list(inputs), config, write_rejects=False, overwrite=True)
-    runner = PhaseRunner(work, TaskContext(config, str(work.root), False), on_progress)
-    try:
-        grouped = scan_and_group(work, runner, partitions)
-        runner.phase("cluster", [runner.call(cluster_task, "cluster")])
-    finally:
-        runner.close()
-    stats, scanned = grouped.stats, grouped.scan_results
-    stages = build_corpus_stages(config)
-
-    # every colliding document's cluster (the keeper's id) from the decisions
-    cluster_of: dict[int, str] = {}
-    kept: dict[str, int] = {}
-    for p in partitions:
-        for decision in iter_decisions(work, p.index):
-            o = decision["o"]
-            if "keep" in decision:
-                cluster_of[o] = decision["keep"]["cluster"]
-                kept[cluster_of[o]] = o
-            else:
-                cluster_of[o] = decision["drop"]["detail"]["cluster"]
-
-    info: dict[int, dict[str, Any]] = {}
-    for p in partitions:
-        if cluster_of and work.scan_docs(p.index).exists():
-            for o, line in iter_scan_docs(work, p.index):
-                if o in cluster_of:
-                    rec = json.loads(line)
-                    info[o] = {"id": rec.get("id"), "url": rec.get("url"), "title": rec.get("title"), "chars": len(rec.get("text") or "")}
-
-    # the verified pairs of each cluster (a pair of identical payloads may be linked in several tasks)
-    pairs: dict[str, dict[tuple[int, int, str], dict[str, Any]]] = defaultdict(dict)
-    for si, a, b, sim in iter_edges(work, stages):
-        name = stages[si].name
-        pairs[cluster_of[a.ordinal]][(a.ordinal, b.ordinal, name)] = {
-            "a": a.id_hex, "b": b.id_hex, "similarity": round(sim, 4), "stage": name,
-        }
-    members: dict[str, list[int]] = defaultdict(list)
-    for o, cluster in cluster_of.items():
-        members[cluster].append(o)
-
-    def describe(o: int) -> dict[str, Any]:
-        d = dict(info.get(o) or {})
-        d["ordinal"] = o
-        return d
-
-    clusters = []
-    for cluster, group in members.items():
-        group.sort()
-        clusters.append(
-            {
-                "cluster": cluster,
-                "size": len(group),
-                "kept": describe(kept[cluster]),
-                "members": [describe(o) for o in group],
-                "pairs": [pairs[cluster][k] for k in sorted(pairs[cluster])],
-            }
-        )
-    clusters.sort(key=lambda c: (-c["size"], c["members"][0]["ordinal"]))
-    return {
-        "documents_seen": stats.seen,
-        "documents_compared": sum(r["survivors"] for r in scanned),
-        "clusters": len(clusters),
-        "duplicates": sum(c["size"] - 1 for c in clusters),
-        "keep": config.dedup.keep,
-        "stages": [s.name for s in stages],
-        "cluster_list": clusters,
-    }
+    return find(inputs, config, workdir, on_progress=on_progress).to_json()
 
 
 def render(report: dict[str, Any], max_clusters: int) -> str:

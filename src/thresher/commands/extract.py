@@ -45,11 +45,24 @@ def read_page(path: str) -> str:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
             raise InputError(f"{path}: not a readable gzip file: {exc}") from exc
+    kind = _binary_kind(data)
+    if kind is not None:
+        raise InputError(f"{path}: not an HTML page ({kind} content)")
     try:
         from thresher.read.decode import decode_html
     except ImportError:  # the reader package is optional for this verb
         return data.decode("utf-8", "replace")
     return decode_html(data)[0]
+
+
+def _binary_kind(data: bytes) -> str | None:
+    """What a binary file is (image, archive, `binary` for NUL bytes), or None for text: the bytes of
+    a PNG printed to a terminal help nobody."""
+    try:
+        from thresher.read.warc_payload import binary_kind
+    except ImportError:  # the reader package is optional for this verb
+        return "binary" if b"\x00" in data[:1024] else None
+    return binary_kind(data)
 
 
 def run(args: argparse.Namespace) -> int:

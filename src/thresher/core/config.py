@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import types
 import typing
 from collections.abc import Iterator
@@ -58,6 +59,49 @@ class FlatField:
         return "--" + "-".join(p.replace("_", "-") for p in self.path)
 
 
+def _optional_inner(tp: Any) -> tuple[Any, bool]:
+    """The type inside `X | None` and whether it was optional."""
+    if get_origin(tp) in (types.UnionType, typing.Union) and type(None) in get_args(tp):
+        inner = [a for a in get_args(tp) if a is not type(None)]
+        return (inner[0] if len(inner) == 1 else tp), True
+    return tp, False
+
+
+def flag_choices(ff: FlatField) -> tuple[str, ...] | None:
+    """The values a choice setting's flag accepts (`none` included when it can be switched off)."""
+    inner, optional = _optional_inner(ff.type)
+    if get_origin(inner) is not Literal:
+        return None
+    return tuple(str(a) for a in get_args(inner)) + (("none",) if optional else ())
+
+
+def is_list_setting(ff: FlatField) -> bool:
+    return get_origin(_optional_inner(ff.type)[0]) is tuple
+
+
+def flag_metavar(ff: FlatField) -> str:
+    """How a flag's value is written in help: `{a,b}` for choices, `A,B,...` for lists, N or X for numbers."""
+    choices = flag_choices(ff)
+    if choices is not None:
+        return "{" + ",".join(choices) + "}"
+    inner, _ = _optional_inner(ff.type)
+    if get_origin(inner) is tuple:
+        item = (get_args(inner) or (str,))[0]
+        return "N,N,..." if item is int else "ITEM,ITEM,..."
+    return {int: "N", float: "X"}.get(inner, "VALUE")
+
+
+def default_text(value: Any) -> str:
+    """A default as a user would type it: `none`, `200,404`, `on`/`off`, never a Python repr."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value) if value else "none (empty list)"
+    return str(value)
+
+
 def _hints(cls: type) -> dict[str, Any]:
     return get_type_hints(cls)
 
@@ -75,7 +119,7 @@ def flat_fields(cls: type, prefix: tuple[str, ...] = (), hashed: bool = True) ->
         if isinstance(tp, type) and is_config(tp):
             yield from flat_fields(tp, prefix + (f.name,), f_hashed)
             continue
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc,operator]
         yield FlatField(prefix + (f.name,), tp, default, f.metadata.get("help", ""), f.metadata.get("flag"), f_hashed)
 
 
@@ -223,14 +267,22 @@ def parse_flag_value(ff: FlatField, text: str) -> Any:
             return coerce(candidate, _parse_scalar(candidate, text), ff.long_flag)
         except (ConfigError, ValueError) as exc:
             last_error = exc if isinstance(exc, ConfigError) else ConfigError(f"{ff.long_flag}: {exc}")
+    if optional and last_error is not None and "or none" not in str(last_error):
+        last_error = ConfigError(f"{last_error} (or none)")
     raise last_error or ConfigError(f"{ff.long_flag}: cannot parse {text!r}")
 
 
 def _parse_scalar(tp: Any, text: str) -> Any:
     if tp is int:
-        return int(text.replace("_", ""))
+        try:
+            return int(text.replace("_", ""))
+        except ValueError:
+            raise ValueError(f"expected an integer, got {text!r}") from None
     if tp is float:
-        return float(text)
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"expected a number, got {text!r}") from None
     if tp is bool:
         low = text.lower()
         if low in ("true", "yes", "1", "on"):
@@ -239,8 +291,10 @@ def _parse_scalar(tp: Any, text: str) -> Any:
             return False
         raise ValueError(f"expected true/false, got {text!r}")
     if get_origin(tp) is tuple:
+        # comma-separated; numbers may also be separated by spaces ("200 404", quoted as one argument)
         item_tp = (get_args(tp) or (str,))[0]
-        return [_parse_scalar(item_tp, t.strip()) for t in text.split(",") if t.strip()]
+        parts = re.split(r"[,\s]+" if item_tp in (int, float) else r",", text)
+        return [_parse_scalar(item_tp, t.strip()) for t in parts if t.strip()]
     if get_origin(tp) is Literal:
         for a in get_args(tp):
             if str(a) == text:

@@ -20,6 +20,8 @@ from typing import Any
 
 from thresher.core.document import Drop, Malformed
 
+HIST_PREFIX = "hist/"  # value histograms of the per-document stages' measurements
+
 
 @dataclass
 class Stats:
@@ -117,18 +119,36 @@ class Stats:
             "rule_failures": failures,
             "malformed_reasons": self.by_prefix("malformed"),
             "events": self.by_prefix("event"),
-            "counters": dict(sorted((k, v) for k, v in self.counters.items() if v)),
+            "counters": dict(sorted((k, v) for k, v in self.counters.items() if v and not k.startswith(HIST_PREFIX))),
+            "histograms": self.histograms(),
             "timings_s": {k: round(v, 6) for k, v in sorted(self.timings.items())},
         }
 
+    def histograms(self) -> dict[str, dict[str, dict[str, int]]]:
+        """`hist/<metric>/<side>/<bin>` counters as `{metric: {side: {bin: n}}}` (the values the
+        per-document stages measured, binned; see `thresher.run.observe`)."""
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for key, n in sorted(self.counters.items()):
+            if n and key.startswith(HIST_PREFIX):
+                metric, side, name = key[len(HIST_PREFIX):].rsplit("/", 2)
+                out.setdefault(metric, {}).setdefault(side, {})[name] = n
+        return out
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Stats:
-        return cls(Counter(data.get("counters", {})), dict(data.get("timings_s", {})))
+        counters = Counter(data.get("counters", {}))
+        for metric, sides in (data.get("histograms") or {}).items():
+            for side, bins in sides.items():
+                for name, n in bins.items():
+                    counters[f"{HIST_PREFIX}{metric}/{side}/{name}"] = n
+        return cls(counters, dict(data.get("timings_s", {})))
 
     def render(self) -> str:
         """The human report printed at the end of a build."""
         seen = self.seen or 0
-        pct = (lambda n: f"{100.0 * n / seen:5.1f}%") if seen else (lambda n: "    -")
+        def pct(n: int) -> str:
+            return f"{100.0 * n / seen:5.1f}%" if seen else "    -"
+
         lines = [
             f"seen       {self.seen:>10}",
             f"kept       {self.kept:>10}  ({pct(self.kept).strip()})",

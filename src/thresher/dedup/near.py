@@ -71,7 +71,7 @@ class MinHashDedup:
         )
 
     def scan(self, doc: Document) -> CorpusKeys | None:
-        sketch = self.hasher.sketch(doc.text)
+        sketch = self.hasher.sketch(doc.text, doc.derived)
         if sketch is None:
             return None
         payload = encode_sketch(sketch)
@@ -125,7 +125,7 @@ class SimHashDedup:
         )
 
     def scan(self, doc: Document) -> CorpusKeys | None:
-        fp = self.hasher.fingerprint(doc.text)
+        fp = self.hasher.fingerprint(doc.text, doc.derived)
         if fp is None:
             return None
         return CorpusKeys(fingerprint_keys(fp, self.masks), fp.encode())
@@ -145,6 +145,7 @@ def build_near_stage(config: NearDedupConfig) -> CorpusStage | None:
     """The near-dedup stage for `config`, or None when `method` is None (near dedup off)."""
     if config.method is None:
         return None
-    if config.method == "simhash":
-        return SimHashDedup(config)
-    return MinHashDedup(config)
+    from thresher.dedup.methods import NEAR_METHODS
+
+    stage: CorpusStage = NEAR_METHODS.get(config.method)(config)
+    return stage

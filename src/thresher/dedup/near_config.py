@@ -10,7 +10,8 @@ from thresher.core.config import setting
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NearDedupConfig:
-    method: Literal["minhash", "simhash"] | None = setting(
+    # a name in thresher.dedup.near.NEAR_METHODS (the built-ins or a plugin's); None: off
+    method: str | None = setting(
         "minhash",
         "near-duplicate method: minhash (Jaccard of shingle sets, LSH bands) or simhash (64-bit "
         "fingerprints, Hamming distance); none disables near dedup",
@@ -59,6 +60,10 @@ class NearDedupConfig:
     )
 
     def __post_init__(self) -> None:
+        from thresher.dedup.methods import NEAR_METHODS
+
+        if self.method is not None and self.method not in NEAR_METHODS:
+            raise ValueError(f"unknown near-dedup method {self.method!r} (known: {', '.join(NEAR_METHODS.names())})")
         if not 0.0 < self.threshold <= 1.0:
             raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
         if self.num_hashes < 1:

@@ -1,13 +1,16 @@
 """A forgiving, iterative HTML tree builder (standard library only).
 
-It is not a full HTML5 parser: it tokenizes with one compiled pattern, builds the tree with an
+Tokens are the WHATWG tokenizer's (`tokenizer.py`: stray quotes, `<` in attributes, unclosed
+comments and tags, character references and raw text as browsers read them, in linear time). The
+tree builder is not the standard's: it builds the tree with an
 explicit stack and applies the few implied-end-tag rules that matter for text extraction (`p`, `li`,
 table cells, `dt`/`dd`, `option`, headings). It never recurses, so a page nested 100,000 levels deep
 costs the same as a flat one: elements opened beyond `MAX_DEPTH` are not materialized and their text
 flows into the deepest open element.
 
 Raw-text elements (`script`, `style`, `svg`, `math`, `template`, `textarea`, `title`) are skipped
-in one search for their end tag; `application/ld+json` scripts are kept for metadata. Along the
+in one search for their end tag (script data with its escaped states); NUL characters are dropped,
+as the standard's "in body" insertion mode ignores them; `application/ld+json` scripts are kept for metadata. Along the
 way the builder records what the page declares in `<head>`: `<title>`, `<meta>`, `<link>` and
 `<html lang>`.
 
@@ -18,11 +21,10 @@ To stay fast in pure Python, elements that extraction never looks at are not mat
 
 from __future__ import annotations
 
-import re
 import time
-from html import unescape
 
 from thresher.extract.base import ExtractionTimeout
+from thresher.extract.tokenizer import TEXT_TOKEN, decode_text, lower_ascii, parse_attributes, raw_text_end
 
 # Deeper elements are flattened into their deepest materialized ancestor. Real pages stay far
 # below this (the deepest of the ~1,300 evaluation pages nests about 60 levels).
@@ -53,44 +55,11 @@ PHRASING = frozenset(
 BARE_INLINE = frozenset("b i em strong u s small big abbr cite sup sub mark q tt var kbd samp nobr font span".split())
 _HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 
-_TOKEN_ALTERNATIVES = (
-    r"(/?)([a-zA-Z][^\s/>]*)([^>\"']*(?:(?:\"[^\"]{0,2000}\"|'[^']{0,2000}')[^>\"']*)*)>"  # 1-3 tag, quote-aware
-    r"|(/?)([a-zA-Z][^\s/>]*)([^>]*)>"  # 4-6 tag whose quotes do not balance
-    r"|!--.*?(?:--!?>|\Z)"  # comment (an unclosed one runs to the end, as in browsers)
-    r"|![^>]*>|\?[^>]*>"  # doctype, processing instruction
-)
-_TOKEN = re.compile(r"<(?:" + _TOKEN_ALTERNATIVES + r")", re.S)
-# The same token with the text before it, matched anchored one after another: group 1 when that
-# text is whitespace only (`\s` is `str.isspace`), else group 2 (possibly empty). The text runs to the
-# next "<", so this fails only where a "<" starts no token (then `_TOKEN` searches on).
-_TEXT_TOKEN = re.compile(r"(?:(\s+)|([^<]*))<(?:" + _TOKEN_ALTERNATIVES + r")", re.S)
-_ATTR = re.compile(r"([^\s=/>\"']+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+)))?")
-_END_CACHE: dict[str, re.Pattern[str]] = {}
-
-
-def _end_pattern(tag: str) -> re.Pattern[str]:
-    pat = _END_CACHE.get(tag)
-    if pat is None:
-        # as in browsers, an end tag runs to the next ">" (`</script\n<!-- x -->` ends the script)
-        pat = _END_CACHE[tag] = re.compile(r"</" + re.escape(tag) + r"(?:[\s/][^>]*)?>", re.I)
-    return pat
 
 
 def parse_attrs(raw: str) -> dict[str, str]:
-    attrs: dict[str, str] = {}
-    if not raw:
-        return attrs
-    for m in _ATTR.finditer(raw):
-        name = m.group(1).lower()
-        if name in attrs:
-            continue
-        value = m.group(2)
-        if value is None:
-            value = m.group(3)
-            if value is None:
-                value = m.group(4) or ""
-        attrs[name] = unescape(value) if "&" in value else value
-    return attrs
+    """A tag's attributes from its attribute text, as the standard's tokenizer reads them."""
+    return parse_attributes(raw)
 
 
 class LinkText(str):
@@ -163,7 +132,10 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
     pos = 0
     n = len(html)
     ticks = 0
-    scanner = _TEXT_TOKEN.scanner
+    if "\0" in html:
+        html = html.replace("\0", "")
+        n = len(html)
+    scanner = TEXT_TOKEN.scanner
     tag_info = _TAG_INFO.get
     count = open_count.get
 
@@ -174,7 +146,7 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
         m = None
         restart = False
         for m in iter(scanner(html, pos).match, None):
-            space, text, closing, tag, raw, closing2, tag2, raw2 = m.groups()
+            space, text, closing, tag, raw = m.groups()
             ticks += 1
             if ticks >= _CHECK_EVERY:
                 ticks = 0
@@ -185,9 +157,7 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
             elif text:  # not whitespace only (that would be `space`)
                 _append_text(cur, text, link_level)
             if tag is None:
-                if tag2 is None:
-                    continue  # comment, doctype, processing instruction
-                closing, tag, raw = closing2, tag2, raw2
+                continue  # comment, doctype, bogus comment, "</>"
             info = tag_info(tag)
             if info is None:
                 info = _tag_info(tag)
@@ -226,13 +196,12 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                         continue
                 elif kind == _RAW:
                     pos = m.end()
-                    end = _end_pattern(tag).search(html, pos)
-                    content_end = end.start() if end else n
+                    content_end, end = raw_text_end(html, pos, tag)
                     if tag == "script" and "ld+json" in raw.lower():
                         doc.json_ld.append(html[pos:content_end])
                     elif tag == "title" and doc.title is None:
-                        doc.title = unescape(html[pos:content_end]).strip()
-                    pos = end.end() if end else n
+                        doc.title = decode_text(html[pos:content_end]).strip()
+                    pos = end
                     restart = True
                     break
                 elif kind == _VOID:
@@ -283,12 +252,20 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
             continue
         if m is not None:
             pos = m.end()
-        # no token at pos: text up to the next token (a "<" that starts none is text), or to the end
-        m = _TOKEN.search(html, pos)
-        if m is None:
+        # No complete token at the next "<". Either it starts none ("<" before a space, a digit,
+        # the end: text, as in the standard's tag open state), or it starts a tag, comment or
+        # declaration that the end of the input cuts short: the standard drops that to the end.
+        lt = html.find("<", pos)
+        if lt < 0:
             break
-        _append_text(cur, html[pos : m.start()], link_level)  # a stray "<" is never whitespace
-        pos = m.start()
+        nxt = html[lt + 1 : lt + 2]
+        if nxt.isascii() and nxt.isalpha() or nxt in ("!", "?") and nxt or nxt == "/" and lt + 2 < n:
+            if lt > pos and not html[pos:lt].isspace():
+                _append_text(cur, html[pos:lt], link_level)
+            pos = n
+            break
+        _append_text(cur, html[pos : lt + 1], link_level)
+        pos = lt + 1
     if pos < n and not html[pos:].isspace():
         _append_text(cur, html[pos:], link_level)
     while len(stack) > 1:  # elements left open at the end close here
@@ -301,7 +278,7 @@ def _append_text(cur: Node, text: str, link_level: int) -> None:
     """A text run (not whitespace only) as a child of `cur`: entities decoded, its non-space
     characters counted, and marked as link text inside a link."""
     if "&" in text:
-        text = unescape(text)
+        text = decode_text(text)
     c = len(text) - text.count(" ") - text.count("\n")
     cur.text_len += c
     if link_level:
@@ -367,7 +344,7 @@ _TAG_INFO: dict[str, tuple[str, int, bool, tuple[tuple[str, frozenset[str]], ...
 
 
 def _tag_info(name: str) -> tuple[str, int, bool, tuple[tuple[str, frozenset[str]], ...] | None, bool]:
-    tag = name.lower()
+    tag = lower_ascii(name)
     info = (tag, _KIND.get(tag, 0), tag in CLOSES_P, _IMPLIED_END.get(tag), tag in _HEADINGS)
     if len(_TAG_INFO) < 4096:
         _TAG_INFO[name] = info

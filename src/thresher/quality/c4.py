@@ -11,6 +11,13 @@ Two stages:
 - `C4Quality` (stage `quality.c4`), a rule set on the cleaned text: `lorem_ipsum`, `curly_bracket`
   and `too_few_sentences`.
 
+Markdown aware: in a document written in Markdown (it has a heading or a code fence line, as
+`--text-format markdown` extraction produces), headings, list items, table rows and code are not
+prose lines, so the per-line word minimum and the terminal-punctuation rule do not judge them;
+code lines (inside ``` fences) keep their indentation and are not checked for `javascript` or policy
+words either; blank lines between blocks are kept (one at most). The build's text then keeps
+`## Introduction` as `thresher extract` shows it. Plain text is judged line by line as in C4.
+
 Writing-system aware: the terminal punctuation is the document script's (`。` for Chinese, `।` for
 Hindi, ...); for scripts that do not mark sentence ends (Thai, Lao) neither the punctuation line
 rule nor the sentence count applies, and in scripts without spaces a "word" of the per-line minimum
@@ -35,6 +42,17 @@ CITATION = re.compile(r"\[\d*\]|\[edit\]|\[citation needed\]")
 POLICY_PHRASES = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies")
 # C4's own list: a closing quote also ends a quoted sentence
 LATIN_LINE_ENDS = (".", "?", "!", '"', "'")
+# Markdown structure (CommonMark: ATX headings, fences, list items, GFM table rows)
+MD_HEADING = re.compile(r"#{1,6}(?:\s|$)")
+MD_FENCE = re.compile(r"(?:```|~~~)")
+MD_BLOCK = re.compile(r"(?:#{1,6}(?:\s|$)|[-*+]\s|\d{1,9}[.)]\s|\|.*\|$|>)")
+
+
+def is_markdown(text: str) -> bool:
+    """Whether a text is Markdown as the extractor writes it: a heading or code fence starts a line."""
+    if "#" not in text and "```" not in text and "~~~" not in text:
+        return False
+    return any(MD_HEADING.match(line) or MD_FENCE.match(line) for line in (raw.lstrip() for raw in text.split("\n")))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,9 +100,23 @@ class C4LineFilter:
         min_words = c.min_words_per_line
         kept: list[str] = []
         removed = 0
+        markdown = is_markdown(text)
+        in_code = False
         for raw in text.split("\n"):
             line = raw.strip()
-            if not line:
+            if markdown:
+                if MD_FENCE.match(line):
+                    in_code = not in_code
+                    kept.append(line)
+                    continue
+                if in_code:  # code: not prose, indentation kept
+                    kept.append(raw.rstrip())
+                    continue
+                if not line:
+                    if kept and kept[-1]:
+                        kept.append("")  # one blank line between blocks
+                    continue
+            elif not line:
                 continue
             words = line.split()
             if max_word is not None and len(line) > max_word and any(len(w) > max_word for w in words):
@@ -96,12 +128,15 @@ class C4LineFilter:
                 line = CITATION.sub("", line)
                 if line != cited:
                     lost_tokens += len(tokenize(cited, charwords)) - len(tokenize(line, charwords))
+            structure = markdown and MD_BLOCK.match(line) is not None
             keep = True
-            if check_ends and (not line.endswith(ends) or line.endswith("...")):
+            if structure:
+                pass  # a heading, list item, table row or quote: not judged as a prose line
+            elif check_ends and (not line.endswith(ends) or line.endswith("...")):
                 keep = False
             elif min_words is not None and (len(words) if spaced else sum(1 for ch in line if ch.isalpha())) < min_words:
                 keep = False
-            else:
+            if keep:
                 low = line.lower()
                 if (c.remove_javascript_lines and "javascript" in low) or (
                         c.remove_policy_lines and any(p in low for p in POLICY_PHRASES)):
@@ -111,6 +146,8 @@ class C4LineFilter:
                 lost_tokens += len(tokenize(line, charwords))
                 continue
             kept.append(line)
+        if markdown:
+            kept = _without_empty_blocks(kept)
         doc.annotations["quality.c4_removed_lines"] = removed
         new_text = "\n".join(kept).strip()
         if new_text != text:
@@ -120,6 +157,20 @@ class C4LineFilter:
         if not new_text:
             return Drop(self.name, "no_lines_left", value=0, limit=1)
         return None
+
+
+def _without_empty_blocks(lines: list[str]) -> list[str]:
+    """Markdown lines after cleanup: blank lines left doubled by removed lines merged, none at either end."""
+    out: list[str] = []
+    for line in lines:
+        if not line and out and not out[-1]:
+            continue
+        out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    while out and not out[0]:
+        out.pop(0)
+    return out
 
 
 def _sentence_patterns(t: ScriptTraits) -> tuple[re.Pattern[str], re.Pattern[str]]:

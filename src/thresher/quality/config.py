@@ -9,7 +9,7 @@ declared in its rule set's config beside the rules. `None` switches a single rul
 | `gopher`  | gopher, repetition                                                               |
 | `c4`      | urls, c4_lines + c4_terminal_punctuation, c4, bad_words                          |
 | `fineweb` | urls, gopher, repetition, c4_lines, c4, fineweb                                  |
-| `all`     | every rule set, c4_terminal_punctuation included                                 |
+| `all`     | every rule set, c4_terminal_punctuation and statistical included                 |
 
 `urls` runs only when a block list or URL word list is configured, `bad_words` only when
 `bad_words.directory` is set: thresher ships no list and downloads none.
@@ -36,9 +36,12 @@ from thresher.quality.c4 import C4Config
 from thresher.quality.fineweb import FineWebConfig
 from thresher.quality.gopher import GopherQualityConfig
 from thresher.quality.repetition import GopherRepetitionConfig
+from thresher.quality.statistical import StatisticalConfig
 from thresher.quality.urls import UrlFilterConfig
 
-RULE_SETS = ("urls", "gopher", "repetition", "c4_lines", "c4_terminal_punctuation", "c4", "fineweb", "bad_words")
+RULE_SETS = (
+    "urls", "gopher", "repetition", "c4_lines", "c4_terminal_punctuation", "c4", "fineweb", "statistical", "bad_words"
+)
 
 PRESETS: dict[str, tuple[str, ...]] = {
     "default": ("urls", "gopher", "repetition", "c4_lines", "c4", "fineweb", "bad_words"),
@@ -67,6 +70,7 @@ class QualityConfig:
     repetition: GopherRepetitionConfig = section(GopherRepetitionConfig, "Gopher repetition rules")
     c4: C4Config = section(C4Config, "C4 line cleanup and document rules")
     fineweb: FineWebConfig = section(FineWebConfig, "FineWeb quality rules")
+    statistical: StatisticalConfig = section(StatisticalConfig, "character entropy and mean sentence length")
     urls: UrlFilterConfig = section(UrlFilterConfig, "URL block lists and banned URL words")
     bad_words: BadWordsConfig = section(BadWordsConfig, "per-language bad-word lists (LDNOOBW format)")
     by_language: Any = setting(
@@ -78,16 +82,19 @@ class QualityConfig:
         if self.by_language is not None:
             object.__setattr__(self, "by_language", _checked_overrides(self.by_language))
         if self.rule_sets is not None:
-            unknown = [s for s in self.rule_sets if s not in RULE_SETS]
+            from thresher.quality.rule_sets import RULE_SETS as REGISTRY  # built-ins and plugins
+
+            unknown = [s for s in self.rule_sets if s not in REGISTRY]
             if unknown:
-                raise ValueError(f"unknown quality rule set {unknown[0]!r} (known: {', '.join(RULE_SETS)})")
+                raise ValueError(f"unknown quality rule set {unknown[0]!r} (known: {', '.join(REGISTRY.names())})")
 
     @property
     def active_rule_sets(self) -> tuple[str, ...]:
         """The rule sets to run, in pipeline order."""
         if self.rule_sets is not None:
             chosen = set(self.rule_sets)
-            return tuple(s for s in RULE_SETS if s in chosen)
+            plugins = tuple(dict.fromkeys(s for s in self.rule_sets if s not in RULE_SETS))  # after the built-ins
+            return tuple(s for s in RULE_SETS if s in chosen) + plugins
         if self.preset is None:
             return ()
         return PRESETS[self.preset]

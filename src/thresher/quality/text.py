@@ -53,11 +53,6 @@ _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
 _LINE_BREAKS = re.compile(r"\n+")
 
 
-def is_word_token(token: str) -> bool:
-    """True for a word token, False for a symbol token (punctuation, `...`, `#`, `$`)."""
-    return (len(token) > 1 and token[0] != ".") or token.isalnum() or token == "_"
-
-
 def tokenize(text: str, character_words: bool = False) -> list[str]:
     """Word and symbol tokens of `text` in order (see the module docstring)."""
     return (_TOKEN_CHARWORDS if character_words else _TOKEN).findall(text)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from thresher.core.document import Document, Drop, Malformed
 
-PartitionKind = Literal["jsonl", "html", "warc", "parquet"]
+# A reader kind registered in `thresher.read.readers` ("jsonl", "html", "warc", "parquet", or a plugin's).
+PartitionKind = str
 
 # Ordinal layout: input partition (24 bits) | record index (32 bits) | sub-document (8 bits).
 # It fixes "first" and the output order independently of engine and worker count.

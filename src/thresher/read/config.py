@@ -11,7 +11,8 @@ from thresher.read.warc_config import WarcConfig
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InputConfig:
-    format: Literal["auto", "jsonl", "html", "warc", "parquet"] = setting(
+    # "auto" or a reader kind registered in thresher.read.readers (the built-ins or a plugin's)
+    format: str = setting(
         "auto", "input format; auto sniffs magic bytes and file names", flag="--input-format"
     )
     url_field: str = setting("url", "JSONL field or Parquet column holding the page URL", flag="--url-column")
@@ -24,9 +25,30 @@ class InputConfig:
     id_field: str | None = setting(
         None, "JSONL field or Parquet column holding a caller-supplied id (kept as metadata.source_id)", flag="--id-column"
     )
+    non_finite: Literal["null", "refuse"] = setting(
+        "null",
+        "NaN/Infinity in JSON input (not JSON: many loaders reject them): null writes them as null, refuse makes "
+        "the record malformed (non_finite_number); both are counted",
+    )
+    max_bad_lines_per_input: int | None = setting(
+        100_000,
+        "stop reading one input file after this many malformed records and empty lines (a line bomb: a small "
+        "compressed file of a billion blank or junk lines), counted as malformed/too_many_bad_lines",
+    )
+    max_work_bytes_per_input_byte: float | None = setting(
+        200.0,
+        "stop reading one input once the scan has written this many work-dir bytes per byte of it (and at least "
+        "256 MiB): a decompression bomb cannot fill the disk; counted as malformed/work_bytes_cap",
+    )
     max_record_bytes: int = setting(64 * 1024 * 1024, "input lines/records larger than this are malformed (too_large)")
     partition_bytes: int = setting(
         64 * 1024 * 1024, "uncompressed JSONL files larger than this are split into byte ranges", hashed=False
     )
     html_files_per_partition: int = setting(512, "HTML files grouped into one scan task", hashed=False)
     warc: WarcConfig = section(WarcConfig, "web archives (WARC, ARC, WET)")
+
+    def __post_init__(self) -> None:
+        from thresher.read.readers import READERS
+
+        if self.format != "auto" and self.format not in READERS:
+            raise ValueError(f"unknown input format {self.format!r} (known: auto, {', '.join(READERS.names())})")

@@ -1,4 +1,5 @@
-"""Input paths: local files or fsspec URLs (`s3://`, `gs://`, `file://`, ...).
+"""Opening and listing inputs: local files or fsspec URLs (`s3://`, `gs://`, `file://`, ...);
+the path/URL helpers themselves are `thresher.paths`.
 
 Every reader opens input through `open_input`, so any input a worker can reach by URL is readable
 the same way as a local file. Remote access needs fsspec and the protocol's package (`s3fs`, `gcsfs`),
@@ -10,32 +11,13 @@ from __future__ import annotations
 
 import io
 import os
-import re
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from thresher.core.errors import ConfigError, InputError
+from thresher.core.errors import InputError
+from thresher.paths import input_size, is_dir, is_file, is_url, local_path
+from thresher.paths import url_fs as _fs
 
-_URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*://")
-
-
-def is_url(path: str) -> bool:
-    return bool(_URL.match(path)) and not path.startswith("file://")
-
-
-def local_path(path: str) -> str:
-    return path[len("file://"):] if path.startswith("file://") else path
-
-
-def _fs(url: str) -> tuple[Any, str]:
-    try:
-        import fsspec  # type: ignore[import-not-found]
-    except ImportError as exc:
-        raise ConfigError(f"{url}: reading URLs needs fsspec: pip install 'thresher[remote]' (fsspec and s3fs; gcsfs for gs://)") from exc
-    try:
-        fs, root = fsspec.core.url_to_fs(url)
-    except (ImportError, ValueError) as exc:
-        raise ConfigError(f"{url}: {exc}") from exc
-    return fs, root
+__all__ = ["glob_files", "input_size", "is_dir", "is_file", "is_url", "list_files", "local_path", "open_input"]
 
 
 def open_input(path: str) -> BinaryIO:
@@ -58,43 +40,16 @@ def open_input(path: str) -> BinaryIO:
         raise InputError(f"{path}: cannot open: {exc}") from exc
 
 
-def input_size(path: str) -> int | None:
-    try:
-        if not is_url(path):
-            return os.path.getsize(local_path(path))
-        fs, root = _fs(path)
-        return int(fs.size(root))
-    except (OSError, InputError):
-        return None
-
-
-def is_file(path: str) -> bool:
-    if not is_url(path):
-        return os.path.isfile(local_path(path))
-    fs, root = _fs(path)
-    try:
-        return bool(fs.isfile(root))
-    except OSError:
-        return False
-
-
-def is_dir(path: str) -> bool:
-    if not is_url(path):
-        return os.path.isdir(local_path(path))
-    fs, root = _fs(path)
-    try:
-        return bool(fs.isdir(root))
-    except OSError:
-        return False
-
-
 def list_files(path: str) -> list[str]:
     """Every file below a directory (or URL prefix), sorted, hidden names skipped."""
     if not is_url(path):
         from pathlib import Path
 
         base = Path(local_path(path))
-        return sorted(str(p) for p in base.rglob("*") if p.is_file() and not p.name.startswith("."))
+        # a dangling link or a link loop is listed, not skipped: its read reports it (unreadable_file)
+        return sorted(
+            str(p) for p in base.rglob("*") if (p.is_file() or (p.is_symlink() and not p.exists())) and not p.name.startswith(".")
+        )
     fs, root = _fs(path)
     protocol = path.split("://", 1)[0]
     found = [f for f in fs.find(root) if not f.rsplit("/", 1)[-1].startswith(".")]

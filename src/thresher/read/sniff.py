@@ -2,7 +2,7 @@
 
 Compression: gzip (`1f 8b`) always; zstd (`28 b5 2f fd`) with the `zstd` extra. Format: looked up
 from the first decompressed bytes (`{` JSONL, `WARC/` WARC, `filedesc://` ARC, `PAR1` Parquet,
-`<` HTML), falling back to the file name.
+`<` HTML), falling back to the file name; each reader declares its own (`thresher.read.readers`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def open_binary(path: str) -> BinaryIO:
         from thresher.read.paths import open_input
 
         raw = open_input(path)
-    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type,type-var]
     head = buffered.peek(4)[:4]
     kind = compression_of(head)
     if kind == "gzip":
@@ -56,30 +56,22 @@ def open_binary(path: str) -> BinaryIO:
 
 
 def sniff_format(path: str, head: bytes) -> str | None:
-    """The input format from decompressed leading bytes, else from the file name; None if unknown."""
+    """The input kind from decompressed leading bytes, else from the file name; None if unknown.
+    The kinds and their magic bytes and names are the reader registry's (`thresher.read.readers`)."""
+    from thresher.read.readers import specs
+
     stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if stripped.startswith(PARQUET_MAGIC):
-        return "parquet"
-    if stripped.startswith(b"WARC/"):
-        return "warc"
-    if stripped.startswith(b"filedesc://"):
-        return "warc"  # ARC: read by the archive reader
-    if stripped.startswith((b"{", b"[")):
-        return "jsonl"
-    if stripped[:1] == b"<":
-        return "html"
+    known = specs()
+    for spec in known:
+        if spec.magic and stripped.startswith(spec.magic):
+            return spec.kind
     name = path.lower()
     for suffix in (".gz", ".zst", ".zstd", ".lz4"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
-    if name.endswith((".jsonl", ".json", ".ndjson")):
-        return "jsonl"
-    if name.endswith((".warc", ".arc", ".wet", ".wat")):
-        return "warc"
-    if name.endswith(".parquet"):
-        return "parquet"
-    if name.endswith((".html", ".htm", ".xhtml")):
-        return "html"
+    for spec in known:
+        if spec.suffixes and name.endswith(spec.suffixes):
+            return spec.kind
     return None
 
 
@@ -96,12 +88,12 @@ def peek_decompressed(path: str, n: int = 64) -> bytes:
         kind = compression_of(head)
         stream: IO[bytes]
         if kind == "gzip":
-            stream = gzip.GzipFile(fileobj=raw, mode="rb")
+            stream = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]  # an IO[bytes] in practice
         elif kind == "zstd":
             stream = _zstd_reader(raw)  # type: ignore[arg-type]
         else:
             stream = raw
         try:
             return stream.read(n)
-        except (OSError, EOFError):
+        except Exception:  # noqa: BLE001 - OSError, EOFError, a codec's own (ZstdError): the read reports it
             return b""

@@ -16,6 +16,7 @@ from thresher.core.errors import InputError
 from thresher.read.base import Partition, ReadItem
 from thresher.read.config import InputConfig
 from thresher.read.paths import glob_files, input_size, is_dir, is_file, list_files, open_input
+from thresher.read.readers import reader_spec, specs
 from thresher.read.sniff import compression_of, peek_decompressed, sniff_format
 
 _GLOB_CHARS = set("*?[")
@@ -83,29 +84,37 @@ def plan_partitions(inputs: Iterable[str], config: InputConfig) -> list[Partitio
     files: list[tuple[str, str, int | None]] = []  # path, kind, size when splittable
     for path in expand_inputs(inputs):
         kind = format_of(path, config)
+        spec = reader_spec(kind)
         size = None
-        if kind == "jsonl" and path != "-" and is_file(path):
+        if spec is not None and spec.splittable and path != "-" and is_file(path):
             with open_input(path) as f:
                 compressed = compression_of(f.read(4)) is not None
             if not compressed:
                 size = input_size(path) or 0
         files.append((path, kind, size))
     step = range_bytes(sum(s for _, _, s in files if s is not None), config.partition_bytes)
-    per_batch = html_batch_files(sum(1 for _, k, _ in files if k == "html"), config.html_files_per_partition)
+    batched = {spec.kind for spec in specs() if spec.batched}
+    per_batch = html_batch_files(sum(1 for _, k, _ in files if k in batched), config.html_files_per_partition)
 
     partitions: list[Partition] = []
     html_batch: list[str] = []
 
     def add(kind: str, paths: tuple[str, ...], start: int = 0, end: int | None = None) -> None:
-        partitions.append(Partition(len(partitions), kind, paths, start, end))  # type: ignore[arg-type]
+        partitions.append(Partition(len(partitions), kind, paths, start, end))
+
+    # files of a batched kind go into batches of their kind, in input order
+    html_kind = ""
 
     def flush_html() -> None:
         if html_batch:
-            add("html", tuple(html_batch))
+            add(html_kind, tuple(html_batch))
             html_batch.clear()
 
     for path, kind, size in files:
-        if kind == "html":
+        if kind in batched:
+            if kind != html_kind:
+                flush_html()
+                html_kind = kind
             html_batch.append(path)
             if len(html_batch) >= per_batch:
                 flush_html()
@@ -113,7 +122,7 @@ def plan_partitions(inputs: Iterable[str], config: InputConfig) -> list[Partitio
         flush_html()
         if size is not None and size > step:
             for start in range(0, size, step):
-                add("jsonl", (path,), start, min(start + step, size))
+                add(kind, (path,), start, min(start + step, size))
             continue
         add(kind, (path,))
     flush_html()
@@ -121,32 +130,17 @@ def plan_partitions(inputs: Iterable[str], config: InputConfig) -> list[Partitio
 
 
 def read_partition(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
-    """Every item of one partition, in order."""
-    kind = partition.kind
-    if kind == "jsonl":
-        from thresher.read.jsonl import read_jsonl
-
-        yield from read_jsonl(partition, config)
-    elif kind == "html":
-        from thresher.read.files import read_html_files
-
-        yield from read_html_files(partition, config)
-    elif kind == "warc":
-        try:
-            from thresher.read.warc import read_warc
-        except ImportError:
-            yield Malformed("unsupported_format", partition.path, "WARC/ARC input is not available in this build")
-            return
-        yield from read_warc(partition, config)
-    elif kind == "parquet":
-        try:
-            from thresher.read.parquet import read_parquet
-        except ImportError:
-            yield Malformed("unsupported_format", partition.path, "Parquet input needs: pip install 'thresher[parquet]'")
-            return
-        yield from read_parquet(partition, config)
-    else:
+    """Every item of one partition, in order, by the reader its kind names."""
+    spec = reader_spec(partition.kind)
+    if spec is None:
         yield Malformed("unknown_format", partition.path, "not JSONL, HTML, WARC/ARC/WET or Parquet")
+        return
+    try:
+        read = spec.reader()
+    except ImportError:
+        yield Malformed("unsupported_format", partition.path, spec.unavailable or f"the {spec.kind} reader is not available")
+        return
+    yield from read(partition, config)
 
 
 def iter_items(inputs: Iterable[str], config: InputConfig) -> Iterator[ReadItem]:

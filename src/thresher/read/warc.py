@@ -368,25 +368,6 @@ class _Counter:
             yield rec
 
 
-def read_warc(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
-    """Every item of an archive partition: Documents for HTML responses (and WET conversions), Skips
-    for revisits and responses that are no page, Malformed for what cannot be read, located."""
-    wcfg = warc_settings(config)
-    from thresher.read.paths import is_url
-
-    if wcfg.engine != "pure" and not is_url(partition.path):  # FastWARC framing needs a local file
-        try:
-            from thresher.read.warc_fast import fast_available, read_warc_fast
-        except ImportError:
-            fast_available = None
-        if fast_available is not None and fast_available():
-            yield from read_warc_fast(partition, config, wcfg)
-            return
-        if wcfg.engine == "fast":
-            yield Event("fast_unavailable", partition.path, "FastWARC is not installed: reading with the pure reader")
-    yield from read_warc_pure(partition, config, wcfg)
-
-
 def read_record_at(
     path: str, offset: int, inner_offset: int = 0, config: InputConfig | None = None
 ) -> Document | Skip | Malformed | None:

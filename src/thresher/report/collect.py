@@ -84,6 +84,8 @@ class ReportData:
     clusters: list[Cluster] = field(default_factory=list)
     hosts_kept: list[tuple[str, int]] = field(default_factory=list)
     hosts_dropped: list[tuple[str, int]] = field(default_factory=list)
+    binned: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # the build's histograms
+    examples_source: str = ""  # "rejects", "samples" (the build's samples.jsonl.gz) or "" (none)
     examples: dict[str, list[Example]] = field(default_factory=dict)  # "stage/reason" -> dropped examples
     kept_examples: list[Example] = field(default_factory=list)
 
@@ -152,6 +154,20 @@ def _host(url: str | None) -> str:
 def _example(record: dict[str, Any]) -> Example:
     text = record.get("text") or ""
     return Example(id=str(record.get("id")), url=record.get("url"), text=text[:TEXT_PREVIEW], drop=record.get("drop"))
+
+
+SAMPLES = "samples.jsonl.gz"
+
+
+def read_samples(path: Path) -> dict[str, list[Example]]:
+    """The build's per-rule samples of dropped documents (`thresher.run.observe`)."""
+    out: dict[str, list[Example]] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            item = json.loads(line)
+            ex = Example(id=str(item["id"]), url=item.get("url"), text=(item.get("text") or "")[:TEXT_PREVIEW], drop=item.get("drop"))
+            out.setdefault(item["rule"], []).append(ex)
+    return dict(sorted(out.items()))
 
 
 def iter_rejects(rejects: Path) -> Iterator[dict[str, Any]]:
@@ -250,6 +266,12 @@ def collect(dataset: str | Path, rejects: str | Path | None = None) -> ReportDat
     data.hosts_kept = hosts_kept.most_common(15)
     data.hosts_dropped = hosts_dropped.most_common(15)
     data.examples = {rule: sample.items() for rule, sample in sorted(examples.items())}
+    data.binned = dict(stats.get("histograms") or {})
+    if data.examples:
+        data.examples_source = "rejects"
+    elif (root / SAMPLES).is_file():
+        data.examples = read_samples(root / SAMPLES)
+        data.examples_source = "samples"
     data.kept_examples = kept_examples.items()
     return data
 

@@ -14,7 +14,14 @@ from html import escape
 from typing import Any
 
 from thresher.report.collect import Example, ReportData, ordered_stage_drops
-from thresher.report.svg import Histogram, bar_chart, funnel_chart, histogram_chart
+from thresher.report.svg import (
+    BinnedHistogram,
+    Histogram,
+    bar_chart,
+    binned_histogram_chart,
+    funnel_chart,
+    histogram_chart,
+)
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -131,21 +138,40 @@ def render_report(data: ReportData) -> str:
     parts.append(_section("drops", "Drops by stage and rule", body))
 
     # quality metric histograms
-    body = (
-        "<p class='legend'>Values measured by each quality rule: <span style='background:#2b7a3d'></span>kept "
-        "<span style='background:#b8483a'></span>dropped (by any stage), dashed lines at the rule's bounds. "
-        "Histograms are of a uniform sample of at most 20,000 values per side.</p>"
-    )
+    if data.binned:
+        body = (
+            "<p class='legend'>Values measured by each quality rule, over every document that reached it: "
+            "<span style='background:#2b7a3d'></span>passed the per-document stages "
+            "<span style='background:#b8483a'></span>dropped by them; dashed lines at the rule's bounds; "
+            "bins are ten a decade (log scale), counted by the build.</p>"
+        )
+    else:
+        body = (
+            "<p class='legend'>Values measured by each quality rule: <span style='background:#2b7a3d'></span>kept "
+            "<span style='background:#b8483a'></span>dropped (by any stage), dashed lines at the rule's bounds. "
+            "Histograms are of a uniform sample of at most 20,000 values per side.</p>"
+        )
     shown = 0
     cells = []
     for rule in data.rules:
+        sides = data.binned.get(rule.metric)
+        label = f"{rule.metric} ({rule.stage})"
+        if sides:
+            shown += 1
+            binned = BinnedHistogram.of(sides)
+            n_pass, n_drop = sum(binned.kept), sum(binned.dropped)
+            cells.append(
+                f"<div><h3>{escape(label)}</h3>{binned_histogram_chart(binned, label, rule.bounds)}"
+                f"<p class='muted'>{_n(n_pass)} passed and {_n(n_drop)} dropped documents measured; bounds: "
+                f"{escape(_bounds_text(rule.min_value, rule.max_value))}.</p></div>"
+            )
+            continue
         kept, dropped = data.metric_values.get(rule.metric, ([], []))
         if not kept and not dropped:
             continue
         shown += 1
         hist = Histogram.of(kept, dropped, rule.bounds)
         n_kept, n_dropped = data.metric_counts.get(rule.metric, (0, 0))
-        label = f"{rule.metric} ({rule.stage})"
         cells.append(
             f"<div><h3>{escape(label)}</h3>{histogram_chart(hist, label, rule.bounds, width=460, height=140)}"
             f"<p class='muted'>{_n(n_kept)} kept and {_n(n_dropped)} dropped documents measured; bounds: "
@@ -221,8 +247,10 @@ def render_report(data: ReportData) -> str:
     body = ""
     for rule_name, examples in data.examples.items():
         body += f"<details><summary>Dropped by {escape(rule_name)} ({len(examples)} shown)</summary>{''.join(_doc(e) for e in examples)}</details>"
-    if not data.has_rejects:
-        body += "<p class='muted'>Dropped examples need the rejects (<code>thresher build … --rejects DIR</code>, then <code>thresher report DATASET --rejects DIR</code>).</p>"
+    if data.examples_source == "samples":
+        body = "<p class='muted'>Dropped examples: the build's uniform sample of each rule (<code>samples.jsonl.gz</code>).</p>" + body
+    elif not data.examples:
+        body += "<p class='muted'>Dropped examples need the rejects (<code>thresher build … --rejects DIR</code>, then <code>thresher report DATASET --rejects DIR</code>) or a build that wrote <code>samples.jsonl.gz</code>.</p>"
     body += f"<details><summary>Kept documents ({len(data.kept_examples)} shown)</summary>{''.join(_doc(e) for e in data.kept_examples)}</details>"
     parts.append(_section("examples", "Examples", body))
 

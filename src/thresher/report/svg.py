@@ -109,7 +109,15 @@ def _bin(values: Sequence[float], lo: float, hi: float, bins: int) -> tuple[int,
     return tuple(counts)
 
 
-def histogram_chart(hist: Histogram, label: str, bounds: Sequence[float] = (), width: int = 640, height: int = 170) -> str:
+def histogram_chart(
+    hist: Histogram,
+    label: str,
+    bounds: Sequence[float] = (),
+    width: int = 640,
+    height: int = 170,
+    bin_labels: Sequence[str] | None = None,
+    axis: tuple[str, str] | None = None,
+) -> str:
     """Stacked kept/dropped bars per bin, each bound drawn as a dashed vertical line."""
     left, right, top_pad, bottom = 46, 10, 14, 30
     plot_w, plot_h = width - left - right, height - top_pad - bottom
@@ -126,7 +134,8 @@ def histogram_chart(hist: Histogram, label: str, bounds: Sequence[float] = (), w
     for i, (k, d) in enumerate(zip(hist.kept, hist.dropped, strict=True)):
         x = left + i * bar_w
         lo = hist.lo + i * hist.width
-        tip = f"{_fmt(lo)} to {_fmt(lo + hist.width)}: {k} kept, {d} dropped"
+        where = bin_labels[i] if bin_labels is not None else f"{_fmt(lo)} to {_fmt(lo + hist.width)}"
+        tip = f"{where}: {k} kept, {d} dropped"
         kh = plot_h * k / top
         dh = plot_h * d / top
         if k:
@@ -149,9 +158,10 @@ def histogram_chart(hist: Histogram, label: str, bounds: Sequence[float] = (), w
             f"stroke='{BOUND_COLOUR}' stroke-dasharray='4 3'/>"
             f"<text x='{x + dx:.1f}' y='{top_pad + 2}' text-anchor='{anchor}' {FONT}>bound {_fmt(b)}</text>"
         )
+    first, last = axis if axis is not None else (_fmt(hist.lo), _fmt(hist.hi))
     parts.append(
-        f"<text x='{left}' y='{height - 10}' {FONT}>{_fmt(hist.lo)}</text>"
-        f"<text x='{left + plot_w}' y='{height - 10}' text-anchor='end' {FONT}>{_fmt(hist.hi)}</text>"
+        f"<text x='{left}' y='{height - 10}' {FONT}>{escape(first)}</text>"
+        f"<text x='{left + plot_w}' y='{height - 10}' text-anchor='end' {FONT}>{escape(last)}</text>"
     )
     parts.append("</svg>")
     return "".join(parts)
@@ -160,3 +170,71 @@ def histogram_chart(hist: Histogram, label: str, bounds: Sequence[float] = (), w
 def funnel_chart(steps: Sequence[tuple[str, int]], label: str, width: int = 640) -> str:
     """One bar per step, each as wide as the documents still in the corpus after it."""
     return bar_chart([(name, float(n)) for name, n in steps], label, colour=KEPT_COLOUR, width=width)
+
+
+@dataclass(frozen=True, slots=True)
+class BinnedHistogram:
+    """Counts in the build's fixed log bins (`thresher.run.observe.value_bin`), over every document
+    rather than a sample. `edges[i]` is bin i's (low, high); a zero bin has (0, 0)."""
+
+    edges: tuple[tuple[float, float], ...]
+    kept: tuple[int, ...]
+    dropped: tuple[int, ...]
+
+    @classmethod
+    def of(cls, sides: dict[str, dict[str, int]]) -> BinnedHistogram:
+        from thresher.run.observe import bin_range
+
+        names = sorted(set(sides.get("passed", {})) | set(sides.get("dropped", {})), key=lambda n: bin_range(n))
+        # fill the gaps between occupied bins, so the x axis is continuous in log scale
+        edges = [bin_range(n) for n in names]
+        full: list[str] = []
+        for name in names:
+            if full and full[-1][0] == "p" and name[0] == "p":
+                for k in range(int(full[-1][1:]) + 1, int(name[1:])):
+                    full.append(f"p{k}")
+            full.append(name)
+        edges = [bin_range(n) for n in full]
+        passed, dropped = sides.get("passed", {}), sides.get("dropped", {})
+        return cls(tuple(edges), tuple(passed.get(n, 0) for n in full), tuple(dropped.get(n, 0) for n in full))
+
+    def position(self, value: float) -> float | None:
+        """Where `value` falls on the x axis, in bins (log interpolation inside a bin)."""
+        import math
+
+        for i, (lo, hi) in enumerate(self.edges):
+            if lo == hi == 0.0:
+                if value == 0.0:
+                    return i + 0.5
+                continue
+            if lo <= value < hi:
+                if lo > 0:
+                    return i + (math.log(value) - math.log(lo)) / (math.log(hi) - math.log(lo))
+                return i + (value - lo) / (hi - lo)
+        return None
+
+
+def binned_histogram_chart(hist: BinnedHistogram, label: str, bounds: Sequence[float] = (), width: int = 460, height: int = 140) -> str:
+    """Stacked kept/dropped bars per log bin; each bound inside the range as a dashed line."""
+    if not hist.edges:
+        return ""
+    as_linear = Histogram(0.0, float(len(hist.edges)), hist.kept, hist.dropped)
+    labels = ["0" if lo == hi == 0.0 else f"{_fmt(lo)} to {_fmt(hi)}" for lo, hi in hist.edges]
+    lo, hi = hist.edges[0][0], hist.edges[-1][1]
+    svg = histogram_chart(as_linear, label, (), width, height, labels, (_fmt(lo), f"{_fmt(hi)} (log scale)"))
+    left, right, top_pad, bottom = 46, 10, 14, 30
+    plot_w, plot_h = width - left - right, height - top_pad - bottom
+    n = len(hist.edges)
+    extra = []
+    for b in bounds:
+        pos = hist.position(b)
+        if pos is None:
+            continue
+        x = left + plot_w * pos / n
+        anchor, dx = ("end", -3) if x > left + plot_w * 0.8 else ("start", 3)
+        extra.append(
+            f"<line class='bound' x1='{x:.1f}' y1='{top_pad - 6}' x2='{x:.1f}' y2='{top_pad + plot_h}' "
+            f"stroke='{BOUND_COLOUR}' stroke-dasharray='4 3'/>"
+            f"<text x='{x + dx:.1f}' y='{top_pad + 2}' text-anchor='{anchor}' {FONT}>bound {_fmt(b)}</text>"
+        )
+    return svg.replace("</svg>", "".join(extra) + "</svg>")

@@ -4,7 +4,7 @@
 - `pool`: a process pool of `workers` processes, forked from a fresh server process that has
   imported the task modules once (`forkserver`; `spawn` where it is missing), so no state leaks
   from the driver and a worker starts in milliseconds; each worker is handed the corpus stages the
-  driver already built, so none rebuilds them;
+  driver's warm-up (the corpus stages it already built, `thresher.stage_cache`), so none rebuilds them;
 - `ray`: Ray tasks on a local Ray instance or a cluster (`thresher.run.ray_engine`).
 
 `run(calls)` takes `TaskCall`s and returns results in call order, so the driver's view is the same
@@ -25,51 +25,14 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from thresher.core.errors import TaskError
 from thresher.run import progress
+from thresher.run.calls import TaskCall, dispatch_order, task_failed, task_weight
+
+__all__ = ["Engine", "LocalEngine", "PoolEngine", "TaskCall", "dispatch_order", "make_engine", "task_failed", "task_weight"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class TaskCall:
-    fn: Callable[..., Any]
-    args: tuple[Any, ...]
-    label: str  # the task and its input, for messages
-    log_path: str | None = None
-    weight: float | None = None  # expected cost (e.g. input bytes); None: an argument's `size_hint`
-
-
-def task_weight(call: TaskCall) -> float | None:
-    """A call's expected cost: its `weight`, else the `size_hint` of an argument that has one (an
-    input partition that is a byte range), else None (unknown)."""
-    if call.weight is not None:
-        return call.weight
-    for arg in call.args:
-        hint = getattr(arg, "size_hint", None)
-        if isinstance(hint, (int, float)):
-            return hint
-    return None
-
-
-def dispatch_order(calls: Sequence[TaskCall]) -> list[int]:
-    """The order to start calls in: heaviest first when every weight is known (ties keep call
-    order), else call order. It never changes results, which are returned in call order."""
-    weights = [task_weight(c) for c in calls]
-    if not weights or any(w is None for w in weights):
-        return list(range(len(calls)))
-    return sorted(range(len(calls)), key=lambda i: -weights[i])  # type: ignore[operator]
-
-
-def task_failed(call: TaskCall, attempts: int, exc: BaseException) -> TaskError:
-    where = f"; its log: {call.log_path}" if call.log_path else ""
-    cause = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    error = TaskError(f"task {call.label} failed after {attempts} attempt(s): {cause}{where}")
-    error.__cause__ = exc
-    return error
 
 
 class Engine(Protocol):
@@ -133,46 +96,40 @@ def pool_context() -> Any:
     return detached_main_context("spawn")
 
 
-def _worker_init(q: Any, log_level: int, environ: dict[str, str], warm: bytes | None) -> None:
+# A warm-up for new workers: a function (importable by name) and the bytes it is called with, e.g.
+# the driver's built stages (`thresher.stage_cache.worker_warmup`). Engines pass it on unread.
+Warmup = tuple[Callable[[bytes], None], bytes]
+
+
+def _worker_init(q: Any, log_level: int, environ: dict[str, str], warm: Warmup | None) -> None:
     # A fork server keeps the environment it started with: give the worker the driver's current one,
     # as a spawned process would have (credentials, endpoints set after the server started).
     if os.environ != environ:
         os.environ.clear()
         os.environ.update(environ)
     logging.basicConfig(level=log_level, format="thresher: %(levelname)s: %(message)s")
+    from thresher.run.deadline import allow_hard_exit
+
+    allow_hard_exit()  # a worker may end itself for a document stuck past its deadline (the task is retried)
     progress.install(lambda phase, counts: q.put((phase, counts)))
     if warm is not None:
-        import pickle
-
-        from thresher.pipeline import seed_corpus_stages
-
-        try:
-            seed_corpus_stages(pickle.loads(warm))
-        except Exception:  # noqa: BLE001 - only a warm-up: the stages are built on demand instead
-            log.debug("could not seed the corpus stages", exc_info=True)
-
-
-def _driver_stages() -> bytes | None:
-    """The corpus stages the driver has built, pickled for the workers (None if they cannot be)."""
-    import pickle
-
-    from thresher.pipeline import corpus_stage_cache
-
-    cache = corpus_stage_cache()
-    if not cache:
-        return None
-    try:
-        return pickle.dumps(cache, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001 - a stage that does not pickle is built by each worker
-        return None
+        fn, blob = warm
+        fn(blob)
 
 
 class PoolEngine:
     name = "pool"
 
-    def __init__(self, workers: int | None = None, sink: progress.Sink | None = None, retries: int = 0) -> None:
+    def __init__(
+        self,
+        workers: int | None = None,
+        sink: progress.Sink | None = None,
+        retries: int = 0,
+        warmup: Callable[[], Warmup | None] | None = None,
+    ) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.retries = retries
+        self.warmup = warmup  # asked each time workers start (they are fresh for every phase)
         self.ctx = pool_context()
         self.queue: Any = self.ctx.Queue()
         self.sink = sink
@@ -187,7 +144,12 @@ class PoolEngine:
             self.workers,
             mp_context=self.ctx,
             initializer=_worker_init,
-            initargs=(self.queue, logging.getLogger("thresher").getEffectiveLevel(), dict(os.environ), _driver_stages()),
+            initargs=(
+                self.queue,
+                logging.getLogger("thresher").getEffectiveLevel(),
+                dict(os.environ),
+                self.warmup() if self.warmup is not None else None,
+            ),
         )
 
     def _drain(self) -> None:
@@ -288,11 +250,12 @@ def make_engine(
     sink: progress.Sink | None,
     retries: int = 0,
     ray_address: str | None = None,
+    warmup: Callable[[], Warmup | None] | None = None,
 ) -> Engine:
     if name == "local" or (name == "pool" and workers == 1):
         return LocalEngine(sink, retries)
     if name == "pool":
-        return PoolEngine(workers, sink, retries)
+        return PoolEngine(workers, sink, retries, warmup)
     if name == "ray":
         from thresher.run.ray_engine import RayEngine
 

@@ -32,12 +32,15 @@ from thresher.config import RunConfig
 from thresher.core.document import Document, Drop, Malformed
 from thresher.core.stages import comparison_of
 from thresher.core.stats import Stats
-from thresher.dedup.cluster import Node, cluster, decide, link_identical
+from thresher.dedup.cluster import Decision, Node, cluster, decide, link_identical
 from thresher.pipeline import DocumentChain, build_corpus_stages
 from thresher.read.base import Event, Partition, Skip, ordinal_partition
+from thresher.read.readers import reader_spec
 from thresher.read.sources import read_partition
 from thresher.run import progress
+from thresher.run.deadline import WATCHDOG_GRACE_S, DocumentDeadline, StuckDocument, collect_stuck
 from thresher.run.heap import trim_heap
+from thresher.run.observe import TaskObserver, record_id_url
 from thresher.run.records import (
     EDGE,
     KEY_BUCKETS,
@@ -51,6 +54,16 @@ from thresher.run.records import (
     pack_edge,
     pair_bucket,
     unpack_edge,
+)
+from thresher.run.results import (
+    ClusterResult,
+    GroupResult,
+    Piece,
+    ScanResult,
+    ShardFile,
+    TaskResult,
+    VerifyResult,
+    WriteResult,
 )
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line, write_json_atomic
@@ -78,8 +91,10 @@ class TaskContext:
         return WorkDir(self.workdir)
 
 
-def run_task(fn: Callable[..., dict[str, Any]], ctx: TaskContext, task_id: str, *args: Any) -> dict[str, Any]:
-    """Run a task unless its completion marker exists; write the marker (its result) last.
+def run_task(
+    fn: Callable[..., TaskResult], result_type: type[TaskResult], ctx: TaskContext, task_id: str, *args: Any
+) -> TaskResult:
+    """Run a task unless its completion marker exists; write the marker (its result, as JSON) last.
 
     The task's own log records (warnings about malformed input, ...) and, when it fails, its
     traceback go to `logs/<task>.log` in the work dir; the exception is re-raised for the engine to
@@ -87,8 +102,7 @@ def run_task(fn: Callable[..., dict[str, Any]], ctx: TaskContext, task_id: str, 
     work = ctx.work
     marker = work.marker(task_id)
     if marker.exists():
-        cached: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
-        return cached
+        return result_type.from_json(json.loads(marker.read_text(encoding="utf-8")))
     log_path = work.path("logs", f"{task_id}.log")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_path, mode="a", encoding="utf-8")
@@ -100,13 +114,14 @@ def run_task(fn: Callable[..., dict[str, Any]], ctx: TaskContext, task_id: str, 
     except BaseException:
         import traceback
 
-        handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
+        if handler.stream is not None:  # open unless the handler was closed (it is opened eagerly)
+            handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
         raise
     finally:
         package_logger.removeHandler(handler)
         handler.close()
         trim_heap()  # workers are long-lived: what the task freed goes back to the system
-    write_json_atomic(marker, result, durable=False)
+    write_json_atomic(marker, result.to_json(), durable=False)
     return result
 
 
@@ -121,11 +136,15 @@ def describe_task(task_id: str, args: tuple[Any, ...]) -> str:
 # -- scan ---------------------------------------------------------------------------------------
 
 
-def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
+def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     config = ctx.config
     work = ctx.work
     stats = Stats()
-    chain = DocumentChain(config, stats)
+    # a document that earlier attempts of this task died in is dropped, not run again (run/deadline.py)
+    stuck_dir, task = work.path("stuck"), f"scan-{partition.index}"
+    deadline_s = config.exec.doc_deadline_s
+    stuck = {o: d for o, d in collect_stuck(stuck_dir, task, deadline_s).items() if d.skip}
+    chain = DocumentChain(config, stats, DocumentDeadline(deadline_s, stuck_dir, task))
     corpus = build_corpus_stages(config)
     payload_sizes = [0 for _ in corpus]
     payload_files = []
@@ -138,10 +157,15 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
     reporter = progress.Throttle("scan")
     # progress by bytes where a document's source offset is a position in the file itself
     # (uncompressed JSONL, archives); compressed JSONL reports its bytes when the task ends
-    offsets_in_file = partition.kind == "warc" or (partition.kind == "jsonl" and not _is_compressed(partition.path))
+    spec = reader_spec(partition.kind)
+    offsets = spec.offsets if spec is not None else "none"
+    offsets_in_file = offsets == "file" or (offsets == "uncompressed" and not _is_compressed(partition.path))
     bytes_total = partition_size(partition)
     bytes_reported = 0
     t_read = 0.0
+    items_read = 0
+    work_cap = config.input.max_work_bytes_per_input_byte
+    observer = TaskObserver(stats, work.observed("scan", partition.index, "index"), work.observed("scan", partition.index, "samples"))
     with (
         contextlib.ExitStack() as key_spills,
         atomic_open(work.scan_docs(partition.index), "wb", durable=False) as docs_out,
@@ -152,13 +176,23 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
         items = read_partition(partition, config.input)
         while True:
             t0 = time.perf_counter()
-            item = next(items, None)
+            try:
+                item = next(items, None)
+            except Exception as exc:  # noqa: BLE001 - a third-party decoder's failure stops this input, counted
+                item = read_failure(partition, exc)
+                items = iter(())
             t_read += time.perf_counter() - t0
             if item is None:
                 break
             if isinstance(item, Event):
                 stats.count(f"event/{item.name}")
                 continue
+            items_read += 1
+            if work_cap is not None and items_read % 256 == 0:
+                written = docs_out.tell() + malformed_out.tell() + rejects_out.tell()
+                if written > max(WORK_BYTES_FLOOR, work_cap * bytes_total):
+                    item = work_bytes_stop(partition, written, bytes_total, work_cap)
+                    items = iter(())
             stats.record_seen()
             if isinstance(item, Malformed):
                 stats.record_malformed(item)
@@ -170,6 +204,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
                 continue
             if isinstance(item, Skip):
                 stats.record_drop(item.drop)
+                observer.dropped(item.doc_id, item.url, {"location": item.location}, item.drop, None)
                 if ctx.write_rejects:
                     rejects_out.write(
                         dumps_line({"id": item.doc_id, "url": item.url, "location": item.location, "drop": item.drop.to_record()})
@@ -177,14 +212,16 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
                 reporter.tick(dropped=1)
                 continue
             doc: Document = item
-            outcome = chain.run(doc)
+            outcome = chain.run(doc) if doc.ordinal not in stuck else stuck_drop(chain, stuck[doc.ordinal])
             if outcome is not None:
                 drop, failures = outcome
                 stats.record_drop(drop, failures)
+                observer.chain_dropped(doc, drop)
                 if ctx.write_rejects:
                     rejects_out.write(dumps_line(reject_record(doc, drop, failures)))
                 reporter.tick(dropped=1)
                 continue
+            observer.annotations(doc.annotations, passed=True)
             t0 = time.perf_counter()
             member_head = (doc.ordinal, id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
             for si, stage in enumerate(corpus):
@@ -216,13 +253,48 @@ def scan_task(ctx: TaskContext, partition: Partition) -> dict[str, Any]:
                 reporter.tick(passed=1, bytes=delta)
             else:
                 reporter.tick(passed=1)
+    observer.close()
     stats.add_time("read", t_read)
     if bytes_total > bytes_reported:
         reporter.tick(bytes=bytes_total - bytes_reported)
     for f in payload_files:
         f.close()
+    chain.deadline.close()
     reporter.flush()
-    return {"stats": stats.to_dict(), "survivors": survivors, "key_bytes": [spill.bucket_bytes for spill in spills]}
+    return ScanResult(stats=stats, survivors=survivors, key_bytes=tuple(tuple(spill.bucket_bytes) for spill in spills))
+
+
+WORK_BYTES_FLOOR = 256 * 1024 * 1024  # below this a scan is never stopped for its work bytes
+
+
+def work_bytes_stop(partition: Partition, written: int, input_bytes: int, cap: float) -> Malformed:
+    log.warning("reading %s stopped: %d work bytes for %d input bytes", partition.describe(), written, input_bytes)
+    detail = (
+        f"stopped reading this input after writing {written} work bytes for its {input_bytes} bytes "
+        f"(input.max_work_bytes_per_input_byte = {cap}): a decompression bomb?"
+    )
+    return Malformed("work_bytes_cap", partition.describe(), detail)
+
+
+def read_failure(partition: Partition, exc: Exception) -> Malformed:
+    """What an exception escaping a reader becomes: one located malformed record that ends the read of
+    this input (a generator that raised cannot continue), so a broken file stops itself, not the build."""
+    log.warning("reading %s stopped: %s: %s", partition.describe(), type(exc).__name__, exc)
+    return Malformed("read_error", partition.describe(), f"reading stopped: {type(exc).__name__}: {exc}"[:500])
+
+
+def stuck_drop(chain: DocumentChain, stuck: StuckDocument) -> tuple[Drop, list[Drop]]:
+    """The drop of a document that earlier attempts died in (it is not run again)."""
+    names = [name for name, _, _ in chain.runners]
+    stage = names[stuck.stage_index] if 0 <= stuck.stage_index < len(names) else "extract"
+    if stuck.timed_out:
+        chain.stats.count("event/deadline_exceeded")
+        detail = {"skipped": "the worker was ended past the deadline; the retry did not run the page again"}
+        limit = chain.deadline.seconds
+        killed_after = limit + max(WATCHDOG_GRACE_S, limit) if limit is not None else None  # the kill timer's CPU seconds
+        return Drop(stage, "timeout", value=killed_after, limit=limit, detail=detail), []
+    chain.stats.count("event/worker_died")
+    return Drop(stage, "worker_died", value=stuck.deaths, limit=2, detail={"skipped": "two attempts died in this page"}), []
 
 
 def _is_compressed(path: str) -> bool:
@@ -238,7 +310,7 @@ def _is_compressed(path: str) -> bool:
 
 
 def partition_size(partition: Partition) -> int:
-    from thresher.read.paths import input_size
+    from thresher.paths import input_size
 
     if partition.end is not None:
         return partition.end - partition.start
@@ -254,6 +326,9 @@ class _NullWriter:
 
     def write(self, data: bytes) -> None:
         return None
+
+    def tell(self) -> int:
+        return 0
 
 
 def reject_record(doc: Document, drop: Drop, failures: list[Drop] | None = None) -> dict[str, Any]:
@@ -302,7 +377,7 @@ def read_bucket_range(path: Path, runs: list[list[int]], lo: int, hi: int, size:
                 yield from (blob[i : i + size] for i in range(0, len(blob), size))
 
 
-def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions: list[int]) -> dict[str, Any]:
+def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions: list[int]) -> GroupResult:
     """Group the keys of buckets [lo, hi) of one corpus stage from every scan partition and emit
     the candidate pairs of every key seen more than once, spilled by pair bucket for the verify
     phase. Members with byte-identical payloads need no verification: their edges are written here."""
@@ -364,7 +439,7 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
     stats.count(f"event/{stage.name}.pairs", pairs.count)
     stats.count(f"event/{stage.name}.edges", edges)
     stats.add_time(f"{stage.name}.group", time.perf_counter() - t0)
-    return {"stats": stats.to_dict(), "edges": edges, "pairs": pairs.count, "pair_bytes": pairs.bucket_bytes}
+    return GroupResult(stats=stats, edges=edges, pairs=pairs.count, pair_bytes=tuple(pairs.bucket_bytes))
 
 
 def _payload_ref(member: bytes) -> tuple[int, int, int]:
@@ -442,7 +517,7 @@ def add_pair(spill: BucketSpill, a: bytes, b: bytes) -> None:
     spill.add(pair_bucket(int.from_bytes(a[:8], "big")), a + b)
 
 
-def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: list[int]) -> dict[str, Any]:
+def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: list[int]) -> VerifyResult:
     """Verify the candidate pairs of pair buckets [lo, hi) of one corpus stage, gathered from every
     group task: sorted and made unique, so each distinct pair is verified exactly once however many
     bands (and group tasks) it collided in. Writes the verified edges."""
@@ -492,7 +567,7 @@ def verify_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, groups: li
     stats.count(f"event/{stage.name}.candidates", candidates)
     stats.count(f"event/{stage.name}.edges", edges)
     stats.add_time(f"{stage.name}.verify", time.perf_counter() - t0)
-    return {"stats": stats.to_dict(), "edges": edges}
+    return VerifyResult(stats=stats, edges=edges)
 
 
 # -- cluster ------------------------------------------------------------------------------------
@@ -511,13 +586,13 @@ def iter_edges(work: WorkDir, stages: list[Any]) -> Iterator[tuple[int, Node, No
                         yield si, a, b, sim
 
 
-def cluster_task(ctx: TaskContext) -> dict[str, Any]:
+def cluster_task(ctx: TaskContext) -> ClusterResult:
     """Cluster the verified edges of every corpus stage (`thresher.dedup.cluster`) and write the
     decisions per input partition, in ordinal order."""
     work = ctx.work
     stages = build_corpus_stages(ctx.config)
     clustering = cluster(lambda: iter_edges(work, stages), ctx.config.dedup.keep)
-    dropped_per_partition: dict[str, int] = {}
+    dropped_per_partition: dict[int, int] = {}
     current_p = -1
     out: Any = None
     stack = contextlib.ExitStack()
@@ -528,24 +603,24 @@ def cluster_task(ctx: TaskContext) -> dict[str, Any]:
                 stack.close()
                 out = stack.enter_context(atomic_open(work.decisions(p), "wb", durable=False))
                 current_p = p
-                dropped_per_partition[str(p)] = 0
+                dropped_per_partition[p] = 0
             out.write(dumps_line(decision.to_json()))
             if not decision.kept:
-                dropped_per_partition[str(p)] += 1
-    return {"dropped": dropped_per_partition, "clusters": clustering.clusters, "nodes": clustering.nodes}
+                dropped_per_partition[p] += 1
+    return ClusterResult(dropped=dropped_per_partition, clusters=clustering.clusters, nodes=clustering.nodes)
 
 
 # -- write --------------------------------------------------------------------------------------
 
 
-def iter_decisions(work: WorkDir, p: int) -> Iterator[dict[str, Any]]:
+def iter_decisions(work: WorkDir, p: int) -> Iterator[Decision]:
     """The cluster phase's decisions for partition p (keep or drop per colliding document), in
     ordinal order; none when no document of p collided."""
     path = work.decisions(p)
     if path.exists():
         with open(path, "rb") as f:
             for line in f:
-                yield json.loads(line)
+                yield Decision.from_json(json.loads(line))
 
 
 def iter_scan_docs(work: WorkDir, p: int) -> Iterator[tuple[int, bytes]]:
@@ -557,7 +632,7 @@ def iter_scan_docs(work: WorkDir, p: int) -> Iterator[tuple[int, bytes]]:
             yield int(line[:tab]), line[tab + 1 :]
 
 
-def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
+def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
     """Apply the cluster decisions to one partition's survivors and write its pieces of the
     output shards: global kept index g goes to shard g // shard_max_records."""
     config = ctx.config
@@ -568,15 +643,16 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
     decisions = iter_decisions(work, p)
     pending = next(decisions, None)
 
-    def orphan(decision: dict[str, Any]) -> RuntimeError:
+    def orphan(decision: Decision) -> RuntimeError:
         """A decision for a document the scan never kept: a broken work dir (ignoring it would keep
         a duplicate)."""
-        return RuntimeError(f"partition {p}: decision for ordinal {decision['o']}, which no scanned document has")
+        return RuntimeError(f"partition {p}: decision for ordinal {decision.ordinal}, which no scanned document has")
 
     stats = Stats()
-    pieces: list[list[Any]] = []
+    pieces: list[list[Any]] = []  # [shard, path, records] while the piece is written
     reporter = progress.Throttle("write")
     include_annotations = config.output.include_annotations
+    observer = TaskObserver(stats, work.observed("write", p, "index"), work.observed("write", p, "samples"))
 
     def kept_records() -> Any:
         """The output lines of the partition's kept documents. A document without a decision is
@@ -584,34 +660,34 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
         bytes are those of decoding and encoding it again."""
         nonlocal pending
         for o, line in iter_scan_docs(work, p):
-            if pending is not None and pending["o"] < o:
+            if pending is not None and pending.ordinal < o:
                 raise orphan(pending)
             decision = None
-            if pending is not None and pending["o"] == o:
+            if pending is not None and pending.ordinal == o:
                 decision, pending = pending, next(decisions, None)
             if decision is None and include_annotations:
                 stats.record_kept()
                 reporter.tick(kept=1)
-                yield line
+                yield line, None
                 continue
             record = json.loads(line)
-            if decision is not None and "drop" in decision:
-                drop = Drop.from_record(decision["drop"])
-                stats.record_drop(drop)
+            if decision is not None and decision.drop is not None:
+                stats.record_drop(decision.drop)
+                observer.dropped(record["id"], record.get("url"), record.get("source"), decision.drop, record)
                 if ctx.write_rejects:
-                    record["drop"] = decision["drop"]
+                    record["drop"] = decision.drop.to_record()
                     rejects_out.write(dumps_line(record))
                 reporter.tick(dropped=1)
                 continue
             if decision is not None:
                 annotations = record.setdefault("annotations", {})
-                annotations["dedup.duplicates"] = decision["keep"]["duplicates"]
-                annotations["dedup.cluster"] = decision["keep"]["cluster"]
+                annotations["dedup.duplicates"] = decision.duplicates
+                annotations["dedup.cluster"] = decision.cluster
             if not include_annotations:
                 record.pop("annotations", None)
             stats.record_kept()
             reporter.tick(kept=1)
-            yield dumps_line(record)
+            yield dumps_line(record), record
         if pending is not None:
             raise orphan(pending)
 
@@ -621,8 +697,10 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
         (atomic_open(work.write_rejects(p), "wb", durable=False) if ctx.write_rejects else _NullWriter()) as rejects_out,
     ):
         handle: Any = None
-        for line in kept_records():
+        for line, record in kept_records():
             shard = g // per_shard
+            doc_id, url = record_id_url(line) if record is None else (record["id"], record.get("url"))
+            observer.kept(doc_id, url, shard, g % per_shard)
             if not pieces or pieces[-1][0] != shard:
                 # a new shard: close the previous piece (atomically renamed) and open this one
                 stack.close()
@@ -632,11 +710,12 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> dict[str, Any]:
             handle.write(line)
             pieces[-1][2] += 1
             g += 1
+    observer.close()
     reporter.flush()
-    return {"stats": stats.to_dict(), "pieces": pieces, "kept": g - global_start}
+    return WriteResult(stats=stats, pieces=tuple(Piece(shard=s, path=path, records=n) for s, path, n in pieces), kept=g - global_start)
 
 
-def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[str]) -> dict[str, Any]:
+def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[str]) -> ShardFile:
     """Turn one shard's pieces (in partition order) into the final shard file in the output."""
     from thresher.write.manifest import file_digest
 
@@ -645,7 +724,7 @@ def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[str]) -
     dest = Path(ctx.workdir).parent / name
     records = fmt.assemble([Path(p) for p in pieces], dest)
     size, digest = file_digest(dest)
-    return {"path": name, "records": records, "bytes": size, "sha256": digest}
+    return ShardFile(path=name, records=records, bytes=size, sha256=digest)
 
 
 def malformed_examples(work: WorkDir, partitions: list[int], limit: int = 50) -> list[dict[str, Any]]:

@@ -80,6 +80,10 @@ class WorkDir:
     def write_rejects(self, p: int) -> Path:
         return self.root / "rejects" / f"p{p:06d}.jsonl"
 
+    def observed(self, phase: str, p: int, kind: str) -> Path:
+        """A task's index part (`kind` "index") or rule samples ("samples"), see `run/observe.py`."""
+        return self.root / "observe" / f"{phase}-p{p:06d}.{kind}.jsonl"
+
 
 def default_work_dir(url: str) -> Path:
     """The stable local folder where a build to `url` runs unless `--work-dir` says otherwise:

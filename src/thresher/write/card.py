@@ -4,10 +4,68 @@ made and how to read it, generated from the manifest and the stats (no clock, no
 from __future__ import annotations
 
 import json
+from collections import Counter
+from pathlib import Path
 from typing import Any
 
+# languages listed by name in the card; the rest are summed as "other"
+CARD_LANGUAGES = 20
 
-def render_card(manifest: dict[str, Any], stats: dict[str, Any]) -> str:
+
+def summarize_shards(folder: str | Path, shards: list[dict[str, Any]], fmt: str) -> dict[str, Any]:
+    """What the card says about the text itself, from the assembled shards in `folder`: bytes of
+    text (UTF-8), whitespace-separated tokens, and documents per `lang.code` annotation. Streams the
+    shards once (one record in memory at a time)."""
+    from thresher.write.manifest import _read_records
+    from thresher.write.storage import open_store
+
+    root = open_store(str(folder))
+    text_bytes = 0
+    tokens = 0
+    languages: Counter[str] = Counter()
+    for entry in shards:
+        for record in _read_records(root, entry["path"], fmt):
+            text = record.get("text") or ""
+            text_bytes += len(text.encode("utf-8", "surrogatepass"))
+            tokens += len(text.split())
+            code = (record.get("annotations") or {}).get("lang.code")
+            if code:
+                languages[str(code)] += 1
+    return {"text_bytes": text_bytes, "whitespace_tokens": tokens, "languages": dict(languages)}
+
+
+def _inputs_section(manifest: dict[str, Any]) -> list[str]:
+    inputs = manifest.get("inputs") or []
+    lines = ["## Inputs", ""]
+    if not inputs:
+        return lines + ["None recorded.", ""]
+    lines += ["| input | bytes |", "|---|---:|"]
+    for entry in inputs:
+        size = entry.get("bytes")
+        lines.append(f"| `{entry.get('path')}` | {size:,} |" if isinstance(size, int) else f"| `{entry.get('path')}` | - |")
+    return lines + [""]
+
+
+def _languages_section(summary: dict[str, Any] | None, records: int) -> list[str]:
+    lines = ["## Languages", ""]
+    languages = (summary or {}).get("languages") or {}
+    if not languages:
+        return lines + ["The documents carry no language annotations (`lang.code`).", ""]
+    ranked = sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))
+    lines += ["| language | documents | share |", "|---|---:|---:|"]
+    for code, n in ranked[:CARD_LANGUAGES]:
+        lines.append(f"| {code} | {n:,} | {100.0 * n / max(1, records):.1f}% |")
+    rest = sum(n for _, n in ranked[CARD_LANGUAGES:])
+    if rest:
+        lines.append(f"| other | {rest:,} | {100.0 * rest / max(1, records):.1f}% |")
+    unlabelled = records - sum(languages.values())
+    if unlabelled > 0:
+        lines.append(f"| (none) | {unlabelled:,} | {100.0 * unlabelled / max(1, records):.1f}% |")
+    return lines + [""]
+
+
+def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[str, Any] | None = None) -> str:
+    """The card's Markdown; `summary` (from `summarize_shards`) adds the text size and the language mix."""
     seen = stats.get("seen", 0) or 0
 
     def pct(n: int) -> str:
@@ -20,8 +78,10 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any]) -> str:
         "",
         "## Contents",
         "",
-        f"- {manifest['records']} documents in {len(manifest['shards'])} shard(s) of format `{manifest['format']}`,"
-        f" {manifest['bytes']} bytes in all.",
+        f"- {manifest['records']:,} documents in {len(manifest['shards'])} shard(s) of format `{manifest['format']}`,"
+        f" {manifest['bytes']:,} bytes in all.",
+        *([f"- Text: {summary['text_bytes']:,} bytes (UTF-8), {summary['whitespace_tokens']:,} whitespace tokens."]
+          if summary else []),
         f"- Input: {len(manifest['inputs'])} file(s); {seen} records seen.",
         f"- Kept {stats.get('kept', 0)} ({pct(stats.get('kept', 0))}), dropped {stats.get('dropped', 0)}"
         f" ({pct(stats.get('dropped', 0))}), malformed {stats.get('malformed', 0)} ({pct(stats.get('malformed', 0))}).",
@@ -54,8 +114,10 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any]) -> str:
             lines += ["", f"{script_only} document(s) are `und` because their script is shared by many languages:"
                       " identifying those languages needs the `lang` extra (`pip install 'thresher[lang]'`)."]
     extractor = manifest.get("extractor") or {}
+    lines += [""]
+    lines += _languages_section(summary, manifest["records"])
+    lines += _inputs_section(manifest)
     lines += [
-        "",
         "## How it was made",
         "",
         f"- Extractor: {extractor.get('name', '?')} {extractor.get('version', '')}".rstrip(),
@@ -84,6 +146,15 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any]) -> str:
         "```",
         "",
         "`thresher verify path/to/this/folder` checks the shards' sizes and sha256 against the manifest.",
+        "",
+        "## Looking at it",
+        "",
+        "- `thresher report path/to/this/folder` writes [`report.html`](report.html) beside this card: the funnel,"
+        " drops per rule with examples, each quality metric's histogram around its bounds, languages, lengths,"
+        " duplicate clusters, hosts and timings (one offline page, no script).",
+        "- `thresher explain path/to/this/folder URL-or-ID` says where one document went and why (`index/`).",
+        "- `thresher check path/to/this/folder` estimates language share, duplicate-paragraph and boilerplate rates"
+        " with 95% intervals.",
         "",
     ]
     return "\n".join(lines)

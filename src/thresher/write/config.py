@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from thresher.core.config import setting
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OutputConfig:
-    format: Literal["jsonl.gz", "jsonl.zst", "parquet"] = setting(
+    # a name in the format registry (thresher.write.formats): the built-ins or a plugin's
+    format: str = setting(
         "jsonl.gz",
         "shard format: jsonl.gz, jsonl.zst (zstd extra) or parquet (parquet extra; Hugging Face layout)",
         flag="--format",
@@ -20,6 +20,10 @@ class OutputConfig:
     include_annotations: bool = setting(True, "write annotations (language, quality metrics, dedup) into shards")
 
     def __post_init__(self) -> None:
+        from thresher.write.formats import FORMATS
+
+        if self.format not in FORMATS:
+            raise ValueError(f"unknown output format {self.format!r} (known: {', '.join(FORMATS.names())})")
         if self.shard_max_records < 1:
             raise ValueError("output.shard_max_records must be at least 1")
         top = 19 if self.format == "jsonl.zst" else 9

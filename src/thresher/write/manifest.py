@@ -12,16 +12,45 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from thresher.core.errors import DatasetError
+from thresher.version import __version__
 from thresher.write.storage import Store, open_store
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
+
+
+def build_manifest(
+    *,
+    fmt: str,
+    shards: Sequence[dict[str, Any]],
+    config_hash: str,
+    config: dict[str, Any],
+    extractor: dict[str, Any],
+    inputs: Sequence[dict[str, Any]],
+    stats: dict[str, Any],
+) -> dict[str, Any]:
+    """The manifest of a finished build (the schema `load_manifest` reads): `shards` are the
+    entries `{path, records, bytes, sha256}` in order, `stats` the totals of `stats.json`."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "complete": True,
+        "thresher_version": __version__,
+        "format": fmt,
+        "records": sum(s["records"] for s in shards),
+        "bytes": sum(s["bytes"] for s in shards),
+        "shards": list(shards),
+        "config_hash": config_hash,
+        "config": config,
+        "extractor": extractor,
+        "inputs": list(inputs),
+        "stats": {k: stats[k] for k in ("seen", "kept", "dropped", "malformed")},
+    }
 
 
 def stream_digest(f: IO[bytes]) -> tuple[int, str]:
@@ -102,30 +131,11 @@ def verify_dataset(dataset: str | Path, count_records: bool = False) -> list[Sha
 
 
 def _read_records(store: Store, rel: str, fmt: str) -> Iterator[dict[str, Any]]:
-    if fmt == "parquet":
-        from thresher.write.parquet import read_records
+    """The records of one shard, read by its output format (`thresher.write.formats`)."""
+    from thresher.write.formats import get_format
 
-        if not store.remote:
-            yield from read_records(store.locate(rel))
-            return
-        with store.open(rel) as raw:
-            yield from read_records(raw)  # type: ignore[arg-type]  # pyarrow reads a seekable file object
-        return
-    if fmt == "jsonl.zst":
-        import io
-
-        import zstandard  # type: ignore[import-not-found]
-
-        with store.open(rel) as raw:
-            reader = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw))  # type: ignore[arg-type]
-            for line in reader:
-                yield json.loads(line)
-        return
-    import gzip
-
-    with store.open(rel) as raw, gzip.open(raw, "rb") as f:
-        for line in f:
-            yield json.loads(line)
+    with store.open(rel) as raw:
+        yield from get_format(fmt).read(raw)
 
 
 def read_shards(dataset: str | Path, verify: bool = True) -> Iterator[dict[str, Any]]:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.write.atomic import atomic_open
+from thresher.write.pieces import iter_piece_records
 
 SCHEMA_VERSION = "1"
 CORE_COLUMNS = ("id", "url", "title", "text", "fetched_at")
@@ -124,7 +125,7 @@ class ParquetFormat:
                     ok = False
                 if ok:
                     annotations.pop(key)
-                    cols[column_name(key)].append(float(value) if kind == "float64" else value)
+                    cols[column_name(key)].append(float(value) if kind == "float64" and value is not None else value)
                 else:
                     cols[column_name(key)].append(None)
             cols["annotations"].append(_json(annotations))
@@ -160,7 +161,6 @@ class ParquetFormat:
         return n
 
     def assemble(self, pieces: Sequence[Path], dest: Path) -> int:
-        from thresher.write.formats import iter_piece_records
 
         return self.write_records(iter_piece_records(pieces), dest)
 
@@ -209,3 +209,26 @@ def _key_of(column: str, pf: Any) -> str:
     meta = pf.schema_arrow.metadata or {}
     keys = json.loads(meta.get(b"thresher.annotation_keys", b"{}"))
     return keys.get(column, column.replace("_", ".", 1))
+
+
+class ParquetShards:
+    """The `parquet` output format: shards in the Hugging Face layout (`data/train-00000-of-000NN.parquet`),
+    and a card whose front matter lets `datasets` and the hub find them."""
+
+    name = "parquet"
+    suffix = ".parquet"
+
+    def __init__(self, compression_level: int = 6) -> None:  # parquet shards always use zstd 3
+        self.inner = ParquetFormat()
+
+    def shard_name(self, index: int, total: int) -> str:
+        return hf_shard_path(index, total)
+
+    def assemble(self, pieces: Sequence[Path], dest: Path) -> int:
+        return self.inner.assemble(pieces, dest)
+
+    def read(self, raw: Any) -> Iterator[dict[str, Any]]:
+        return read_records(raw)
+
+    def card(self, text: str) -> str:
+        return hf_card_config() + "\n" + text

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from thresher.core.errors import ConfigError
-from thresher.read.paths import is_url, local_path
+from thresher.paths import is_url, local_path
 from thresher.write.atomic import atomic_open
 
 FSSPEC_EXTRA = "pip install 'thresher[remote]' (fsspec and s3fs; gcsfs for gs://)"

@@ -63,7 +63,9 @@ def test_unknown_toml_key_is_a_config_error(tmp_path):
 
 def test_every_setting_has_help_and_a_flag():
     parser = build_parser()
-    help_text = parser._subparsers._group_actions[0].choices["build"].format_help()  # noqa: SLF001
+    from thresher.cli import full_help
+
+    help_text = full_help(parser._subparsers._group_actions[0].choices["build"])  # noqa: SLF001
     for ff in flat_fields(RunConfig):
         assert ff.help, f"{ff.dotted} has no help text"
         assert ff.long_flag in help_text

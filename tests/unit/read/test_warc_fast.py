@@ -12,9 +12,10 @@ pytest.importorskip("fastwarc.warc")
 from test_warc_bad_input import BAD_CASES  # noqa: E402
 from test_warc_samples import PURE_COUNTS  # noqa: E402
 
+from thresher.read.archive import read_warc  # noqa: E402
 from thresher.read.base import Partition  # noqa: E402
 from thresher.read.config import InputConfig  # noqa: E402
-from thresher.read.warc import read_warc, read_warc_pure  # noqa: E402
+from thresher.read.warc import read_warc_pure  # noqa: E402
 from thresher.read.warc_config import WarcConfig  # noqa: E402
 from thresher.read.warc_fast import _FastFramer, read_warc_fast  # noqa: E402
 

@@ -8,9 +8,9 @@ from tests.conftest import shared_path
 
 from thresher.core.config import from_dict
 from thresher.core.document import Document
+from thresher.read.archive import read_warc
 from thresher.read.base import Partition
 from thresher.read.config import InputConfig
-from thresher.read.warc import read_warc
 
 pytest.importorskip("fastwarc.warc")
 

@@ -7,10 +7,18 @@ import pytest
 from tests.conftest import article_html, local_config, write_jsonl
 
 from thresher.core.errors import DatasetError, InputError, TaskError, WorkDirError
-from thresher.run import build as build_module
+from thresher.dedup.cluster import Decision
 from thresher.run.build import build
+from thresher.run.phases import DEFAULT_TASKS
+from thresher.run.records import KEY_LAYOUT
 from thresher.write.manifest import read_shards, verify_dataset
 
+
+def _stop(*args):
+    raise RuntimeError("stop")
+
+
+STOP_AT_CLUSTER = DEFAULT_TASKS.replace(cluster=_stop)
 
 def crawl(tmp_path, n=60, dup_every=5):
     records = []
@@ -114,7 +122,7 @@ def test_interrupted_build_leaves_no_manifest_and_resumes_to_identical_output(tm
     build([str(src)], out, config)  # an earlier complete build into the same folder
     assert (out / "manifest.json").exists()
     calls = {"n": 0}
-    real_write_task = build_module.write_task
+    real_write_task = DEFAULT_TASKS.write
 
     def crashing_write_task(ctx, p, start):
         calls["n"] += 1
@@ -122,14 +130,12 @@ def test_interrupted_build_leaves_no_manifest_and_resumes_to_identical_output(tm
             raise RuntimeError("simulated crash")
         return real_write_task(ctx, p, start)
 
-    monkeypatch.setattr(build_module, "write_task", crashing_write_task)
     with pytest.raises(TaskError, match=r"task write-000001 failed after 1 attempt\(s\): RuntimeError: simulated crash"):
-        build([str(src)], out, config)
+        build([str(src)], out, config, tasks=DEFAULT_TASKS.replace(write=crashing_write_task))
     assert "simulated crash" in (out / ".work" / "logs" / "write-000001.log").read_text()
     assert not (out / "manifest.json").exists()  # never a manifest that claims completeness
     done = sorted(p.name for p in (out / ".work" / "done").iterdir())
     assert "cluster.json" in done and "write-000000.json" in done
-    monkeypatch.setattr(build_module, "write_task", real_write_task)
     resumed = build([str(src)], out, config)
     assert resumed.manifest == reference.manifest
 
@@ -137,10 +143,8 @@ def test_interrupted_build_leaves_no_manifest_and_resumes_to_identical_output(tm
 def test_changed_config_on_unfinished_work_dir_is_refused_unless_overwrite(tmp_path, monkeypatch):
     src = crawl(tmp_path)
     out = tmp_path / "out"
-    monkeypatch.setattr(build_module, "cluster_task", lambda *a: (_ for _ in ()).throw(RuntimeError("stop")))
     with pytest.raises(TaskError, match="task cluster failed after 3 attempt"):
-        build([str(src)], out, local_config())
-    monkeypatch.undo()
+        build([str(src)], out, local_config(), tasks=STOP_AT_CLUSTER)
     with pytest.raises(WorkDirError, match="another config or input"):
         build([str(src)], out, local_config(output={"shard_max_records": 3}))
     result = build([str(src)], out, local_config(output={"shard_max_records": 3}), overwrite=True)
@@ -220,7 +224,7 @@ def test_a_failing_task_is_retried_then_succeeds(tmp_path, monkeypatch):
     src = crawl(tmp_path, n=10)
     reference = build([str(src)], tmp_path / "ref", local_config())
     failures = {"left": 2}
-    real_scan_task = build_module.scan_task
+    real_scan_task = DEFAULT_TASKS.scan
 
     def flaky_scan_task(ctx, partition):
         if failures["left"]:
@@ -228,8 +232,7 @@ def test_a_failing_task_is_retried_then_succeeds(tmp_path, monkeypatch):
             raise OSError("disk hiccup")
         return real_scan_task(ctx, partition)
 
-    monkeypatch.setattr(build_module, "scan_task", flaky_scan_task)
-    result = build([str(src)], tmp_path / "out", local_config(exec={"retries": 2}))
+    result = build([str(src)], tmp_path / "out", local_config(exec={"retries": 2}), tasks=DEFAULT_TASKS.replace(scan=flaky_scan_task))
     assert result.manifest == reference.manifest and failures["left"] == 0
 
 
@@ -310,7 +313,7 @@ def test_write_task_merges_decisions_in_ordinal_order_and_refuses_an_orphan(tmp_
 
     def with_orphan(work, p):
         yield from real(work, p)
-        yield {"o": 10**9, "keep": {"duplicates": 0, "cluster": "00"}}
+        yield Decision(ordinal=10**9, cluster="00")
 
     monkeypatch.setattr(tasks_module, "iter_decisions", with_orphan)
     with pytest.raises(TaskError, match="decision for ordinal 1000000000, which no scanned document has"):
@@ -322,14 +325,12 @@ def test_unfinished_work_dir_with_another_key_layout_is_refused(tmp_path, monkey
     new ones (equal keys would sit in different buckets and their pairs be missed)."""
     src = crawl(tmp_path)
     out = tmp_path / "out"
-    monkeypatch.setattr(build_module, "cluster_task", lambda *a: (_ for _ in ()).throw(RuntimeError("stop")))
     with pytest.raises(TaskError):
-        build([str(src)], out, local_config(exec={"retries": 0}))
-    monkeypatch.undo()
+        build([str(src)], out, local_config(exec={"retries": 0}), tasks=STOP_AT_CLUSTER)
     plan_path = out / ".work" / "plan.json"
     plan = json.loads(plan_path.read_text())
-    assert plan["key_layout"] == build_module.KEY_LAYOUT
-    plan["key_layout"] = build_module.KEY_LAYOUT - 1  # as an older thresher wrote it
+    assert plan["key_layout"] == KEY_LAYOUT
+    plan["key_layout"] = KEY_LAYOUT - 1  # as an older thresher wrote it
     plan_path.write_text(json.dumps(plan))
     with pytest.raises(WorkDirError, match="another config or input"):
         build([str(src)], out, local_config(exec={"retries": 0}))

@@ -7,6 +7,7 @@ from thresher.config import RunConfig
 from thresher.pipeline import build_corpus_stages
 from thresher.read.base import Partition
 from thresher.run.engines import PoolEngine, TaskCall, dispatch_order, task_weight
+from thresher.stage_cache import worker_warmup
 
 
 def call(*args, weight=None):
@@ -53,7 +54,7 @@ def test_pool_workers_start_with_the_drivers_stages_and_environment(monkeypatch)
     finally:
         engine.close()
     monkeypatch.setenv("THRESHER_TEST_PROBE", "set-after-the-server-started")
-    engine = PoolEngine(2)
+    engine = PoolEngine(2, warmup=worker_warmup)
     try:
         states = engine.run([TaskCall(probes.worker_state, (config, "THRESHER_TEST_PROBE"), f"p{i}") for i in range(4)])
     finally:

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from thresher.run.build import GROUP_TASK_BYTES, MIN_GROUP_TASKS, plan_group_ranges
+from thresher.run.plan import GROUP_TASK_BYTES, MIN_GROUP_TASKS, plan_group_ranges
 
 
 @given(st.lists(st.integers(0, 10_000_000), min_size=1, max_size=1024), st.one_of(st.none(), st.integers(1, 64)))

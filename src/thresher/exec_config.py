@@ -1,0 +1,60 @@
+"""Execution settings: where tasks run and how the run reports. None of them changes the output,
+so none of them enters the config hash."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from thresher.core.config import setting
+from thresher.paths import is_url
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecConfig:
+    engine: Literal["local", "pool", "ray"] = setting(
+        "pool", "where tasks run: in-process, a local process pool, or Ray tasks (the ray extra)", flag="--engine"
+    )
+    workers: int | None = setting(None, "worker processes for the pool engine (default: CPU count)", flag="--workers")
+    ray_address: str | None = setting(
+        None, "Ray cluster to join ('auto': the running one; none: start a local Ray instance)", flag="--ray-address"
+    )
+    retries: int = setting(2, "times a failed task is retried before the run stops", flag="--retries")
+    key_partitions: int | None = setting(
+        None, "group tasks per dedup stage (default: from the key volume the scan found, at least 16)",
+        flag="--key-partitions",
+    )
+    progress_every: int = setting(
+        10_000, "when stderr is not a terminal, print progress every N records (0: never)", flag="--progress-every"
+    )
+    strict: bool = setting(False, "any malformed input record fails the run (exit 1)", flag="--strict")
+    max_malformed: int | None = setting(
+        None, "more malformed records than this fail the run (exit 1)", flag="--max-malformed"
+    )
+    doc_deadline_s: float | None = setting(
+        30.0,
+        "hard per-document time limit in seconds, enforced by a timer even inside one long regex or C call; a page "
+        "that passes it is dropped as extract: timeout and counted as event/deadline_exceeded (it depends on machine "
+        "speed, so it is far above any normal page; 0 or none: off)",
+        flag="--doc-deadline",
+    )
+    keep_work: bool = setting(False, "keep the work directory after a successful build", flag="--keep-work")
+    work_dir: str | None = setting(
+        None,
+        "local or mounted folder where a build runs: task files in DIR/.work, shards assembled in DIR, then moved "
+        "or uploaded to the output (default: the output folder itself; for a URL output, a cache folder named "
+        "after the URL). Every worker must see it; it cannot be a URL",
+        flag="--work-dir",
+    )
+
+    def __post_init__(self) -> None:
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be at least 1 (or none: the CPU count), got {self.workers}")
+        if self.retries < 0:
+            raise ValueError(f"retries must be 0 or more, got {self.retries}")
+        if self.work_dir is not None and is_url(self.work_dir):
+            raise ValueError(
+                f"work_dir {self.work_dir!r} is a URL: the work dir must be a local or mounted POSIX path (tasks read it "
+                "with pread, rename files atomically and flock it, which object stores cannot do); give the URL "
+                "as the output (-o) instead"
+            )

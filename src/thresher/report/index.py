@@ -1,0 +1,158 @@
+"""The document index a build writes beside its shards, so `thresher explain` finds any document by
+id or URL without scanning the dataset.
+
+Layout (`DATASET/index/`): `index.json` (version, bucket count, documents), `ids-XXXX.jsonl.gz` —
+one entry per input document that became a document (kept or dropped), bucketed by a hash of its
+id and sorted by id within the bucket — and `urls-XXXX.jsonl.gz`, bucketed by a hash of the URL,
+mapping each URL to the ids it produced. An entry says where the document went: `kept` with its
+shard and row, or `dropped` with its `Drop`; and where it came from (`source`). A lookup
+decompresses one bucket (the bucket count grows with the corpus, so a bucket holds a few thousand
+entries: ~10-20 ms).
+
+Writing is bounded: entries are appended to per-bucket part files as they come (from any number
+of tasks), and each bucket is sorted on its own when the index is finished.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from thresher.report.sample import stable_hash
+
+INDEX_DIR = "index"
+VERSION = 1
+TARGET_BUCKET_ENTRIES = 4096
+
+
+def bucket_count(documents: int) -> int:
+    """A power of two giving about TARGET_BUCKET_ENTRIES entries a bucket (at least 1, at most 65,536)."""
+    b = 1
+    while b < 65_536 and documents / b > TARGET_BUCKET_ENTRIES:
+        b *= 2
+    return b
+
+
+def _bucket(key: str, buckets: int) -> int:
+    return stable_hash(key) % buckets
+
+
+class IndexWriter:
+    """Collects index entries into part files under `parts_dir`, then writes the index."""
+
+    def __init__(self, parts_dir: str | Path, expected_documents: int) -> None:
+        self.parts = Path(parts_dir)
+        self.parts.mkdir(parents=True, exist_ok=True)
+        self.buckets = bucket_count(expected_documents)
+        self._open: dict[tuple[str, int], Any] = {}
+        self.documents = 0
+
+    def _part(self, kind: str, b: int) -> Any:
+        f = self._open.get((kind, b))
+        if f is None:
+            if len(self._open) >= 256:  # bound open files: close them all, reopen in append mode
+                self.close_parts()
+            f = self._open[(kind, b)] = open(self.parts / f"{kind}-{b:04x}.part", "a", encoding="utf-8")
+        return f
+
+    def add(self, entry: dict[str, Any]) -> None:
+        self.documents += 1
+        doc_id = entry.get("id")
+        url = entry.get("url")
+        if doc_id is not None:
+            line = json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+            self._part("ids", _bucket(doc_id, self.buckets)).write(line + "\n")
+        if url:
+            # a record dropped by the reader (a WARC revisit) has no id: its URL entry holds it whole
+            pair = {"url": url, "id": doc_id} if doc_id is not None else {"url": url, "id": None, "entry": entry}
+            self._part("urls", _bucket(url, self.buckets)).write(
+                json.dumps(pair, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+            )
+
+    def close_parts(self) -> None:
+        for f in self._open.values():
+            f.close()
+        self._open.clear()
+
+    def finish(self, dataset: str | Path) -> Path:
+        """Sort each bucket and write `dataset/index/`; returns its path. Deterministic: the bytes
+        depend only on the entries, not on the order they were added in."""
+        self.close_parts()
+        out = Path(dataset) / INDEX_DIR
+        out.mkdir(parents=True, exist_ok=True)
+        for kind, sort_key in (("ids", "id"), ("urls", "url")):
+            for b in range(self.buckets):
+                part = self.parts / f"{kind}-{b:04x}.part"
+                lines = part.read_text(encoding="utf-8").splitlines() if part.exists() else []
+                lines.sort(key=lambda ln: (json.loads(ln)[sort_key], ln))
+                data = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+                target = out / f"{kind}-{b:04x}.jsonl.gz"
+                tmp = target.with_suffix(f".tmp-{os.getpid()}")
+                with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+                    gz.write(data)
+                os.replace(tmp, target)
+                if part.exists():
+                    part.unlink()
+        header = {"version": VERSION, "buckets": self.buckets, "documents": self.documents}
+        (out / "index.json").write_text(json.dumps(header, sort_keys=True) + "\n", encoding="utf-8")
+        return out
+
+
+def write_index(dataset: str | Path, parts_dir: str | Path, entries: Iterable[dict[str, Any]], expected: int) -> Path:
+    writer = IndexWriter(parts_dir, expected)
+    for entry in entries:
+        writer.add(entry)
+    return writer.finish(dataset)
+
+
+class DocumentIndex:
+    """Reads `DATASET/index/`."""
+
+    def __init__(self, dataset: str | Path) -> None:
+        self.root = Path(dataset) / INDEX_DIR
+        header_path = self.root / "index.json"
+        if not header_path.is_file():
+            raise FileNotFoundError(str(header_path))
+        header = json.loads(header_path.read_text(encoding="utf-8"))
+        if header.get("version") != VERSION:
+            from thresher.core.errors import DatasetError
+
+            raise DatasetError(f"{header_path}: index version {header.get('version')} is not {VERSION} (rebuild the dataset)")
+        self.buckets = int(header["buckets"])
+        self.documents = int(header["documents"])
+
+    def _scan(self, kind: str, key: str) -> Iterator[dict[str, Any]]:
+        path = self.root / f"{kind}-{_bucket(key, self.buckets):04x}.jsonl.gz"
+        if not path.is_file():
+            return
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    yield json.loads(line)
+
+    def by_id(self, doc_id: str) -> dict[str, Any] | None:
+        for entry in self._scan("ids", doc_id):
+            if entry["id"] == doc_id:
+                return entry
+        return None
+
+    def ids_for_url(self, url: str) -> list[str]:
+        return [e["id"] for e in self._scan("urls", url) if e["url"] == url and e["id"] is not None]
+
+    def entries_for_url(self, url: str) -> list[dict[str, Any]]:
+        """Index entries of the documents with this URL (id-less reader drops included)."""
+        out = []
+        for e in self._scan("urls", url):
+            if e["url"] != url:
+                continue
+            if e["id"] is None:
+                out.append(e["entry"])
+            else:
+                entry = self.by_id(e["id"])
+                if entry is not None:
+                    out.append(entry)
+        return out

@@ -1,0 +1,49 @@
+"""A task as an engine receives it (`TaskCall`), the order engines start calls in, and the error a
+task that keeps failing becomes. Shared by every engine (`thresher.run.engines`,
+`thresher.run.ray_engine`), so that no engine module imports another."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from thresher.core.errors import TaskError
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCall:
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    label: str  # the task and its input, for messages
+    log_path: str | None = None
+    weight: float | None = None  # expected cost (e.g. input bytes); None: an argument's `size_hint`
+
+
+def task_weight(call: TaskCall) -> float | None:
+    """A call's expected cost: its `weight`, else the `size_hint` of an argument that has one (an
+    input partition that is a byte range), else None (unknown)."""
+    if call.weight is not None:
+        return call.weight
+    for arg in call.args:
+        hint = getattr(arg, "size_hint", None)
+        if isinstance(hint, (int, float)):
+            return hint
+    return None
+
+
+def dispatch_order(calls: Sequence[TaskCall]) -> list[int]:
+    """The order to start calls in: heaviest first when every weight is known (ties keep call
+    order), else call order. It never changes results, which are returned in call order."""
+    weights = [task_weight(c) for c in calls]
+    if not weights or any(w is None for w in weights):
+        return list(range(len(calls)))
+    return sorted(range(len(calls)), key=lambda i: -weights[i])  # type: ignore[operator]
+
+
+def task_failed(call: TaskCall, attempts: int, exc: BaseException) -> TaskError:
+    where = f"; its log: {call.log_path}" if call.log_path else ""
+    cause = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    error = TaskError(f"task {call.label} failed after {attempts} attempt(s): {cause}{where}")
+    error.__cause__ = exc
+    return error

@@ -1,0 +1,112 @@
+"""The last step of a build: `stats.json`, the rejects files, the card and the manifest (last).
+
+The manifest is built by `thresher.write.manifest.build_manifest`, beside the code that reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from thresher.classify.stage import classifier_records
+from thresher.config import RunConfig
+from thresher.core.config import to_dict
+from thresher.core.stats import Stats
+from thresher.extract.registry import extractor_info
+from thresher.paths import input_size
+from thresher.read.base import Partition
+from thresher.run.results import ShardFile
+from thresher.run.tasks import gzip_concat, malformed_examples
+from thresher.run.workdir import WorkDir
+from thresher.write.atomic import dumps_json
+from thresher.write.card import render_card, summarize_shards
+from thresher.write.formats import get_format
+from thresher.write.manifest import MANIFEST, build_manifest
+from thresher.write.storage import LocalStore, Store, open_store
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finished:
+    """What a finished build hands to `finalize`."""
+
+    config: RunConfig
+    inputs: Sequence[str]  # as given (`-` for standard input)
+    partitions: Sequence[Partition]
+    shards: Sequence[ShardFile]
+    stats: Stats
+
+
+def remove_stale_shards(out: Store, shards: Sequence[ShardFile]) -> None:
+    """Shards of an earlier build into this folder (prefix) that this build did not produce."""
+    keep = {s.path for s in shards}
+    for stale in [*out.files("shard-"), *out.files("data/train-")]:
+        if stale not in keep:
+            out.remove(stale)
+
+
+def write_rejects(work: WorkDir, partitions: Sequence[Partition], rejects: str | Path) -> None:
+    """Every dropped document (scan and write phases) and every malformed record, gzipped."""
+    rejects_store = open_store(rejects)
+    local = isinstance(rejects_store, LocalStore)
+    rejects_dir = rejects_store.root if isinstance(rejects_store, LocalStore) else work.path("rejects-out")
+    rejects_dir.mkdir(parents=True, exist_ok=True)
+    sources = []
+    for p in partitions:
+        sources += [work.scan_rejects(p.index), work.write_rejects(p.index)]
+    gzip_concat(sources, rejects_dir / "rejects.jsonl.gz")
+    gzip_concat([work.scan_malformed(p.index) for p in partitions], rejects_dir / "malformed.jsonl.gz")
+    if not local:  # compressed in the work dir, then uploaded
+        for name in ("rejects.jsonl.gz", "malformed.jsonl.gz"):
+            rejects_store.put_file(rejects_dir / name, name)
+
+
+def write_observations(out: Store, work: WorkDir, partitions: Sequence[Partition], documents: int) -> None:
+    """`index/` (every document by id and URL, for `thresher explain`) and `samples.jsonl.gz` (a
+    few dropped documents per rule, for `thresher report`) from the tasks' observations."""
+    from thresher.report.index import INDEX_DIR, IndexWriter
+    from thresher.run.observe import iter_index_parts, merge_samples
+
+    parts = [work.observed(phase, p.index, "index") for phase in ("scan", "write") for p in partitions]
+    staged = work.path("observed-out")
+    writer = IndexWriter(work.path("index-parts"), documents)
+    for entry in iter_index_parts(parts):
+        writer.add(entry)
+    index_dir = writer.finish(staged)
+    merge_samples([work.observed(phase, p.index, "samples") for phase in ("scan", "write") for p in partitions],
+                  staged / SAMPLES)
+    for path in sorted(index_dir.iterdir()):
+        out.put_file(path, f"{INDEX_DIR}/{path.name}")
+    out.put_file(staged / SAMPLES, SAMPLES)
+
+
+SAMPLES = "samples.jsonl.gz"
+
+
+def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | None) -> dict[str, Any]:
+    """Write the dataset's metadata files into `out`, the manifest last (its presence means the
+    dataset is complete), and return the manifest."""
+    config = done.config
+    remove_stale_shards(out, done.shards)
+    stats_dict = done.stats.to_dict()
+    stats_dict["malformed_examples"] = malformed_examples(work, [p.index for p in done.partitions])
+    out.write_bytes("stats.json", dumps_json(stats_dict).encode("utf-8"))
+    if rejects is not None:
+        write_rejects(work, done.partitions, rejects)
+    write_observations(out, work, done.partitions, done.stats.seen)
+    manifest = build_manifest(
+        fmt=config.output.format,
+        shards=[s.to_json() for s in done.shards],
+        config_hash=config.hash,
+        config=to_dict(config, hashed_only=True),
+        extractor=extractor_info(config.extract),
+        inputs=[{"path": p, "bytes": input_size(p) if p != "-" else None} for p in done.inputs],
+        stats=stats_dict,
+    )
+    manifest.update(classifier_records(config.classify))  # the models a build ran, with their sha256
+    summary = summarize_shards(work.root.parent, [s.to_json() for s in done.shards], config.output.format)
+    card = get_format(config.output.format, config.output.compression_level).card(render_card(manifest, stats_dict, summary))
+    out.write_bytes("README.md", card.encode("utf-8"))
+    out.write_bytes(MANIFEST, dumps_json(manifest).encode("utf-8"))
+    return manifest

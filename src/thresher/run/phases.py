@@ -1,0 +1,251 @@
+"""A build's phases in order, run on an engine: scan → group → verify → cluster → write → assemble
+(→ publish). Each phase is a list of tasks (`thresher.run.tasks`) planned from the previous phase's
+typed results (`thresher.run.results`).
+
+`TaskTable` names the function each phase runs; the default is the real tasks, and tests inject
+faults by handing `build(..., tasks=DEFAULT_TASKS.replace(scan=...))` another table rather than
+patching module names. `cluster_duplicates` runs the phases up to clustering: it is what
+`thresher dedup` and library callers use to find duplicate clusters without writing a dataset.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from thresher import stage_cache
+from thresher.config import RunConfig
+from thresher.core.errors import InputError
+from thresher.core.stats import Stats
+from thresher.pipeline import build_corpus_stages
+from thresher.read.base import Partition
+from thresher.run import progress
+from thresher.run.engines import TaskCall, make_engine
+from thresher.run.output import publish_task
+from thresher.run.plan import plan_group_ranges, prepare_workdir
+from thresher.run.records import KEY_BUCKETS, PAIR_BUCKETS
+from thresher.run.results import (
+    ClusterResult,
+    GroupResult,
+    Published,
+    ScanResult,
+    ShardFile,
+    TaskResult,
+    VerifyResult,
+    WriteResult,
+)
+from thresher.run.tasks import (
+    TaskContext,
+    assemble_task,
+    cluster_task,
+    describe_task,
+    group_task,
+    partition_size,
+    run_task,
+    scan_task,
+    verify_task,
+    write_task,
+)
+from thresher.run.workdir import WorkDir
+
+ProgressSink = Callable[[progress.Snapshot], None]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskTable:
+    """The function each phase's tasks run. Functions must be importable by name (pool and Ray
+    workers receive them by reference)."""
+
+    scan: Callable[..., ScanResult] = scan_task
+    group: Callable[..., GroupResult] = group_task
+    verify: Callable[..., VerifyResult] = verify_task
+    cluster: Callable[..., ClusterResult] = cluster_task
+    write: Callable[..., WriteResult] = write_task
+    assemble: Callable[..., ShardFile] = assemble_task
+    publish: Callable[..., Published] = publish_task
+
+    def replace(self, **tasks: Callable[..., Any]) -> TaskTable:
+        return replace(self, **tasks)
+
+
+DEFAULT_TASKS = TaskTable()
+
+# What each phase's completion markers decode to.
+RESULT_TYPES: dict[str, type[TaskResult]] = {
+    "scan": ScanResult,
+    "group": GroupResult,
+    "verify": VerifyResult,
+    "cluster": ClusterResult,
+    "write": WriteResult,
+    "assemble": ShardFile,
+    "publish": Published,
+}
+
+
+class PhaseRunner:
+    """Runs a build's tasks on the configured engine, with progress and phase timing."""
+
+    def __init__(self, work: WorkDir, ctx: TaskContext, on_progress: ProgressSink | None, tasks: TaskTable = DEFAULT_TASKS) -> None:
+        config = ctx.config
+        self.work = work
+        self.ctx = ctx
+        self.tasks = tasks
+        self.aggregator = progress.Aggregator(on_progress)
+        self.engine = make_engine(
+            config.exec.engine,
+            config.exec.workers,
+            self.aggregator.tick,
+            config.exec.retries,
+            config.exec.ray_address,
+            warmup=stage_cache.worker_warmup,
+        )
+
+    def call(self, phase: str, task_id: str, *args: Any, weight: float | None = None) -> TaskCall:
+        """A task of `phase` for the engine; `weight` (its expected cost, e.g. the bytes it reads)
+        lets the engine start the heaviest tasks first so that a phase does not end on a long one."""
+        log_path = str(self.work.path("logs", f"{task_id}.log"))
+        fn = getattr(self.tasks, phase)
+        return TaskCall(run_task, (fn, RESULT_TYPES[phase], self.ctx, task_id, *args), describe_task(task_id, args), log_path, weight=weight)
+
+    def phase(self, name: str, calls: list[TaskCall], task_bytes: list[int] | None = None, total_bytes: int = 0) -> list[Any]:
+        self.aggregator.start_phase(name, len(calls), total_bytes)
+        sizes = task_bytes or [0] * len(calls)
+        return self.engine.run(calls, on_done=lambda i, r: self.aggregator.task_done(sizes[i], r))
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+@dataclass(frozen=True, slots=True)
+class GroupedRun:
+    """A run after its scan, group and verify phases: what the cluster phase reads."""
+
+    work: WorkDir
+    partitions: list[Partition]
+    scan_results: list[ScanResult]
+    stats: Stats
+
+
+def check_malformed(config: RunConfig, stats: Stats) -> None:
+    n = stats.malformed
+    if config.exec.strict and n:
+        raise InputError(f"{n} malformed input record(s) and --strict is set (see the warnings above)")
+    limit = config.exec.max_malformed
+    if limit is not None and n > limit:
+        raise InputError(f"{n} malformed input records, more than --max-malformed {limit}")
+
+
+def scan_and_group(runner: PhaseRunner, partitions: list[Partition]) -> GroupedRun:
+    """The scan phase, then the group and verify phases of every corpus stage."""
+    config = runner.ctx.config
+    part_bytes = [partition_size(p) for p in partitions]
+    scan_results: list[ScanResult] = runner.phase(
+        "scan",
+        [runner.call("scan", f"scan-{p.index:06d}", p, weight=n) for p, n in zip(partitions, part_bytes, strict=True)],
+        part_bytes,
+        sum(part_bytes),
+    )
+    stats = sum((r.stats for r in scan_results), Stats())
+    check_malformed(config, stats)
+    stages = build_corpus_stages(config)
+    calls = []
+    call_stage: list[int] = []
+    group_ranges: list[list[int]] = []
+    for si, stage in enumerate(stages):
+        bucket_bytes = [0] * KEY_BUCKETS
+        for r in scan_results:
+            for b, n in enumerate(r.key_bytes[si]):
+                bucket_bytes[b] += n
+        ranges = plan_group_ranges(bucket_bytes, config.exec.key_partitions)
+        group_ranges.append([lo for lo, _ in ranges])
+        for lo, hi in ranges:
+            weight = sum(bucket_bytes[lo:hi])
+            calls.append(runner.call("group", f"group-{stage.name}-{lo:04d}", si, lo, hi, [p.index for p in partitions], weight=weight))
+            call_stage.append(si)
+    group_results: list[GroupResult] = runner.phase("group", calls)
+    pair_bytes = [[0] * PAIR_BUCKETS for _ in stages]
+    for si, g in zip(call_stage, group_results, strict=True):
+        stats += g.stats
+        for b, n in enumerate(g.pair_bytes):
+            pair_bytes[si][b] += n
+    # verify: each distinct candidate pair once, in tasks planned from the pair bytes spilled
+    calls = []
+    for si, stage in enumerate(stages):
+        if not sum(pair_bytes[si]):
+            continue
+        for lo, hi in plan_group_ranges(pair_bytes[si], config.exec.key_partitions):
+            weight = sum(pair_bytes[si][lo:hi])
+            calls.append(runner.call("verify", f"verify-{stage.name}-{lo:04d}", si, lo, hi, group_ranges[si], weight=weight))
+    for v in runner.phase("verify", calls):
+        stats += v.stats
+    return GroupedRun(runner.work, partitions, scan_results, stats)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusteredRun:
+    """A run after its cluster phase: the decisions are in the work dir (`iter_decisions`)."""
+
+    grouped: GroupedRun
+    cluster: ClusterResult
+
+
+def cluster_phase(runner: PhaseRunner, grouped: GroupedRun) -> ClusteredRun:
+    (result,) = runner.phase("cluster", [runner.call("cluster", "cluster")])
+    return ClusteredRun(grouped, result)
+
+
+def cluster_duplicates(
+    inputs: Sequence[str],
+    config: RunConfig,
+    workdir: str | Path,
+    *,
+    on_progress: ProgressSink | None = None,
+    tasks: TaskTable = DEFAULT_TASKS,
+) -> ClusteredRun:
+    """Run the scan, group, verify and cluster phases of a build into `workdir` (any previous plan
+    there is discarded) and stop: the duplicate clusters and the keep policy's decisions are then in
+    the work dir, exactly as a build would apply them. Writes no dataset."""
+    work = WorkDir(workdir)
+    work.root.mkdir(parents=True, exist_ok=True)
+    _, partitions = prepare_workdir(work, list(inputs), config, write_rejects=False, overwrite=True)
+    runner = PhaseRunner(work, TaskContext(config, str(work.root), False), on_progress, tasks)
+    try:
+        return cluster_phase(runner, scan_and_group(runner, partitions))
+    finally:
+        runner.close()
+
+
+def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[ShardFile], Stats]:
+    """Write each partition's kept documents into its pieces of the shards, then assemble the shards
+    in the stage folder; returns the shards and the write phase's counts."""
+    grouped = clustered.grouped
+    dropped = clustered.cluster.dropped
+    # each partition knows its first global index from the cluster's drop counts
+    starts = []
+    g = 0
+    for p, r in zip(grouped.partitions, grouped.scan_results, strict=True):
+        starts.append(g)
+        g += r.survivors - dropped.get(p.index, 0)
+    write_results: list[WriteResult] = runner.phase(
+        "write", [runner.call("write", f"write-{p.index:06d}", p.index, starts[i]) for i, p in enumerate(grouped.partitions)]
+    )
+    stats = sum((r.stats for r in write_results), Stats())
+    # assemble: one task per shard, pieces in partition order
+    pieces: dict[int, list[str]] = defaultdict(list)
+    for w in write_results:
+        for piece in w.pieces:
+            pieces[piece.shard].append(piece.path)
+    shards: list[ShardFile] = runner.phase(
+        "assemble", [runner.call("assemble", f"assemble-{k:05d}", k, len(pieces), pieces[k]) for k in sorted(pieces)]
+    )
+    return shards, stats
+
+
+def publish_phase(runner: PhaseRunner, shards: list[ShardFile], stage: Path, location: str) -> None:
+    """Copy or upload the shards assembled in the stage folder to the output (each one marked)."""
+    sizes = [s.bytes for s in shards]
+    calls = [runner.call("publish", f"publish-{k:05d}", str(stage / s.path), location, s.path) for k, s in enumerate(shards)]
+    runner.phase("publish", calls, sizes, sum(sizes))

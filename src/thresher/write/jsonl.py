@@ -1,0 +1,85 @@
+"""JSONL shard formats: `jsonl.gz` (gzip header with mtime 0 and no file name, for byte-identical
+output) and `jsonl.zst` (one zstd frame, the zstd extra; zstd is deterministic at a given level)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from thresher.core.errors import ConfigError
+from thresher.write.atomic import atomic_open
+from thresher.write.pieces import iter_piece_lines
+
+
+def _zstandard() -> Any:
+    try:
+        import zstandard  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise ConfigError("--format jsonl.zst needs the zstd extra: pip install 'thresher[zstd]'") from exc
+    return zstandard
+
+
+class JsonlGzFormat:
+    name = "jsonl.gz"
+    suffix = ".jsonl.gz"
+
+    def __init__(self, compression_level: int = 6) -> None:
+        self.level = compression_level
+
+    def shard_name(self, index: int, total: int) -> str:
+        return f"shard-{index:05d}{self.suffix}"
+
+    def assemble(self, pieces: Sequence[Path], dest: Path) -> int:
+        n = 0
+        with atomic_open(dest, "wb") as raw:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=self.level, mtime=0) as gz:
+                buffer: list[bytes] = []
+                for line in iter_piece_lines(pieces):
+                    buffer.append(line)
+                    n += 1
+                    if len(buffer) >= 512:
+                        gz.write(b"".join(buffer))
+                        buffer.clear()
+                gz.write(b"".join(buffer))
+        return n
+
+    def read(self, raw: IO[bytes]) -> Iterator[dict[str, Any]]:
+        with gzip.open(raw, "rb") as f:
+            for line in f:
+                yield json.loads(line)
+
+    def card(self, text: str) -> str:
+        return text
+
+
+class JsonlZstFormat:
+    name = "jsonl.zst"
+    suffix = ".jsonl.zst"
+
+    def __init__(self, compression_level: int = 6) -> None:
+        self.level = compression_level
+
+    def shard_name(self, index: int, total: int) -> str:
+        return f"shard-{index:05d}{self.suffix}"
+
+    def assemble(self, pieces: Sequence[Path], dest: Path) -> int:
+        zstandard = _zstandard()
+        n = 0
+        compressor = zstandard.ZstdCompressor(level=self.level, write_checksum=True)
+        with atomic_open(dest, "wb") as raw, compressor.stream_writer(raw, closefd=False) as out:
+            for line in iter_piece_lines(pieces):
+                out.write(line)
+                n += 1
+        return n
+
+    def read(self, raw: IO[bytes]) -> Iterator[dict[str, Any]]:
+        reader = io.BufferedReader(_zstandard().ZstdDecompressor().stream_reader(raw))
+        for line in reader:
+            yield json.loads(line)
+
+    def card(self, text: str) -> str:
+        return text
