@@ -98,6 +98,15 @@ def test_pipeline_attributes_language_drops_and_the_card_lists_languages():
     assert "## Languages" in card and "| fr | 1 |" in card
 
 
+def test_annotator_writes_only_the_keys_it_declares():
+    from thresher.core.stages import undeclared_annotations
+
+    annotator = LanguageAnnotator(LangConfig(detector="script"))
+    mixed = Document(id="1", text="Καλημέρα σας, τι κάνετε σήμερα;\n\nสวัสดีครับ ยินดีต้อนรับ\n\nThis is English.")
+    assert undeclared_annotations(annotator, mixed) == []
+    assert "lang.spans" in mixed.annotations
+
+
 def test_script_detector_is_used_when_asked_even_with_the_extra():
     assert isinstance(LanguageAnnotator(LangConfig(detector="script")).detector, ScriptDetector)
 
