@@ -95,7 +95,7 @@ def test_pipeline_attributes_language_drops_and_the_card_lists_languages():
     assert stats["counters"]["lang/fr"] == 1 and stats["reconciles"]
     card = render_card({"thresher_version": "0", "config_hash": "x", "records": 2, "shards": [], "format": "jsonl",
                         "bytes": 0, "inputs": [], "config": {}}, stats)
-    assert "## Languages" in card and "| fr | 1 |" in card
+    assert "## Languages detected" in card and "| fr | 1 |" in card
 
 
 def test_annotator_writes_only_the_keys_it_declares():
