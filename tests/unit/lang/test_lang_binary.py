@@ -3,6 +3,7 @@
 import random
 
 from tests.conftest import shared_path
+
 from thresher.lang.binary import load_binary_detector, prose_of, train_binary_detector
 
 CODE = "```\nimport os\nfor name in os.listdir('.'):\n    print(name)\n```"
