@@ -32,7 +32,8 @@ from thresher.core.config import (
 )
 from thresher.core.errors import ConfigError, ThresherError
 
-VERBS = ("build", "assess", "dedup", "extract", "verify", "report", "check", "compare", "explain", "demo", "help")
+VERBS = ("build", "assess", "dedup", "extract", "verify", "report", "check", "compare", "explain", "lang", "classify",
+         "fetch", "decontam-report", "demo", "help")
 _DEST_PREFIX = "cfg__"
 
 log = logging.getLogger("thresher")
@@ -225,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser = _with_formatter(sub.add_parser)  # type: ignore[method-assign]
     for verb in VERBS:
         try:
-            module = importlib.import_module(f"thresher.commands.{verb}")
+            module = importlib.import_module(f"thresher.commands.{verb.replace('-', '_')}")
         except ImportError as exc:  # a verb whose module is not in this build
             log.debug("verb %s unavailable: %s", verb, exc)
             continue

@@ -235,8 +235,8 @@ def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[Shar
     stats = sum((r.stats for r in write_results), Stats())
     # assemble: one task per shard, pieces in partition order
     pieces: dict[int, list[str]] = defaultdict(list)
-    for r in write_results:
-        for piece in r.pieces:
+    for w in write_results:
+        for piece in w.pieces:
             pieces[piece.shard].append(piece.path)
     shards: list[ShardFile] = runner.phase(
         "assemble", [runner.call("assemble", f"assemble-{k:05d}", k, len(pieces), pieces[k]) for k in sorted(pieces)]
