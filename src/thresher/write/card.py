@@ -147,5 +147,14 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
         "",
         "`thresher verify path/to/this/folder` checks the shards' sizes and sha256 against the manifest.",
         "",
+        "## Looking at it",
+        "",
+        "- `thresher report path/to/this/folder` writes [`report.html`](report.html) beside this card: the funnel,"
+        " drops per rule with examples, each quality metric's histogram around its bounds, languages, lengths,"
+        " duplicate clusters, hosts and timings (one offline page, no script).",
+        "- `thresher explain path/to/this/folder URL-or-ID` says where one document went and why (`index/`).",
+        "- `thresher check path/to/this/folder` estimates language share, duplicate-paragraph and boilerplate rates"
+        " with 95% intervals.",
+        "",
     ]
     return "\n".join(lines)
