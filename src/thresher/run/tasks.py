@@ -207,7 +207,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                 observer.dropped(item.doc_id, item.url, {"location": item.location}, item.drop, None)
                 if ctx.write_rejects:
                     rejects_out.write(
-                        dumps_line({"id": item.doc_id, "url": item.url, "location": item.location, "drop": item.drop.to_record()})
+                        dumps_line(item.to_record())
                     )
                 reporter.tick(dropped=1)
                 continue

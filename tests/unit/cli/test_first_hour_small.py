@@ -76,3 +76,15 @@ def test_non_terminal_progress_prints_each_phase_as_it_ended_not_as_it_started(t
         (line,) = [x for x in lines if x.startswith(phase + " ")]
         done, total = line.split("tasks ")[1].split()[0].split("/")
         assert done == total
+
+
+def test_read_stage_rejects_have_an_id_and_a_source_like_every_other_reject():
+    from thresher.core.document import Drop
+    from thresher.read.base import Skip
+
+    record = Skip(Drop("read", "revisit"), "crawl/a.warc.gz@1234+56", "https://a.example/").to_record()
+    assert record["source"] == {"file": "crawl/a.warc.gz", "offset": 1234, "inner_offset": 56}
+    assert isinstance(record["id"], str) and len(record["id"]) == 16 and "location" not in record
+    other = Skip(Drop("read", "revisit"), "crawl/a.warc.gz@2000", "https://a.example/").to_record()
+    assert other["id"] != record["id"] and other["source"] == {"file": "crawl/a.warc.gz", "offset": 2000}
+    assert Skip(Drop("read", "x"), "odd@name", None, "0123456789abcdef").to_record()["source"] == {"file": "odd@name"}
