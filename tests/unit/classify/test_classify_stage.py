@@ -108,3 +108,4 @@ def test_a_build_records_the_model_in_the_manifest_and_attributes_drops(model_pa
     assert main([*args[:3], str(tmp_path / "o2"), *args[4:-1], "great"]) == 1
     err = capsys.readouterr().err
     assert "--classifier-keep 'great'" in err and err.count("\n") == 1
+    assert not (tmp_path / "o2").exists()  # refused before the build touched anything
