@@ -14,10 +14,13 @@ from typing import Any
 from thresher.classify.config import ClassifyConfig
 from thresher.core.config import config_hash, from_dict, merge, section, to_dict
 from thresher.core.errors import ConfigError
+from thresher.decontam.config import DecontamConfig
 from thresher.dedup.config import DedupConfig
 from thresher.exec_config import ExecConfig
 from thresher.extract.config import ExtractConfig
+from thresher.lang.config import LangConfig
 from thresher.normalize.text import NormalizeConfig
+from thresher.pii.config import PiiConfig
 from thresher.quality.config import QualityConfig
 from thresher.read.config import InputConfig
 from thresher.write.config import OutputConfig
@@ -28,9 +31,12 @@ class RunConfig:
     input: InputConfig = section(InputConfig, "how input records are read")
     extract: ExtractConfig = section(ExtractConfig, "main-content extraction")
     normalize: NormalizeConfig = section(NormalizeConfig, "text normalization")
+    lang: LangConfig = section(LangConfig, "language identification and language filters")
     quality: QualityConfig = section(QualityConfig, "quality filtering")
     classify: ClassifyConfig = section(ClassifyConfig, "model-based filtering (thresher classify models)")
     dedup: DedupConfig = section(DedupConfig, "duplicate removal")
+    decontam: DecontamConfig = section(DecontamConfig, "benchmark decontamination (off unless benchmark files are given)")
+    pii: PiiConfig = section(PiiConfig, "personal data redaction (off unless types are given)")
     output: OutputConfig = section(OutputConfig, "output shards")
     exec: ExecConfig = section(ExecConfig, "execution (does not change the output)", hashed=False)
 
