@@ -168,3 +168,7 @@ def preflight(
         check_writable(rejects, "rejects folder")
     if config.exec.work_dir is not None:
         check_writable(config.exec.work_dir, "work dir")
+    if config.classify.models:  # each model exists, is intact and has the keep labels
+        from thresher.classify.stage import resolve_classifiers
+
+        resolve_classifiers(config.classify)
