@@ -20,7 +20,6 @@ from typing import Any
 
 from thresher.core.document import Drop, Malformed
 
-
 HIST_PREFIX = "hist/"  # value histograms of the per-document stages' measurements
 
 

@@ -17,6 +17,7 @@ from thresher.extract.registry import extractor_info
 from thresher.paths import input_size
 from thresher.read.base import Partition
 from thresher.run.results import ShardFile
+from thresher.run.safety import previous_shards
 from thresher.run.tasks import gzip_concat, malformed_examples
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import dumps_json
@@ -37,10 +38,11 @@ class Finished:
     stats: Stats
 
 
-def remove_stale_shards(out: Store, shards: Sequence[ShardFile]) -> None:
-    """Shards of an earlier build into this folder (prefix) that this build did not produce."""
+def remove_stale_shards(out: Store, shards: Sequence[ShardFile], previous: Sequence[str]) -> None:
+    """The shards the previous dataset's manifest listed that this build did not produce; no other
+    file is deleted (`thresher.run.safety`)."""
     keep = {s.path for s in shards}
-    for stale in [*out.files("shard-"), *out.files("data/train-")]:
+    for stale in previous:
         if stale not in keep:
             out.remove(stale)
 
@@ -87,7 +89,7 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
     """Write the dataset's metadata files into `out`, the manifest last (its presence means the
     dataset is complete), and return the manifest."""
     config = done.config
-    remove_stale_shards(out, done.shards)
+    remove_stale_shards(out, done.shards, previous_shards(work))
     stats_dict = done.stats.to_dict()
     stats_dict["malformed_examples"] = malformed_examples(work, [p.index for p in done.partitions])
     out.write_bytes("stats.json", dumps_json(stats_dict).encode("utf-8"))

@@ -39,6 +39,7 @@ from thresher.read.readers import reader_spec
 from thresher.read.sources import read_partition
 from thresher.run import progress
 from thresher.run.heap import trim_heap
+from thresher.run.observe import TaskObserver, record_id_url
 from thresher.run.records import (
     EDGE,
     KEY_BUCKETS,
@@ -63,7 +64,6 @@ from thresher.run.results import (
     VerifyResult,
     WriteResult,
 )
-from thresher.run.observe import TaskObserver, record_id_url
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line, write_json_atomic
 from thresher.write.formats import get_format
