@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from thresher.core.document import Document, Drop
+from thresher.core.stats import Stats
 
 
 @runtime_checkable
@@ -39,6 +40,14 @@ class Annotator(Protocol):
     annotates: tuple[str, ...]  # every annotation key it may write, e.g. ("lang.code", "lang.score")
 
     def annotate(self, doc: Document) -> None: ...
+
+
+@runtime_checkable
+class CountsIntoStats(Protocol):
+    """Optional on any stage: counts of its own (languages seen, replacements made) go into the
+    run's `Stats`. The chain hands each such stage its stats once, before the first document."""
+
+    def bind_stats(self, stats: Stats) -> None: ...
 
 
 @runtime_checkable

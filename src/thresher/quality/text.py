@@ -139,7 +139,9 @@ class AnalysisCache:
         self.assume_language = assume_language
 
     def get(self, doc: Document) -> TextAnalysis:
-        language = doc.annotations.get("lang.code") or self.assume_language
+        language = doc.annotations.get("lang.code")
+        if not language or language == "und":  # undetermined: the configured assumption, if any
+            language = self.assume_language
         if (self._analysis is not None and self._text is doc.text and self._doc_id == doc.id
                 and self._language == language):
             return self._analysis

@@ -95,5 +95,5 @@ def peek_decompressed(path: str, n: int = 64) -> bytes:
             stream = raw
         try:
             return stream.read(n)
-        except (OSError, EOFError):
+        except Exception:  # noqa: BLE001 - OSError, EOFError, a codec's own (ZstdError): the read reports it
             return b""

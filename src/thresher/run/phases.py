@@ -113,7 +113,7 @@ class PhaseRunner:
     def phase(self, name: str, calls: list[TaskCall], task_bytes: list[int] | None = None, total_bytes: int = 0) -> list[Any]:
         self.aggregator.start_phase(name, len(calls), total_bytes)
         sizes = task_bytes or [0] * len(calls)
-        return self.engine.run(calls, on_done=lambda i, _: self.aggregator.task_done(sizes[i]))
+        return self.engine.run(calls, on_done=lambda i, r: self.aggregator.task_done(sizes[i], r))
 
     def close(self) -> None:
         self.engine.close()
