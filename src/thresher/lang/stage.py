@@ -55,6 +55,8 @@ class LanguageAnnotator:
     """Stage `lang.detect` (see the module docstring)."""
 
     name = "lang.detect"
+    # the annotation keys it writes (the Annotator contract, thresher.core.stages)
+    annotates = ("lang.code", "lang.score", "lang.script", "lang.alternatives", "lang.reason", "lang.spans", "lang.share")
 
     def __init__(self, config: LangConfig = LangConfig(), detector: LanguageDetector | None = None) -> None:
         self.config = config
