@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from thresher.core.errors import InputError
-from thresher.decontam.config import DecontamConfig
+from thresher.decontam.config import DecontamConfig, benchmark_mismatches
 from thresher.decontam.items import benchmark_name, read_items, read_texts
 from thresher.dedup.kernels import (
     Coefficients,
@@ -130,9 +130,21 @@ class NgramIndex:
         return out
 
 
+def verify_benchmarks(config: DecontamConfig) -> None:
+    """`InputError` when a benchmark file is missing or differs from the digest the config records
+    (a build reproduced from a manifest must use the same benchmark files)."""
+    try:
+        problems = benchmark_mismatches(config)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if problems:
+        raise InputError(problems[0])
+
+
 def build_index(config: DecontamConfig) -> NgramIndex:
     """Read every benchmark file and build the index; `InputError` for an empty or malformed file or
     past `max_ngrams` (counted while reading, so a huge file fails before it fills memory)."""
+    verify_benchmarks(config)
     c = ngram_coefficients(config.ngram)
     items: list[ItemRef] = []
     all_hashes, all_items = array("Q"), array("I")  # 12 bytes per (n-gram, item) while reading
@@ -232,6 +244,7 @@ def load_index(config: DecontamConfig) -> NgramIndex:
         tuple(_file_identity(p) for p in config.benchmarks),
         tuple(_file_identity(p) for p in config.common_texts),
         config.fields, config.ngram, config.max_items_per_ngram, config.max_common_docs, config.max_ngrams,
+        config.benchmark_sha256,
     )
     index = _cache.get(key)
     if index is None:

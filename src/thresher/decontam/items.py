@@ -17,6 +17,9 @@ from typing import IO
 
 from thresher.core.errors import InputError
 
+#: Longest line (one benchmark item) read; a benchmark item is a problem or a passage, not a book.
+MAX_LINE_CHARS = 4_000_000
+
 GENERIC_STEMS = frozenset({"test", "train", "dev", "validation", "valid", "val", "data", "eval", "questions"})
 
 
@@ -51,7 +54,11 @@ def read_items(path: str, fields: tuple[str, ...]) -> Iterator[Item]:
         raise InputError(f"benchmark file {path}: {exc.strerror or exc}") from None
     with f:
         jsonl: bool | None = None
-        for lineno, line in enumerate(f, 1):
+        # lines read with a bound: a huge single-line file must fail clearly, not fill memory
+        for lineno, line in enumerate(iter(lambda: f.readline(MAX_LINE_CHARS + 1), ""), 1):
+            if len(line) > MAX_LINE_CHARS:
+                raise InputError(f"benchmark file {path}:{lineno}: line longer than {MAX_LINE_CHARS:,} characters "
+                                 "(one item per line is expected)")
             stripped = line.strip()
             if not stripped:
                 continue

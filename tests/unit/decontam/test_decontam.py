@@ -129,6 +129,16 @@ def test_index_past_its_cap_is_refused_while_reading(tmp_path):
         build_index(DecontamConfig(benchmarks=(str(huge),), ngram=8, max_ngrams=10_000))
 
 
+def test_a_huge_line_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
+    from thresher.decontam import items
+
+    monkeypatch.setattr(items, "MAX_LINE_CHARS", 1000)
+    huge = tmp_path / "one-line.txt"
+    huge.write_text("word " * 5000, encoding="utf-8")
+    with pytest.raises(InputError, match=r"one-line.txt:1: line longer than 1,000 characters"):
+        build_index(DecontamConfig(benchmarks=(str(huge),), ngram=8))
+
+
 def test_index_costs_twelve_bytes_per_ngram_plus_the_bitmap(bench):
     index = build_index(DecontamConfig(benchmarks=(bench,), fields=("question",), ngram=8))
     assert BYTES_PER_NGRAM == 12
@@ -171,8 +181,18 @@ def test_benchmark_sha256_is_hashed_config_and_checked(bench, tmp_path):
     with open(bench, "a", encoding="utf-8") as f:
         f.write(json.dumps({"text": "one more item in the file"}) + "\n")
     assert RunConfig.from_dict({"decontam": {"benchmarks": [bench]}}).hash != cfg.hash
-    with pytest.raises(ConfigError, match="has sha256"):
-        RunConfig.from_dict(cfg.to_dict())
+    # the recorded config still loads (reports need no benchmark file); building its index refuses
+    recorded = RunConfig.from_dict(cfg.to_dict())
+    assert recorded.hash == cfg.hash
+    with pytest.raises(InputError, match="has sha256 .*, the config records"):
+        build_index(recorded.decontam)
+
+
+def test_recorded_config_loads_without_its_benchmark_files(tmp_path):
+    data = {"decontam": {"benchmarks": [str(tmp_path / "gone.jsonl")], "benchmark_sha256": ["0" * 64]}}
+    cfg = RunConfig.from_dict(data)
+    with pytest.raises(InputError, match="gone.jsonl"):
+        build_index(cfg.decontam)
 
 
 def test_off_by_default_and_placed_before_pii(bench):

@@ -76,5 +76,6 @@ def test_pipeline_redacts_and_counts_events_in_stats():
         {"url": "https://a.test/2", "text": "Nothing personal here."},
     ]))
     assert [d.text for d in docs] == ["Write to <EMAIL> or call <PHONE>.", "Nothing personal here."]
-    assert pipeline.stats.by_prefix("event") == {"pii.documents": 1, "pii.email": 1, "pii.phone": 1}
+    events = {k: n for k, n in pipeline.stats.by_prefix("event").items() if k.startswith("pii.")}
+    assert events == {"pii.documents": 1, "pii.email": 1, "pii.phone": 1}
     assert isinstance(pipeline.stats, Stats) and pipeline.stats.reconciles()
