@@ -17,6 +17,7 @@ from thresher.core.stats import Stats
 from thresher.extract.registry import extractor_info
 from thresher.paths import input_size
 from thresher.read.base import Partition
+from thresher.run.integrity import require_work_files
 from thresher.run.results import ShardFile
 from thresher.run.safety import previous_shards
 from thresher.run.tasks import gzip_concat, malformed_examples
@@ -90,6 +91,10 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
     """Write the dataset's metadata files into `out`, the manifest last (its presence means the
     dataset is complete), and return the manifest."""
     config = done.config
+    needed = [work.scan_malformed(p.index) for p in done.partitions]
+    if rejects is not None:
+        needed += [f(p.index) for p in done.partitions for f in (work.scan_rejects, work.write_rejects)]
+    require_work_files(needed, "finalize")  # a lost one would leave the rejects silently incomplete
     remove_stale_shards(out, done.shards, previous_shards(work))
     stats_dict = done.stats.to_dict()
     stats_dict["malformed_examples"] = malformed_examples(work, [p.index for p in done.partitions])
