@@ -12,6 +12,7 @@ import logging
 import os
 import shutil
 import sys
+from typing import Any
 
 from thresher.config import RunConfig
 from thresher.core.errors import WorkDirError
@@ -67,7 +68,7 @@ def prepare_workdir(
         spooled_path = str(spooled) if plan_path.exists() and spooled.exists() else spool_stdin(work)
         inputs = [spooled_path if i == "-" else i for i in inputs]
     partitions = plan_partitions(inputs, config.input)
-    plan = {
+    plan: dict[str, Any] = {
         "thresher_version": __version__,
         "config_hash": config.hash,
         "write_rejects": write_rejects,
