@@ -7,7 +7,6 @@ from test_quality_languages import keep_rates
 
 from thresher.core import Document
 from thresher.core.document import Drop
-from thresher.core.stages import apply_stage
 from thresher.quality.config import QualityConfig
 from thresher.quality.statistical import StatisticalConfig, StatisticalQuality
 
@@ -19,7 +18,9 @@ PROSE = (
 
 def test_prose_passes_and_both_metrics_are_annotated():
     doc = Document(id="1", text=PROSE)
-    assert apply_stage(StatisticalQuality(), doc) == []  # the stage runner writes the measured annotations
+    gate = StatisticalQuality()
+    assert gate.check_all(doc) == [] and doc.annotations == {}  # deciding writes nothing
+    gate.annotate(doc)
     assert 3.9 < doc.annotations["quality.char_entropy"] < 4.5
     assert doc.annotations["quality.mean_sentence_words"] == 17.0
 
@@ -40,7 +41,7 @@ def test_headline_fragments_are_short_sentences_and_run_ons_are_long():
 
 def test_a_script_without_sentence_stops_is_not_measured_for_sentence_length():
     doc = Document(id="1", text="ภาษาไทยเป็นภาษาที่มีระดับเสียงของคำแน่นอน " * 20)
-    apply_stage(StatisticalQuality(), doc)
+    StatisticalQuality().check_all(doc)
     assert "quality.mean_sentence_words" not in doc.annotations
 
 
