@@ -12,9 +12,9 @@ from tests.reliability import stuck
 
 from thresher.core.document import Document, Drop
 from thresher.pipeline import DocumentChain
-from thresher.run.phases import DEFAULT_TASKS
 from thresher.run.build import build
 from thresher.run.deadline import DeadlineExceeded, DocumentDeadline
+from thresher.run.phases import DEFAULT_TASKS
 
 # Inputs that made the regex tokenizer backtrack for minutes (issue 13): each takes > 20 s without
 # the deadline on this box.
