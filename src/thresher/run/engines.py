@@ -28,8 +28,8 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
 from thresher.run import progress
-from thresher.run.interrupts import InterruptHandlers, kill_processes
 from thresher.run.calls import TaskCall, dispatch_order, task_failed, task_weight
+from thresher.run.interrupts import InterruptHandlers, kill_processes
 
 __all__ = ["Engine", "LocalEngine", "PoolEngine", "TaskCall", "dispatch_order", "make_engine", "task_failed", "task_weight"]
 
