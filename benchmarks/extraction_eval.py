@@ -12,8 +12,11 @@ Sets (under ../shared/data/extraction):
 - `readability`: Mozilla Readability's test pages: exact title match (case and space folded) and
   content similarity = shingle F1 (as for AEB) against the text of the expected output.
 
-Extractors: `thresher` (this checkout), `trafilatura`, `trafilatura_precision` (favor_precision),
-`resiliparse` (main_content) and `websieve` (0.1.2). Peers run in `benchmarks/.venvs/peers`:
+Extractors: `thresher` (this checkout), `trafilatura` (default), `trafilatura_nocomments`
+(include_comments=False), `trafilatura_precision` (favor_precision), `resiliparse` (main_content) and
+`websieve` (0.1.2). Per set: F1/P/R with 95% bootstrap intervals, CPU pages/s, and all-or-nothing
+misses (pages where the extractor's page F1 < 0.1 while another extractor's is >= 0.5). Peers run in
+`benchmarks/.venvs/peers` when it exists, else in this interpreter if they are importable there:
 
     python -m venv benchmarks/.venvs/peers
     benchmarks/.venvs/peers/bin/pip install 'trafilatura==2.*' resiliparse websieve==0.1.2
@@ -35,6 +38,7 @@ import os
 import platform
 import random
 import re
+import statistics
 import subprocess
 import sys
 from collections import Counter
@@ -48,7 +52,9 @@ WORKER = Path(__file__).resolve().parent / "extraction_worker.py"
 PEERS_PY = Path(__file__).resolve().parent / ".venvs" / "peers" / "bin" / "python"
 RESULTS = ROOT / "benchmarks" / "results" / "extraction.json"
 DOC = ROOT / "docs" / "extraction.md"
-ALL_EXTRACTORS = ("thresher", "trafilatura", "trafilatura_precision", "resiliparse", "websieve")
+ALL_EXTRACTORS = ("thresher", "trafilatura", "trafilatura_nocomments", "trafilatura_precision", "resiliparse",
+                  "websieve")
+MISS_F1, PEER_F1 = 0.1, 0.5
 ALL_SETS = ("aeb", "trafilatura", "readability")
 
 _TOKEN = re.compile(r"\w+")
@@ -244,10 +250,72 @@ def score_readability(outputs: dict[str, dict[str, Any]], gold: dict[str, dict[s
 
 # -- running ----------------------------------------------------------------------------------
 
+def page_f1(tp: float, fp: float, fn: float) -> float:
+    return 1.0 if fp == 0 and fn == 0 else (2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+
+
+def trafilatura_page_counts(outputs: dict[str, dict[str, Any]], gold: dict[str, dict[str, Any]]) -> dict[str, tuple[int, int, int]]:
+    """Per page: (tp, fp, fn) of the snippets."""
+    out = {}
+    for i, g in gold.items():
+        if i not in outputs:
+            continue
+        text = _fold(outputs[i]["text"])
+        tp = sum(1 for s in g["with"] if _fold(s) in text)
+        fn = len(g["with"]) - tp
+        fp = sum(1 for s in g["without"] if _fold(s) in text)
+        out[i] = (tp, fp, fn)
+    return out
+
+
+def bootstrap_snippets(counts: list[tuple[int, int, int]], draws: int = 1000, seed: int = 0) -> dict[str, list[float]]:
+    """95% intervals of snippet precision, recall and F1, resampling pages."""
+    rng = random.Random(seed)
+    n = len(counts)
+    stats: dict[str, list[float]] = {"precision": [], "recall": [], "f1": []}
+    for _ in range(draws):
+        tp = fp = fn = 0
+        for _ in range(n):
+            a, b, c = counts[rng.randrange(n)]
+            tp, fp, fn = tp + a, fp + b, fn + c
+        p = tp / (tp + fp) if tp + fp else 0.0
+        r = tp / (tp + fn) if tp + fn else 0.0
+        stats["precision"].append(p)
+        stats["recall"].append(r)
+        stats["f1"].append(2 * p * r / (p + r) if p + r else 0.0)
+    out = {}
+    for k, xs in stats.items():
+        xs.sort()
+        out[k] = [round(xs[int(0.025 * len(xs))], 4), round(xs[int(0.975 * len(xs)) - 1], 4)]
+    return out
+
+
+def page_scores(set_name: str, outputs: dict[str, dict[str, Any]], gold: Any) -> dict[str, float]:
+    """Per page F1 of one extractor on one set (shingles for AEB and readability, snippets else)."""
+    if set_name == "aeb":
+        return {i: page_f1(*shingle_counts(gold[i], outputs[i]["text"])) for i in gold if i in outputs}
+    if set_name == "readability":
+        return {i: page_f1(*shingle_counts(g["text"], outputs[i]["text"])) for i, g in gold.items() if i in outputs}
+    return {i: page_f1(*c) for i, c in trafilatura_page_counts(outputs, gold).items()}
+
+
+def count_misses(per_page: dict[str, dict[str, float]]) -> dict[str, int]:
+    """Per extractor: pages where its F1 < MISS_F1 while another extractor's is >= PEER_F1."""
+    misses = {}
+    for name, scores in per_page.items():
+        misses[name] = sum(1 for i, f in scores.items() if f < MISS_F1 and any(
+            other.get(i, 0.0) >= PEER_F1 for peer, other in per_page.items() if peer != name))
+    return misses
+
+
+def peer_python() -> str:
+    if PEERS_PY.exists():
+        return str(PEERS_PY)
+    return sys.executable
+
+
 def run_extractor(name: str, pages: list[dict[str, str]]) -> tuple[dict[str, dict[str, Any]], str, float, int]:
-    python = sys.executable if name.startswith("thresher") else str(PEERS_PY)
-    if not Path(python).exists():
-        raise SystemExit(f"{name}: peer environment missing at {python} (see this script's docstring)")
+    python = sys.executable if name.startswith("thresher") else peer_python()
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src") if name.startswith("thresher") else "",
                OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     proc = subprocess.run([python, str(WORKER), name], input=json.dumps(pages), capture_output=True, text=True,
@@ -267,6 +335,19 @@ def run_extractor(name: str, pages: list[dict[str, str]]) -> tuple[dict[str, dic
     return outputs, header["version"], seconds, errors
 
 
+def interleaved_speed(pages: list[dict[str, str]], passes: int) -> dict[str, Any]:
+    """thresher and trafilatura (default) alternating, `passes` times each over the same pages:
+    CPU pages/s of each pass, the medians and their ratio."""
+    rates: dict[str, list[float]] = {"thresher": [], "trafilatura": []}
+    for _ in range(passes):
+        for name in rates:
+            _, _, seconds, _ = run_extractor(name, pages)
+            rates[name].append(round(len(pages) / seconds, 1))
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    return {"pages": len(pages), "pages_per_s": rates, "median_pages_per_s": med,
+            "thresher_over_trafilatura": round(med["thresher"] / med["trafilatura"], 2)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--extractors", default=",".join(ALL_EXTRACTORS))
@@ -274,6 +355,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="first N pages of each set (sorted by id)")
     ap.add_argument("--no-write", action="store_true", help="print only; do not write results and docs")
     ap.add_argument("--dump", help="write each extractor's outputs to this folder (for inspection)")
+    ap.add_argument("--speed-passes", type=int, default=0,
+                    help="also time thresher and trafilatura on AEB in N interleaved passes each")
     args = ap.parse_args(argv)
     if not DATA.is_dir():
         print(f"evaluation data not found at {DATA}", file=sys.stderr)
@@ -290,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     langs = {p["id"]: page_language(p["path"]) for p in loaded["trafilatura"][0]} if "trafilatura" in loaded else {}
 
     results: dict[str, Any] = {"extractors": {}}
+    per_page: dict[str, dict[str, dict[str, float]]] = {s: {} for s in loaded}
     for name in extractors:
         entry: dict[str, Any] = {}
         total_pages = 0
@@ -303,8 +387,12 @@ def main(argv: list[str] | None = None) -> int:
                 scored = score_aeb(outputs, gold)
             elif set_name == "trafilatura":
                 scored = score_trafilatura(outputs, gold, langs)
+                scored["ci95"] = bootstrap_snippets(list(trafilatura_page_counts(outputs, gold).values()))
             else:
                 scored = score_readability(outputs, gold)
+                scored["ci95"] = bootstrap([shingle_counts(g["text"], outputs[i]["text"])
+                                            for i, g in gold.items() if i in outputs])
+            per_page[set_name][name] = page_scores(set_name, outputs, gold)
             scored["pages_per_s"] = round(len(pages) / seconds, 1) if seconds else None
             scored["errors"] = errors
             entry[set_name] = scored
@@ -318,6 +406,12 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)
         entry["pages_per_s"] = round(total_pages / total_seconds, 1) if total_seconds else None
         results["extractors"][name] = entry
+    for set_name, scores in per_page.items():
+        for name, n_missed in count_misses(scores).items():
+            results["extractors"][name][set_name]["all_or_nothing_misses"] = n_missed
+    if args.speed_passes:
+        results["interleaved_speed"] = interleaved_speed(loaded["aeb"][0] if "aeb" in loaded else
+                                                         next(iter(loaded.values()))[0], args.speed_passes)
     results["machine"] = {"platform": platform.platform(), "python": platform.python_version(),
                           "processor": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
     results["date"] = datetime.date.today().isoformat()
@@ -353,8 +447,8 @@ def render_doc(results: dict[str, Any]) -> str:
         "Shingle F1 as the benchmark computes it (4-token `\\w+` shingles, per-page normalized counts,",
         "precision and recall averaged over pages); 95% bootstrap intervals over pages.",
         "",
-        "| extractor | version | F1 | 95% CI | precision | recall | pages/s |",
-        "|---|---|---|---|---|---|---|",
+        "| extractor | version | F1 | 95% CI | precision | recall | misses | pages/s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, e in ex.items():
         a = e.get("aeb")
@@ -362,19 +456,21 @@ def render_doc(results: dict[str, Any]) -> str:
             continue
         ci = a["ci95"]["f1"]
         lines.append(f"| {name} | {e['version']} | {_fmt(a['f1'])} | {ci[0]:.3f}-{ci[1]:.3f} | {_fmt(a['precision'])} | "
-                     f"{_fmt(a['recall'])} | {_fmt(a['pages_per_s'], 1)} |")
+                     f"{_fmt(a['recall'])} | {a.get('all_or_nothing_misses', '-')} | {_fmt(a['pages_per_s'], 1)} |")
     lines += [
         "",
         "## trafilatura evaluation set (990 pages, snippets that must / must not appear)",
         "",
-        "| extractor | F1 | precision | recall | accuracy | pages/s |",
-        "|---|---|---|---|---|---|",
+        "| extractor | F1 | 95% CI | precision | recall | accuracy | misses | pages/s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, e in ex.items():
         t = e.get("trafilatura")
         if t:
-            lines.append(f"| {name} | {_fmt(t['f1'])} | {_fmt(t['precision'])} | {_fmt(t['recall'])} | "
-                         f"{_fmt(t['accuracy'])} | {_fmt(t['pages_per_s'], 1)} |")
+            ci = t.get("ci95", {}).get("f1", [0.0, 0.0])
+            lines.append(f"| {name} | {_fmt(t['f1'])} | {ci[0]:.3f}-{ci[1]:.3f} | {_fmt(t['precision'])} | "
+                         f"{_fmt(t['recall'])} | {_fmt(t['accuracy'])} | {t.get('all_or_nothing_misses', '-')} | "
+                         f"{_fmt(t['pages_per_s'], 1)} |")
     langs: list[str] = []
     for e in ex.values():
         for lang in (e.get("trafilatura") or {}).get("by_language", {}):
@@ -391,19 +487,30 @@ def render_doc(results: dict[str, Any]) -> str:
         "",
         "## Mozilla Readability test pages (130 pages; expected output of Readability.js, not human gold)",
         "",
-        "| extractor | title match | content F1 | content precision | content recall | pages/s |",
-        "|---|---|---|---|---|---|",
+        "| extractor | title match | content F1 | 95% CI | content precision | content recall | misses | pages/s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, e in ex.items():
         r = e.get("readability")
         if r:
-            lines.append(f"| {name} | {_fmt(r['title_match'])} | {_fmt(r['content_f1'])} | {_fmt(r['content_precision'])} | "
-                         f"{_fmt(r['content_recall'])} | {_fmt(r['pages_per_s'], 1)} |")
+            ci = r.get("ci95", {}).get("f1", [0.0, 0.0])
+            lines.append(f"| {name} | {_fmt(r['title_match'])} | {_fmt(r['content_f1'])} | {ci[0]:.3f}-{ci[1]:.3f} | "
+                         f"{_fmt(r['content_precision'])} | {_fmt(r['content_recall'])} | "
+                         f"{r.get('all_or_nothing_misses', '-')} | {_fmt(r['pages_per_s'], 1)} |")
+    lines += ["", "All-or-nothing misses: pages where the extractor's page F1 is below 0.1 while another extractor",
+              "of the same run reaches 0.5 (`benchmarks/extraction_misses.py` explains thresher's).", ""]
     lines += ["", "## Throughput over all sets (pages/s, one core, CPU time)", ""]
     base = (ex.get("trafilatura") or {}).get("pages_per_s")
     for name, e in ex.items():
         ratio = f" ({e['pages_per_s'] / base:.1f}x trafilatura)" if base and e.get("pages_per_s") else ""
         lines.append(f"- {name}: {_fmt(e.get('pages_per_s'), 1)}{ratio}")
+    speed = results.get("interleaved_speed")
+    if speed:
+        lines += ["", f"Interleaved on AEB ({speed['pages']} pages, thresher and trafilatura alternating, "
+                  f"{len(speed['pages_per_s']['thresher'])} passes each, CPU time): thresher "
+                  f"{speed['median_pages_per_s']['thresher']} pages/s, trafilatura "
+                  f"{speed['median_pages_per_s']['trafilatura']} pages/s: "
+                  f"{speed['thresher_over_trafilatura']}x (medians)."]
     lines += ["", NOTES]
     return "\n".join(lines) + "\n"
 

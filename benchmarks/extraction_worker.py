@@ -61,9 +61,11 @@ def make_extractor(name: str) -> tuple[Callable[[str], tuple[str, str | None]], 
         import trafilatura
 
         precision = name.endswith("precision")
+        comments = not name.endswith("nocomments")
 
         def run(html: str) -> tuple[str, str | None]:
-            text = trafilatura.extract(html, favor_precision=precision, with_metadata=False) or ""
+            text = trafilatura.extract(html, favor_precision=precision, include_comments=comments,
+                                       with_metadata=False) or ""
             return text, None
 
         def title(html: str) -> str | None:

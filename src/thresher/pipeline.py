@@ -1,6 +1,6 @@
 """The per-document stage chain, and the streaming `Pipeline` of the library.
 
-`DocumentChain` is what every scan task runs on each document: extract → normalize → quality
+`DocumentChain` is what every scan task runs on each document: extract → normalize → lang → quality
 (transforms and rule sets), stopping at the first stage that drops the document. Corpus stages
 (dedup) are listed separately: the build runs them through the phase machinery with bounded
 memory; `Pipeline.process` runs them with an in-memory index, first seen wins.
@@ -15,17 +15,30 @@ from typing import Any
 from thresher import stage_cache
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop, Malformed
-from thresher.core.stages import CorpusStage, RuleSet, Stage, stage_runner
+from thresher.core.stages import CorpusStage, CountsIntoStats, RuleSet, Stage, stage_runner
 from thresher.core.stats import Stats
 from thresher.normalize.text import Normalize
 from thresher.run.deadline import DeadlineExceeded, DocumentDeadline
 
 
 def build_document_stages(config: RunConfig) -> list[Stage]:
+    from thresher.decontam.stage import build_decontam_stages
     from thresher.extract.stage import Extract
-    from thresher.quality.stages import build_quality_stages
+    from thresher.lang.routing import build_routed_quality_stages
+    from thresher.lang.stage import build_lang_stages
+    from thresher.pii.redact import build_pii_stages
 
-    return [Extract(config.extract), Normalize(config.normalize), *build_quality_stages(config.quality)]
+    # Decontamination, then models, then PII redaction last: quality rules and models judge the text as
+    # written, only survivors pay for them, and benchmark n-grams are matched before redaction tokens
+    # could break them.
+    stages: list[Stage] = [Extract(config.extract), Normalize(config.normalize), *build_lang_stages(config.lang),
+                           *build_routed_quality_stages(config.quality), *build_decontam_stages(config.decontam)]
+    if config.classify.models:  # after the rules: a model costs more than a rule
+        from thresher.classify.stage import build_classifier_stages
+
+        stages += build_classifier_stages(config.classify)
+    stages += build_pii_stages(config.pii)
+    return stages
 
 
 def build_corpus_stages(config: RunConfig) -> list[CorpusStage]:
@@ -57,6 +70,9 @@ class DocumentChain:
         self.runners = [(stage.name, stage_runner(stage), isinstance(stage, RuleSet)) for stage in self.stages]
         self.stats = stats if stats is not None else Stats()
         self.deadline = deadline if deadline is not None else DocumentDeadline(config.exec.doc_deadline_s)
+        for stage in self.stages:  # stages that count into the run's stats (languages seen, PII replaced)
+            if isinstance(stage, CountsIntoStats):
+                stage.bind_stats(self.stats)
 
     def run(self, doc: Document) -> tuple[Drop, list[Drop]] | None:
         """None when the document passes every stage; else the attributed drop and all failures

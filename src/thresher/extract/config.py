@@ -17,6 +17,10 @@ class ExtractConfig:
     tables: Literal["keep", "split", "drop"] = setting(
         "keep", "tables in the text, as their own documents, or removed", flag="--tables"
     )
+    comments: Literal["drop", "keep"] = setting(
+        "drop", "comment threads: removed, or kept after the main content (Markdown: under a heading)",
+        flag="--comments",
+    )
     max_html_bytes: int | None = setting(
         16 * 1024 * 1024, "pages larger than this are dropped as too_large before parsing"
     )

@@ -18,11 +18,11 @@ def get_extractor(config: ExtractConfig) -> Extractor:
     if name == "builtin":
         from thresher.extract.builtin import BuiltinExtractor
 
-        return BuiltinExtractor(text_format=config.text_format, tables=config.tables)
+        return BuiltinExtractor(text_format=config.text_format, tables=config.tables, comments=config.comments)
     if name == "trafilatura":
         from thresher.extract.trafilatura import TrafilaturaExtractor
 
-        return TrafilaturaExtractor(text_format=config.text_format, tables=config.tables)
+        return TrafilaturaExtractor(text_format=config.text_format, tables=config.tables, comments=config.comments)
     if name == "resiliparse":
         from thresher.extract.resiliparse import ResiliparseExtractor
 

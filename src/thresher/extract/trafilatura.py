@@ -29,10 +29,11 @@ def _import() -> Any:
 class TrafilaturaExtractor:
     name = "trafilatura"
 
-    def __init__(self, text_format: str = "text", tables: str = "keep") -> None:
+    def __init__(self, text_format: str = "text", tables: str = "keep", comments: str = "drop") -> None:
         self._lib = _import()
         self.text_format = text_format
         self.tables = tables
+        self.comments = comments
 
     def version(self) -> str:
         return str(self._lib.__version__)
@@ -44,6 +45,7 @@ class TrafilaturaExtractor:
             url=url,
             output_format="markdown" if self.text_format == "markdown" else "txt",
             include_tables=self.tables != "drop",
+            include_comments=self.comments == "keep",
             with_metadata=False,
         )
         if deadline is not None and time.monotonic() > deadline:

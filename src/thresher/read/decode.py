@@ -14,9 +14,9 @@ a fallback happened are recorded on the document (`source.charset`, event counte
 from __future__ import annotations
 
 import codecs
-import re
 
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.I)
+from thresher.read.encoding import guess_legacy, prescan, python_codec
+
 _BOM = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
@@ -35,8 +35,9 @@ def normalize_charset(name: str | None) -> str | None:
 
 
 def meta_charset(data: bytes) -> str | None:
-    m = _META_CHARSET.search(data[:4096])
-    return normalize_charset(m.group(1).decode("ascii", "replace")) if m else None
+    """The codec a `<meta>` declares, found by the HTML standard's prescan (`read.encoding`)."""
+    encoding = prescan(data)
+    return python_codec(encoding) if encoding else None
 
 
 def decode_html(data: bytes, declared: str | None = None) -> tuple[str, str, bool]:
@@ -59,4 +60,6 @@ def decode_html(data: bytes, declared: str | None = None) -> tuple[str, str, boo
             return data.decode(candidate), candidate, False
         except (UnicodeDecodeError, LookupError):
             continue
-    return data.decode("cp1252", "replace"), "cp1252", True
+    guessed = guess_legacy(data)  # undeclared legacy page: GBK, Shift_JIS, windows-1251...
+    codec = python_codec(guessed) if guessed else "cp1252"
+    return data.decode(codec, "replace"), codec, True

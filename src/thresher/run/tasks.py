@@ -114,7 +114,8 @@ def run_task(
     except BaseException:
         import traceback
 
-        handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
+        if handler.stream is not None:  # open unless the handler was closed (it is opened eagerly)
+            handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
         raise
     finally:
         package_logger.removeHandler(handler)

@@ -1,0 +1,42 @@
+"""`--comments keep`: comment threads after the main content, authors and dates as metadata."""
+
+from __future__ import annotations
+
+from thresher.extract.builtin import BuiltinExtractor
+
+ARTICLE = ("This is the article itself, a long paragraph of real content that the extractor must keep "
+           "as the main text of the page, with several sentences. ") * 3
+PAGE = f"""<html><body><article><h1>Title</h1><p>{ARTICLE}</p></article>
+<div id="comments" class="comments-area"><h2>3 Comments</h2><ol class="comment-list">
+<li class="comment" id="comment-1"><div class="comment-author vcard"><cite class="fn">Alice</cite></div>
+<div class="comment-meta"><time datetime="2024-05-01T10:00">May 1</time></div>
+<p>I really enjoyed reading this article, thanks for writing it.</p><a class="reply" href="#">Reply</a></li>
+<li class="comment" id="comment-2"><div class="comment-author"><cite class="fn">Bob</cite></div>
+<p>I disagree with the second point, but the rest is a fair summary.</p></li></ol>
+<form id="commentform"><textarea></textarea><p>Leave a comment</p></form></div></body></html>"""
+
+
+def test_comments_are_dropped_by_default():
+    text = BuiltinExtractor().extract(PAGE).text
+    assert "enjoyed reading" not in text and ARTICLE.strip()[:60] in text
+
+
+def test_keep_mode_appends_threads_after_the_main_content_with_authors_and_dates():
+    result = BuiltinExtractor(comments="keep").extract(PAGE)
+    text = result.text
+    assert text.index("real content") < text.index("enjoyed reading") < text.index("I disagree")
+    assert "Leave a comment" not in text and "Reply" not in text.split("\n")
+    assert result.metadata["comments"] == [{"author": "Alice", "date": "2024-05-01T10:00"},
+                                           {"author": "Bob", "date": None}]
+
+
+def test_keep_mode_puts_comments_under_a_heading_in_markdown():
+    text = BuiltinExtractor(text_format="markdown", comments="keep").extract(PAGE).text
+    main, _, comments = text.partition("\n\n## Comments\n\n")
+    assert "real content" in main and "enjoyed reading" in comments
+
+
+def test_a_comment_count_link_is_not_a_thread():
+    page = f'<article><p>{ARTICLE}</p><a class="comment-count" href="#c">12 comments</a></article>'
+    result = BuiltinExtractor(comments="keep").extract(page)
+    assert "comments" not in result.metadata and "12 comments" not in result.text

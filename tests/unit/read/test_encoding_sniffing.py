@@ -1,0 +1,59 @@
+"""Encoding sniffing against the html5lib encoding suite (../shared/data/html5lib-tests/encoding)."""
+
+from __future__ import annotations
+
+import pytest
+from tests.conftest import shared_path
+
+from thresher.read.encoding import charset_from_content, encoding_for_label, prescan, sniff
+
+
+def _cases(name: str) -> list[tuple[bytes, str]]:
+    raw = shared_path("html5lib-tests", "encoding", name).read_bytes()
+    cases = []
+    for chunk in raw.split(b"#data\n")[1:]:
+        data, _, rest = chunk.partition(b"\n#encoding\n")
+        cases.append((data, rest.split(b"\n", 1)[0].decode().strip().lower()))
+    return cases
+
+
+@pytest.mark.parametrize("name", ["tests1.dat", "tests2.dat", "test-yahoo-jp.dat"])
+def test_sniffing_matches_the_html5lib_encoding_suite(name):
+    cases = _cases(name)
+    assert cases
+    failures = [(data[:80], want, sniff(data)[0]) for data, want in cases if sniff(data)[0] != want]
+    assert failures == []
+
+
+def test_labels_follow_the_encoding_standard():
+    assert encoding_for_label(" ISO-8859-1 ") == "windows-1252"
+    assert encoding_for_label("gb2312") == "gbk"
+    assert encoding_for_label("utf8") == "utf-8"
+    assert encoding_for_label("no-such-label") is None
+
+
+def test_content_attribute_charset_extraction():
+    assert charset_from_content(b"text/html; charset=utf-8") == "utf-8"
+    assert charset_from_content(b"text/html; charset='koi8-r'") == "koi8-r"
+    assert charset_from_content(b'text/html; charset="utf-8') is None  # unmatched quote
+    assert charset_from_content(b"text/html") is None
+
+
+def test_order_is_bom_then_transport_then_prescan():
+    page = b'<meta charset="windows-1251"><p>x</p>'
+    assert sniff(b"\xef\xbb\xbf" + page, transport="koi8-r")[0] == "utf-8"
+    assert sniff(page, transport="koi8-r")[0] == "koi8-r"
+    assert sniff(page)[0] == "windows-1251"
+    assert prescan(b"<!-- <meta charset=koi8-r> --><meta charset=euc-kr>") == "euc-kr"
+    assert prescan(b'<meta charset="utf-16le">') == "utf-8"  # the standard's rule: a meta cannot mean UTF-16
+
+
+def test_undeclared_legacy_pages_decode_through_the_reader():
+    from thresher.read.decode import decode_html
+
+    text = "<html><body><p>今天的天气很好，我们一起去公园散步吧。这是一个关于中国历史的文章。</p></body></html>"
+    decoded, codec, fell_back = decode_html(text.encode("gbk"))
+    assert (decoded, codec, fell_back) == (text, "gb18030", True)
+    russian = "<p>Сегодня хорошая погода, и мы пойдём гулять в парк вместе с друзьями.</p>"
+    assert decode_html(russian.encode("koi8-r"))[0] == russian
+    assert decode_html(russian.encode("cp1251"))[0] == russian
