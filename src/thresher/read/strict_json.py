@@ -38,7 +38,8 @@ def loads_strict(text: str, non_finite: Literal["null", "refuse"] = "null") -> t
     def number(literal: str) -> float | None:
         value = float(literal)
         if math.isinf(value):  # 1e999: a JSON number, but no finite double holds it
-            return constant(literal)
+            constant(literal)
+            return None
         return value
 
     value = json.loads(text, parse_constant=constant, parse_float=number)
