@@ -96,6 +96,7 @@ def test_signal_stops_the_build_within_a_second_and_leaves_no_process(big_crawl,
     err = (tmp_path / "stderr.txt").read_text()
     assert code == 130, err
     assert "interrupted; rerun the same command to resume" in err
+    print(f"{engine} signal {signum}: stopped in {stopped_s:.2f} s")
     assert stopped_s < 1.5, f"took {stopped_s:.2f} s"
     time.sleep(0.3)
     assert _group_members(proc.pid) == []
