@@ -7,6 +7,8 @@ Tasks:
 - language gate "en vs other" (the seed's domain gate): lingua sentences of 75 languages, 80/20 per
   language; evaluated on held-out sentences and on English paragraphs and code blocks of tech
   blogs from the readability test pages (../shared/data/extraction/readability).
+- content vs boilerplate: the `with` / `without` snippets of ../shared/data/extraction/trafilatura-eval,
+  pages split 50/50; ROC AUC of the content score against the builtin extractor's own decision.
 - training speed: 100k short texts (the tweets, repeated) on one core.
 - the statistical gate's keep rate on prose in 75 languages.
 
@@ -315,6 +317,56 @@ def language_gate(repeats: int, prep: Callable[[str], str]) -> dict[str, Any]:
     return out
 
 
+def boilerplate(repeats: int, prep: Callable[[str], str]) -> dict[str, Any]:
+    """Content vs boilerplate snippets of the trafilatura evaluation pages (`with`: must appear in
+    the main text, `without`: must not), pages split 50/50 with a seed. AUC of each classifier's
+    content score, against the builtin extractor's own decision (1 when the snippet is in its
+    output, else 0) on the same test pages."""
+    from thresher.classify.metrics import roc_auc
+    from thresher.extract.config import ExtractConfig
+    from thresher.extract.registry import get_extractor
+    from thresher.read.decode import decode_html
+
+    root = DATA / "extraction" / "trafilatura-eval"
+    pages = sorted(json.loads((root / "evaldata.json").read_text(encoding="utf-8")).items())
+    random.Random(0).shuffle(pages)
+    half = len(pages) // 2
+
+    def snippets(part: list[tuple[str, Any]]) -> list[Example]:
+        return [(text, label) for _, entry in part for label, key in (("content", "with"), ("boilerplate", "without"))
+                for text in entry.get(key, []) if text.strip()]
+
+    train_set, test_set = snippets(pages[:half]), snippets(pages[half:])
+    labels = ("content", "boilerplate")
+    t_opts = {"epochs": 5, "lr": 0.5, "word_ngrams": 2, "dim": 16, "char_ngrams": (2, 4)}
+    f_opts = {"epoch": 5, "lr": 0.5, "wordNgrams": 2, "dim": 16, "minn": 2, "maxn": 4, "bucket": 1 << 20}
+    peers = make_peers(labels, prep, t_opts, f_opts, {"ngrams": (1, 2)})
+    out = run_task("content_vs_boilerplate", labels, train_set, test_set, peers, repeats)
+    positive = [lab == "content" for _, lab in test_set]
+    out["roc_auc_content"] = {}
+    for peer in peers:
+        out["roc_auc_content"][peer.name] = round(roc_auc([s[0] for s in peer.scores([t for t, _ in test_set])], positive) or 0.0, 4)
+    extractor = get_extractor(ExtractConfig())
+    kept: list[float] = []
+    seconds = 0.0
+    for url, entry in pages[half:]:
+        path = root / "pages" / (entry["file"] + ".gz")
+        text = ""
+        if path.exists():
+            html = decode_html(gzip.decompress(path.read_bytes()))[0]
+            extraction, sec = cpu(lambda html=html, url=url: extractor.extract(html, url))
+            seconds += sec
+            text = " ".join(extraction.text.split())
+        for key in ("with", "without"):  # the order `snippets` lists them in
+            for snippet in entry.get(key, []):
+                if snippet.strip():
+                    kept.append(1.0 if " ".join(snippet.split()) in text else 0.0)
+    out["roc_auc_content"]["builtin_extractor_decision"] = round(roc_auc(kept, positive) or 0.0, 4)
+    out["builtin_extractor_cpu_s"] = round(seconds, 2)
+    print("boilerplate AUC", out["roc_auc_content"], flush=True)
+    return out
+
+
 def training_speed() -> dict[str, Any]:
     data = davidson()
     texts = (data * 5)[:100_000]
@@ -350,7 +402,7 @@ def statistical_gate() -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--only", default=None, help="run one part: toxicity, lang, training, statistical")
+    parser.add_argument("--only", default=None, help="run one part: toxicity, lang, boilerplate, training, statistical")
     args = parser.parse_args()
     extractor = FeatureExtractor(FeatureSpec())
 
@@ -363,6 +415,7 @@ def main() -> int:
         results["fasttext"] = "not measured: fasttext-wheel (with train_supervised) is not importable"
     parts = {"toxicity": lambda: results.update(toxicity(args.repeats, prep)),
              "lang": lambda: results.update({"lang_en_vs_other": language_gate(args.repeats, prep)}),
+             "boilerplate": lambda: results.update({"content_vs_boilerplate": boilerplate(args.repeats, prep)}),
              "training": lambda: results.update({"training_100k": training_speed()}),
              "statistical": lambda: results.update({"statistical_gate": statistical_gate()})}
     for name, run in parts.items():

@@ -46,6 +46,21 @@ def run(cmd: list[str], src: Path, **kw) -> tuple[float, float, subprocess.Compl
     return cpu, wall, proc
 
 
+def ablate(src: Path) -> None:
+    """Switch the build's observations off in a checkout: every TaskObserver method returns at
+    once and finalize writes no index or samples."""
+    observe = src / "thresher" / "run" / "observe.py"
+    text = observe.read_text()
+    for method in ("annotations", "dropped", "chain_dropped", "kept", "close"):
+        text = text.replace(f"    def {method}(self", f"    def {method}(self, *_a, **_k) -> None:  # ablated\n        return\n\n    def _orig_{method}(self", 1)
+    text = text.replace("self._index = open(", "self._index = None and open(", 1)
+    observe.write_text(text)
+    finalize = src / "thresher" / "run" / "finalize.py"
+    ftext = finalize.read_text()
+    ftext = ftext.replace("    write_observations(out, work, done.partitions, done.stats.seen)\n", "", 1)
+    finalize.write_text(ftext)
+
+
 def thresher(src: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "thresher", *args]
 
@@ -55,6 +70,9 @@ def main() -> int:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--baseline", default=DEFAULT_BASELINE)
     ap.add_argument("--new", default=None, help="revision to measure (default: this working tree)")
+    ap.add_argument("--ablate", action="store_true",
+                    help="baseline = the measured revision with the build's observations (index, samples, "
+                         "histograms) switched off by a patch: the cost of exactly those")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=str(ROOT / "results" / "report_scale.json"))
     args = ap.parse_args()
@@ -66,8 +84,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="report-scale-") as tmp_s:
         tmp = Path(tmp_s)
         base_tree = tmp / "baseline"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(base_tree), args.baseline],
+        base_rev = args.new if args.ablate and args.new else args.baseline
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(base_tree), base_rev],
                        check=True, capture_output=True)
+        if args.ablate:
+            ablate(base_tree / "src")
+            results["baseline"] = f"{base_rev} without observations"
         if args.new is not None:
             new_tree = tmp / "new"
             subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(new_tree), args.new],

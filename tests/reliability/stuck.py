@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from thresher.core.document import Document, Drop
@@ -48,12 +50,18 @@ class Raising:
         return None
 
 
-def _with_stage(stage: Any) -> None:
+@contextlib.contextmanager
+def _with_stage(stage: Any) -> Iterator[None]:
+    """The pipeline's stages with `stage` first, for the duration of one task: the local engine
+    runs tasks in the test process, so a lasting patch would leak into every later test."""
     import thresher.pipeline as pipeline
 
-    original = getattr(pipeline, "_original_build_document_stages", pipeline.build_document_stages)
-    pipeline._original_build_document_stages = original  # type: ignore[attr-defined]
+    original = pipeline.build_document_stages
     pipeline.build_document_stages = lambda config: [stage, *original(config)]
+    try:
+        yield
+    finally:
+        pipeline.build_document_stages = original
 
 
 def scan_task_with_stuck_stage(ctx: Any, partition: Any) -> dict[str, Any]:
@@ -61,19 +69,19 @@ def scan_task_with_stuck_stage(ctx: Any, partition: Any) -> dict[str, Any]:
     from thresher.run.tasks import scan_task
 
     deadline.WATCHDOG_GRACE_S = 0.5  # the test waits 1 CPU s for the kill timer, not 5
-    _with_stage(CallIgnoringSignals())
-    return scan_task(ctx, partition)
+    with _with_stage(CallIgnoringSignals()):
+        return scan_task(ctx, partition)
 
 
 def scan_task_with_raising_stage(ctx: Any, partition: Any) -> dict[str, Any]:
     from thresher.run.tasks import scan_task
 
-    _with_stage(Raising())
-    return scan_task(ctx, partition)
+    with _with_stage(Raising()):
+        return scan_task(ctx, partition)
 
 
 def scan_task_with_regex_stage(ctx: Any, partition: Any) -> dict[str, Any]:
     from thresher.run.tasks import scan_task
 
-    _with_stage(CatastrophicRegex())
-    return scan_task(ctx, partition)
+    with _with_stage(CatastrophicRegex()):
+        return scan_task(ctx, partition)

@@ -2,7 +2,8 @@
 
 The features of a text are a multiset of bucket ids in `[0, buckets)`:
 
-- every word (a `\\w+` run or one punctuation character, after optional lowercasing) is a unigram;
+- every word (a `\\w+` run or one punctuation character, after optional lowercasing) is a unigram,
+  and so is an end-of-text word every text has (fastText's `</s>`: a learned bias);
 - every run of 2..`word_ngrams` consecutive words is a word n-gram;
 - with `char_ngrams=(lo, hi)`, every substring of length lo..hi of `<word>` (the word with boundary
   marks, as in fastText) is a character n-gram.
@@ -165,6 +166,9 @@ class FeatureExtractor:
         self.spec = spec
         self._hashes = _WordHashes(spec.hash_seed)
         self._chars = _CharIds(spec)
+        # fastText's end-of-text word: every text has it, so its row acts as a learned bias (a text
+        # of one or two words is otherwise scored on those alone); it has no character n-grams
+        self._eos = mix64((spec.hash_seed << 32) | zlib.crc32(b"</s>"))
 
     def tokens(self, text: str) -> list[str]:
         spec = self.spec
@@ -192,6 +196,7 @@ class FeatureExtractor:
         buckets = spec.buckets
         tokens = self.tokens(text)
         hashes = list(map(self._hashes.__getitem__, tokens))
+        hashes.append(self._eos)
         ids = [h % buckets for h in hashes]
         grams = hashes
         for m in range(2, spec.word_ngrams + 1):
@@ -237,15 +242,24 @@ class FeatureExtractor:
         else:
             kept_tokens = [t for t in tokens if t != _SEPARATOR] if spec.char_ngrams else []
         buckets = np.uint64(spec.buckets)
-        parts = [((hashes % buckets).astype(np.int64), owner)]
-        grams, total = hashes, len(hashes)
+        # each text's words, then its end-of-text word
+        per_text = np.bincount(owner, minlength=n_texts) + 1
+        eos_at = np.cumsum(per_text) - 1
+        sequence = np.empty(int(per_text.sum()), dtype=np.uint64)
+        is_word = np.ones(len(sequence), dtype=bool)
+        is_word[eos_at] = False
+        sequence[is_word] = hashes
+        sequence[eos_at] = np.uint64(self._eos)
+        seq_owner = np.repeat(np.arange(n_texts, dtype=np.int64), per_text)
+        parts = [((sequence % buckets).astype(np.int64), seq_owner)]
+        grams, total = sequence, len(sequence)
         for m in range(2, spec.word_ngrams + 1):
             if total < m:
                 break
-            grams = grams[:-1] * np.uint64(FOLD) + hashes[m - 1 :]  # uint64 arithmetic wraps mod 2^64
-            inside = owner[: total - m + 1] == owner[m - 1 :]  # an n-gram never spans two texts
+            grams = grams[:-1] * np.uint64(FOLD) + sequence[m - 1 :]  # uint64 arithmetic wraps mod 2^64
+            inside = seq_owner[: total - m + 1] == seq_owner[m - 1 :]  # an n-gram never spans two texts
             ids = ((grams[inside] + np.uint64(m * NGRAM_SALT & MASK64)) % buckets).astype(np.int64)
-            parts.append((ids, owner[: total - m + 1][inside]))
+            parts.append((ids, seq_owner[: total - m + 1][inside]))
         if spec.char_ngrams is not None and words_only:
             feature_counts = np.zeros(n_texts, dtype=np.int64)
             for _, part_owner in parts:

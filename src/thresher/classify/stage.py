@@ -20,6 +20,7 @@ from thresher.classify.format import load_model
 from thresher.classify.model import Model
 from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError
+from thresher.core.stages import Evaluation
 
 DIGITS = 4
 _loaded: dict[tuple[str, int, int], Model] = {}
@@ -72,21 +73,33 @@ class Classifier:
         self.plan = plan
         self.model = model
         self.keys = annotation_keys(plan.name, model.labels)
+        self.annotates = tuple(self.keys)
         self.keep_index = [model.labels.index(label) for label in plan.keep]
 
-    def check(self, doc: Document) -> Drop | None:
+    def evaluate(self, doc: Document) -> Evaluation:
+        """The scores as annotations and the drop, if any, in one pure pass (the runner writes the
+        annotations: deciding never mutates)."""
         scores = self.model.score_list(doc.text)
-        annotations = doc.annotations
-        for key, score in zip(self.keys, scores, strict=True):
-            annotations[key] = round(score, DIGITS)
+        annotations = {key: round(score, DIGITS) for key, score in zip(self.keys, scores, strict=True)}
         if not self.keep_index:
-            return None
+            return Evaluation(annotations, [])
         best = max(self.keep_index, key=lambda i: (scores[i], -i))
         bound = self.plan.min_score
         if scores[best] >= bound:
-            return None
-        return Drop("classify", "low_score", value=round(scores[best], DIGITS), limit=bound,
+            return Evaluation(annotations, [])
+        drop = Drop("classify", "low_score", value=round(scores[best], DIGITS), limit=bound,
                     detail={"model": self.plan.name, "label": self.model.labels[best]})
+        return Evaluation(annotations, [drop])
+
+    def check_all(self, doc: Document) -> list[Drop]:
+        return self.evaluate(doc).drops
+
+    def check(self, doc: Document) -> Drop | None:
+        drops = self.check_all(doc)
+        return drops[0] if drops else None
+
+    def annotate(self, doc: Document) -> None:
+        doc.annotations.update(self.evaluate(doc).annotations)
 
 
 def build_classifier_stages(config: ClassifyConfig) -> list[Classifier]:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from thresher.core.document import Document, Drop, Malformed
+from thresher.core.document import Document, Drop, Malformed, make_doc_id
 
 # A reader kind registered in `thresher.read.readers` ("jsonl", "html", "warc", "parquet", or a plugin's).
 PartitionKind = str
@@ -61,6 +62,19 @@ class Skip:
     location: str
     url: str | None = None
     doc_id: str | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        """The reject record in the schema of every other reject: `id` (the reader's, else one from
+        the URL and the record's place), `url`, `source` (file and byte offset), `drop`."""
+        path, _, place = self.location.rpartition("@")
+        offset, _, inner = place.partition("+")
+        source: dict[str, Any] = {"file": self.location}
+        if path and offset.isdigit() and (not inner or inner.isdigit()):
+            source = {"file": path, "offset": int(offset)}
+            if inner:
+                source["inner_offset"] = int(inner)
+        record_id = self.doc_id or make_doc_id(self.url, self.location)
+        return {"id": record_id, "url": self.url, "source": source, "drop": self.drop.to_record()}
 
 
 @dataclass(frozen=True, slots=True)

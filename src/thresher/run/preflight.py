@@ -50,7 +50,9 @@ def needed_extras(inputs: Sequence[str], output: str | Path | None, config: RunC
         needs.append(ExtraNeed("pyarrow", "parquet", "Parquet input"))
     if any(n.lower().endswith((".zst", ".zstd")) for n in names):
         needs.append(ExtraNeed("zstandard", "zstd", "zstd-compressed input"))
-    # URLs (inputs, outputs) need the remote extra: `read.paths` and `write.storage` say so, as early
+    urls = [n for n in [*names, str(output or ""), str(rejects or "")] if n and is_url(n)]
+    if urls:
+        needs.append(ExtraNeed("fsspec", "remote", f"the URL {urls[0]}"))
     unique: dict[str, ExtraNeed] = {}
     for need in needs:
         unique.setdefault(need.module, need)
@@ -171,3 +173,7 @@ def preflight(
                 raise ConfigError(f"rejects folder {rejects}: cannot create it: {exc.strerror or exc}") from exc
     if config.exec.work_dir is not None:
         check_writable(config.exec.work_dir, "work dir")
+    if config.classify.models:  # each model exists, is intact and has the keep labels
+        from thresher.classify.stage import resolve_classifiers
+
+        resolve_classifiers(config.classify)

@@ -16,6 +16,7 @@ Phases (see docs/architecture.md):
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -136,6 +137,18 @@ def describe_task(task_id: str, args: tuple[Any, ...]) -> str:
 # -- scan ---------------------------------------------------------------------------------------
 
 
+def as_stdin(items: Iterator[Any], spooled: str) -> Iterator[Any]:
+    """Items read from standard input (spooled to `spooled` in the work dir, which is removed after
+    the build) name it `-`, as the user did, in their provenance and locations."""
+    for item in items:
+        if isinstance(item, Document):
+            if item.source.get("file") == spooled:
+                item.source["file"] = "-"
+        elif isinstance(item, (Malformed, Skip, Event)) and item.location.startswith(spooled):
+            item = dataclasses.replace(item, location="-" + item.location[len(spooled):])
+        yield item
+
+
 def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     config = ctx.config
     work = ctx.work
@@ -173,7 +186,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
         (atomic_open(work.scan_rejects(partition.index), "wb", durable=False) if ctx.write_rejects else _NullWriter()) as rejects_out,
     ):
         spills = [key_spills.enter_context(BucketSpill(work.keys(stage.name, partition.index), KEY_BUCKETS)) for stage in corpus]
-        items = read_partition(partition, config.input)
+        items = as_stdin(read_partition(partition, config.input), str(work.path("stdin.bin")))
         while True:
             t0 = time.perf_counter()
             try:
@@ -207,7 +220,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                 observer.dropped(item.doc_id, item.url, {"location": item.location}, item.drop, None)
                 if ctx.write_rejects:
                     rejects_out.write(
-                        dumps_line({"id": item.doc_id, "url": item.url, "location": item.location, "drop": item.drop.to_record()})
+                        dumps_line(item.to_record())
                     )
                 reporter.tick(dropped=1)
                 continue

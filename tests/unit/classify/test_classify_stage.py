@@ -10,6 +10,7 @@ from thresher.cli import main
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError
+from thresher.core.stages import apply_stage
 from thresher.pipeline import Pipeline
 
 
@@ -23,18 +24,19 @@ def model_path(tmp_path_factory):
 def test_a_document_below_the_bound_is_dropped_with_its_score_and_the_bound(model_path):
     (stage,) = build_classifier_stages(ClassifyConfig(models=(f"q={model_path}",), keep=("good",), min_score=("0.5",)))
     doc = Document(id="1", text="awful spam and a cheap scam, garbage clickbait")
-    drop = stage.check(doc)
+    assert stage.check(doc) is not None and doc.annotations == {}  # deciding writes nothing
+    (drop,) = apply_stage(stage, doc)
     score = doc.annotations["classify.q.good"]
     assert drop == Drop("classify", "low_score", value=score, limit=0.5, detail={"model": "q", "label": "good"})
     assert score < 0.5 and doc.annotations["classify.q.bad"] > 0.5
     kept = Document(id="2", text="a careful and thorough and insightful essay")
-    assert stage.check(kept) is None and kept.annotations["classify.q.good"] > 0.5
+    assert apply_stage(stage, kept) == [] and kept.annotations["classify.q.good"] > 0.5
 
 
 def test_a_model_without_keep_labels_only_annotates(model_path):
     (stage,) = build_classifier_stages(ClassifyConfig(models=(f"q={model_path}",)))
     doc = Document(id="1", text="awful spam")
-    assert stage.check(doc) is None and set(doc.annotations) == {"classify.q.good", "classify.q.bad"}
+    assert apply_stage(stage, doc) == [] and set(doc.annotations) == {"classify.q.good", "classify.q.bad"}
 
 
 def test_several_named_models_each_with_its_own_bound(model_path, tmp_path):
@@ -108,3 +110,4 @@ def test_a_build_records_the_model_in_the_manifest_and_attributes_drops(model_pa
     assert main([*args[:3], str(tmp_path / "o2"), *args[4:-1], "great"]) == 1
     err = capsys.readouterr().err
     assert "--classifier-keep 'great'" in err and err.count("\n") == 1
+    assert not (tmp_path / "o2").exists()  # refused before the build touched anything

@@ -76,3 +76,38 @@ def test_non_terminal_progress_prints_each_phase_as_it_ended_not_as_it_started(t
         (line,) = [x for x in lines if x.startswith(phase + " ")]
         done, total = line.split("tasks ")[1].split()[0].split("/")
         assert done == total
+
+
+def test_read_stage_rejects_have_an_id_and_a_source_like_every_other_reject():
+    from thresher.core.document import Drop
+    from thresher.read.base import Skip
+
+    record = Skip(Drop("read", "revisit"), "crawl/a.warc.gz@1234+56", "https://a.example/").to_record()
+    assert record["source"] == {"file": "crawl/a.warc.gz", "offset": 1234, "inner_offset": 56}
+    assert isinstance(record["id"], str) and len(record["id"]) == 16 and "location" not in record
+    other = Skip(Drop("read", "revisit"), "crawl/a.warc.gz@2000", "https://a.example/").to_record()
+    assert other["id"] != record["id"] and other["source"] == {"file": "crawl/a.warc.gz", "offset": 2000}
+    assert Skip(Drop("read", "x"), "odd@name", None, "0123456789abcdef").to_record()["source"] == {"file": "odd@name"}
+
+
+def test_stdin_documents_name_stdin_not_the_deleted_spool_file(tmp_path):
+    import gzip
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    lines = "".join(json.dumps({"url": f"https://a.example/{i}", "text": f"text number {i} " * 20}) + "\n" for i in range(3))
+    out = tmp_path / "o"
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "thresher", "build", "-", "-o", str(out), "--engine", "local", "-q", "--quality", "none"],
+        input=lines + "{broken\n", capture_output=True, text=True, env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    with gzip.open(out / "shard-00000.jsonl.gz", "rt") as f:
+        sources = [json.loads(line)["source"] for line in f]
+    assert [s["file"] for s in sources] == ["-", "-", "-"]
+    examples = json.loads((out / "stats.json").read_text())["malformed_examples"]
+    assert examples and all(e["location"].startswith("-:") for e in examples)
