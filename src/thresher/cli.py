@@ -293,6 +293,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a file the checks before the run could not foresee (one line, not a traceback)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"thresher: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1
 
 if __name__ == "__main__":
     sys.exit(main())

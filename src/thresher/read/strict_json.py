@@ -10,6 +10,7 @@ the second with U+FFFD, and says which it did so that the reader can count it.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Literal
 
@@ -34,7 +35,14 @@ def loads_strict(text: str, non_finite: Literal["null", "refuse"] = "null") -> t
         notes.add(NON_FINITE)
         return None
 
-    value = json.loads(text, parse_constant=constant)
+    def number(literal: str) -> float | None:
+        value = float(literal)
+        if math.isinf(value):  # 1e999: a JSON number, but no finite double holds it
+            constant(literal)
+            return None
+        return value
+
+    value = json.loads(text, parse_constant=constant, parse_float=number)
     if "\\u" in text and _SURROGATE_ESCAPE.search(text):
         value, replaced = _replace_surrogates(value)
         if replaced:

@@ -164,6 +164,19 @@ class RecordReader:
             return block, Malformed("truncated_record", self.where(start), f"block has {len(block)} of {length} bytes")
         return block, None
 
+    def _swallowed(self, start: int, block: bytes | None, header_pattern: re.Pattern[bytes]) -> Malformed | None:
+        """A block cut short by the end of the file that holds a record header: the Content-Length ran
+        past the end and swallowed the records after it. They are put back to be read; None when the
+        block holds no header (a truly truncated record)."""
+        m = header_pattern.search(block) if block else None
+        if m is None or block is None:
+            return None
+        self.s.unread(block[m.start() + 1 :])
+        return Malformed(
+            "bad_content_length", self.where(start),
+            f"Content-Length runs past the end of the file; the next record starts {m.start() + 1} bytes into the block",
+        )
+
     def _check_end(self, start: int, block: bytes | None, header_pattern: re.Pattern[bytes]) -> Malformed | None:
         """After a block: blank lines then a header or the end. When a header hides inside the block
         the length ran too long: put the bytes back from there and report the record."""
@@ -265,7 +278,7 @@ class RecordReader:
         self.index += 1
         block, problem = self._read_block(start, length)
         if problem is not None:
-            return problem
+            return self._swallowed(start, block, _WARC_IN_BLOCK) or problem
         offset, inner = s.locate(start)
         bad = self._check_end(start, block, _WARC_IN_BLOCK)
         if bad is not None:
@@ -278,7 +291,7 @@ class RecordReader:
         self.index += 1
         block, problem = self._read_block(start, length)
         if problem is not None:
-            return problem
+            return self._swallowed(start, block, _ARC_CANDIDATE) or problem
         offset, inner = self.s.locate(start)
         bad = self._check_end(start, block, _ARC_CANDIDATE)
         if bad is not None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from thresher.core.document import Document, Drop, Malformed, make_doc_id
 from thresher.read.base import Event, ReadItem, Skip, make_ordinal
-from thresher.read.decode import decode_html
+from thresher.read.decode import decode_html, normalize_charset
 from thresher.read.warc_config import WarcConfig
 
 # Media types that say nothing about the payload: sniffed when `sniff_untyped` is on.
@@ -264,12 +264,10 @@ def to_items(
     ordinal = make_ordinal(partition_index, rec.index)
     declared_type = rec.headers.get("content-type", "")
     if rtype == "conversion":
-        _, charset = split_media_type(declared_type)
-        try:
-            text = block.decode(charset or "utf-8", "replace")
-        except LookupError:
-            text = block.decode("utf-8", "replace")
-        source["charset"] = charset or "utf-8"
+        _, declared = split_media_type(declared_type)
+        charset = normalize_charset(declared) or "utf-8"  # an unknown label (or one with a NUL): UTF-8
+        text = block.decode(charset, "replace")
+        source["charset"] = charset
         doc_id = make_doc_id(url, block)
         yield Document(id=doc_id, text=text, url=url, source=source, fetched_at=fetched_at, ordinal=ordinal)
         return

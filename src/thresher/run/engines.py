@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from thresher.run import progress
 from thresher.run.calls import TaskCall, dispatch_order, task_failed, task_weight
+from thresher.run.interrupts import InterruptHandlers, kill_processes
 
 __all__ = ["Engine", "LocalEngine", "PoolEngine", "TaskCall", "dispatch_order", "make_engine", "task_failed", "task_weight"]
 
@@ -49,6 +50,7 @@ class LocalEngine:
     def __init__(self, sink: progress.Sink | None = None, retries: int = 0) -> None:
         self.retries = retries
         progress.install(sink)
+        self.interrupts = InterruptHandlers()  # SIGTERM stops a local build like Ctrl-C
 
     def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
         results = []
@@ -67,6 +69,7 @@ class LocalEngine:
         return results
 
     def close(self) -> None:
+        self.interrupts.restore()
         progress.install(None)
 
 
@@ -111,6 +114,9 @@ def _worker_init(q: Any, log_level: int, environ: dict[str, str], warm: Warmup |
     from thresher.run.deadline import allow_hard_exit
 
     allow_hard_exit()  # a worker may end itself for a document stuck past its deadline (the task is retried)
+    from thresher.run.interrupts import ignore_interrupts_in_worker
+
+    ignore_interrupts_in_worker()  # Ctrl-C reaches the whole process group: the driver stops the workers
     progress.install(lambda phase, counts: q.put((phase, counts)))
     if warm is not None:
         fn, blob = warm
@@ -134,6 +140,8 @@ class PoolEngine:
         self.queue: Any = self.ctx.Queue()
         self.sink = sink
         self.executor = self._new_executor()
+        self.interrupts = InterruptHandlers(on_force=self._kill_workers)
+        self.killed = False
         self.ran = False  # whether the current workers have run a phase
         self._stop = threading.Event()
         self._drain_thread = threading.Thread(target=self._drain, daemon=True)
@@ -164,6 +172,26 @@ class PoolEngine:
                 self.sink(phase, counts)
 
     def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
+        try:
+            return self._run(calls, on_done)
+        except KeyboardInterrupt:
+            # Ctrl-C or SIGTERM: stop now, not when the running tasks end (their markers are missing,
+            # so a rerun redoes them)
+            self._kill_workers()
+            raise
+
+    def _kill_workers(self) -> None:
+        """End every worker, the fork server and the resource tracker at once."""
+        self.killed = True
+        processes = getattr(self.executor, "_processes", None) or {}  # CPython's, not public API
+        pids = [p.pid for p in list(processes.values()) if p.pid is not None]
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        kill_processes(pids)
+        self._stop.set()
+        _stop_fork_server(self.ctx)
+        _stop_resource_tracker()
+
+    def _run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
         if self.ran:
             # Fresh workers for every phase (forked from the fork server: ~0.03 CPU s each). A worker
             # that ran dozens of group tasks keeps a fragmented heap the next phase would inherit:
@@ -213,6 +241,10 @@ class PoolEngine:
         todo.append(i)
 
     def close(self) -> None:
+        self.interrupts.restore()
+        if self.killed:
+            self._drain_thread.join(timeout=0.2)
+            return
         self.executor.shutdown(wait=True, cancel_futures=True)
         self._stop.set()
         self._drain_thread.join(timeout=2)
@@ -241,6 +273,20 @@ def _stop_fork_server(ctx: Any) -> None:
     try:
         stop()
     except OSError:
+        pass
+
+
+def _stop_resource_tracker() -> None:
+    """The resource tracker (started for the pool's queue and locks) outlives an interrupted pool
+    unless stopped; it is restarted on demand."""
+    from multiprocessing import resource_tracker
+
+    stop = getattr(resource_tracker._resource_tracker, "_stop", None)  # CPython's, not public API
+    if stop is None:
+        return
+    try:
+        stop()
+    except (OSError, ChildProcessError):
         pass
 
 

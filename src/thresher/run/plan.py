@@ -40,6 +40,10 @@ def spool_stdin(work: WorkDir) -> str:
     path = work.path("stdin.bin")
     tmp = path.with_name("stdin.bin.tmp")
     path.parent.mkdir(parents=True, exist_ok=True)
+    if sys.stdin is None or sys.stdin.closed:
+        from thresher.core.errors import InputError
+
+        raise InputError("-: standard input is closed, there is nothing to read")
     with open(tmp, "wb") as out:
         shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
     os.replace(tmp, path)

@@ -166,6 +166,11 @@ def preflight(
         check_writable(output, "output")
     if rejects is not None:
         check_writable(rejects, "rejects folder")
+        if not is_url(str(rejects)):
+            try:  # made now: a folder that cannot be made would otherwise fail after the whole build
+                Path(local_path(str(rejects))).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"rejects folder {rejects}: cannot create it: {exc.strerror or exc}") from exc
     if config.exec.work_dir is not None:
         check_writable(config.exec.work_dir, "work dir")
     if config.classify.models:  # each model exists, is intact and has the keep labels

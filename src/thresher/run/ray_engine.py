@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -85,6 +86,7 @@ class RayEngine:
         self.sink = sink
         self.retries = retries
         self.started_here = False
+        self.temp_dir: str | None = None
         if not ray.is_initialized():
             options: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False, "include_dashboard": False}
             try:
@@ -92,11 +94,20 @@ class RayEngine:
                     check_reachable(address)
                     ray.init(address=address, **options)
                 else:
-                    ray.init(num_cpus=workers or os.cpu_count() or 1, **options)
+                    # a local instance: registered on loopback, its session files in a private folder
+                    # (Ray makes its temp root world-writable: it is made the user's alone again)
+                    self.temp_dir = tempfile.mkdtemp(prefix="thresher-ray-")
+                    ray.init(
+                        num_cpus=workers or os.cpu_count() or 1, _node_ip_address="127.0.0.1", _temp_dir=self.temp_dir, **options
+                    )
+                    os.chmod(self.temp_dir, 0o700)
             except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
                 where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
                 raise InputError(f"cannot start or reach {where}: {exc}".splitlines()[0]) from exc
             self.started_here = True
+        from thresher.run.interrupts import InterruptHandlers
+
+        self.interrupts = InterruptHandlers(on_force=self.ray.shutdown if self.started_here else None)
         self.box = ray.remote(num_cpus=0)(_ProgressBox).remote()
         self.remote = ray.remote(num_cpus=1, max_retries=0)(_run_in_worker)
 
@@ -137,9 +148,15 @@ class RayEngine:
         return results
 
     def close(self) -> None:
+        self.interrupts.restore()
         try:
             self._drain()
         except Exception:  # noqa: BLE001 - best effort at shutdown
             pass
         if self.started_here:
             self.ray.shutdown()
+        if self.temp_dir is not None:
+            import shutil
+
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+            self.temp_dir = None

@@ -735,6 +735,9 @@ def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[str]) -
     fmt = get_format(ctx.config.output.format, ctx.config.output.compression_level)
     name = fmt.shard_name(shard, total)
     dest = Path(ctx.workdir).parent / name
+    # an attempt killed mid-write left its temp file (`atomic_open` names it after the shard and its pid)
+    for stale in dest.parent.glob(f".{dest.name}.tmp-*"):
+        stale.unlink(missing_ok=True)
     records = fmt.assemble([Path(p) for p in pieces], dest)
     size, digest = file_digest(dest)
     return ShardFile(path=name, records=records, bytes=size, sha256=digest)
