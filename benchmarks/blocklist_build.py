@@ -1,7 +1,7 @@
 """A build of the real archives with the FineWeb URL block list (4.6 M domains), with this checkout's
 code and, as the peer, another source tree (the code before the list was cached per process).
 
-    python benchmarks/blocklist_build.py [--before-src OTHER/src] [--workers 2]
+    python benchmarks/blocklist_build.py [--before-src OTHER/src] [--workers 2] [--limit N]
 
 Each variant runs `thresher build` in a child process; the CPU time and peak RSS of its process tree
 come from `RUSAGE_CHILDREN` (each variant in its own wrapper process, so the numbers do not mix).
@@ -55,10 +55,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before-src", type=Path, default=None, help="source tree of the code to compare against")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=None, help="build only the first N archives (the before code loads the list once per archive)")
     args = parser.parse_args()
     if not BLOCKLIST.exists():
         sys.exit(f"needs {BLOCKLIST}")
-    inputs = archives()
+    inputs = archives()[: args.limit]
     results = {"inputs": len(inputs), "workers": args.workers, "blocklist": BLOCKLIST.name,
                "date": time.strftime("%Y-%m-%d"), "load_avg_start": os.getloadavg()[0]}
     results["after"] = run_variant(ROOT / "src", inputs, args.workers)

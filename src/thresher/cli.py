@@ -32,7 +32,8 @@ from thresher.core.config import (
 )
 from thresher.core.errors import ConfigError, ThresherError
 
-VERBS = ("build", "assess", "dedup", "extract", "verify", "report", "check", "compare", "explain", "demo", "help")
+VERBS = ("build", "assess", "dedup", "extract", "verify", "report", "check", "compare", "explain", "lang", "classify",
+         "fetch", "decontam-report", "demo", "help")
 _DEST_PREFIX = "cfg__"
 
 log = logging.getLogger("thresher")
@@ -43,6 +44,28 @@ COMMON_FLAGS = (
     "--input-format", "--html-column", "--extractor", "--text-format", "--quality", "--exact-level", "--method",
     "--threshold", "--keep", "--format", "--shard-size", "--engine", "--workers", "--ray-address", "--strict",
 )
+
+# Settings whose values are names in a registry (built-ins and plugins): help lists the names, the
+# config checks them (plugins load only when asked for). (module, registry, values before, values after)
+_REGISTRY_SETTINGS = {
+    "input.format": ("thresher.read.readers", "READERS", ("auto",), ()),
+    "output.format": ("thresher.write.formats", "FORMATS", (), ()),
+    "dedup.near.method": ("thresher.dedup.methods", "NEAR_METHODS", (), ("none",)),
+}
+
+
+def _registry_metavar(ff: FlatField) -> str | None:
+    spec = _REGISTRY_SETTINGS.get(ff.dotted)
+    if spec is None:
+        return None
+    module, attr, before, after = spec
+    try:
+        registry = getattr(importlib.import_module(module), attr)
+        names = [*before, *sorted(registry.names(), key=lambda n: (n != ff.default, n)), *after]
+    except (ImportError, AttributeError):
+        return None
+    return "{" + ",".join(dict.fromkeys(names)) + "}"
+
 
 class Parser(argparse.ArgumentParser):
     """argparse with "did you mean" for a mistyped verb or choice."""
@@ -83,9 +106,9 @@ class _HelpAll(argparse.Action):
 def full_help(parser: argparse.ArgumentParser) -> str:
     """A verb's help followed by every setting it takes, grouped by section, with its config key."""
     text = parser.format_help()
-    sections = getattr(parser, "config_sections", False)
-    if sections is False:  # a verb without generated settings
+    if not hasattr(parser, "config_sections"):  # a verb without generated settings
         return text
+    sections: Sequence[str] | None = parser.config_sections
     reference = argparse.ArgumentParser(prog=parser.prog, usage=argparse.SUPPRESS, add_help=False, formatter_class=HelpFormatter)
     add_config_flags(reference, sections, full=True)
     return text + "\nevery setting:\n" + reference.format_help()
@@ -146,11 +169,11 @@ def add_config_flags(
         elif is_list_setting(ff):
             action = group.add_argument(*names, dest=dest, action="append", default=argparse.SUPPRESS, metavar=flag_metavar(ff), help=help_text)
         else:
-            action = group.add_argument(*names, dest=dest, default=argparse.SUPPRESS, metavar=flag_metavar(ff),
-                                        choices=flag_choices(ff), help=help_text)
+            action = group.add_argument(*names, dest=dest, default=argparse.SUPPRESS,
+                                        metavar=_registry_metavar(ff) or flag_metavar(ff), choices=flag_choices(ff), help=help_text)
         if not full and ff.flag and ff.flag != ff.long_flag:
             no = ["--no-" + ff.flag[2:]] if ff.type is bool else []
-            action.short_names = [ff.flag, *no]  # type: ignore[attr-defined]
+            action.short_names = [ff.flag, *no]  # type: ignore[union-attr, attr-defined]
     if not full:
         parser.config_sections = sections  # type: ignore[attr-defined]  # what --help-all lists
         parser.add_argument("--help-all", action=_HelpAll, help="show every setting, grouped by section, and exit")
@@ -203,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser = _with_formatter(sub.add_parser)  # type: ignore[method-assign]
     for verb in VERBS:
         try:
-            module = importlib.import_module(f"thresher.commands.{verb}")
+            module = importlib.import_module(f"thresher.commands.{verb.replace('-', '_')}")
         except ImportError as exc:  # a verb whose module is not in this build
             log.debug("verb %s unavailable: %s", verb, exc)
             continue

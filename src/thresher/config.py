@@ -11,12 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from thresher.classify.config import ClassifyConfig
 from thresher.core.config import config_hash, from_dict, merge, section, to_dict
 from thresher.core.errors import ConfigError
+from thresher.decontam.config import DecontamConfig
 from thresher.dedup.config import DedupConfig
 from thresher.exec_config import ExecConfig
 from thresher.extract.config import ExtractConfig
+from thresher.lang.config import LangConfig
 from thresher.normalize.text import NormalizeConfig
+from thresher.pii.config import PiiConfig
 from thresher.quality.config import QualityConfig
 from thresher.read.config import InputConfig
 from thresher.write.config import OutputConfig
@@ -27,8 +31,12 @@ class RunConfig:
     input: InputConfig = section(InputConfig, "how input records are read")
     extract: ExtractConfig = section(ExtractConfig, "main-content extraction")
     normalize: NormalizeConfig = section(NormalizeConfig, "text normalization")
+    lang: LangConfig = section(LangConfig, "language identification and language filters")
     quality: QualityConfig = section(QualityConfig, "quality filtering")
+    classify: ClassifyConfig = section(ClassifyConfig, "model-based filtering (thresher classify models)")
     dedup: DedupConfig = section(DedupConfig, "duplicate removal")
+    decontam: DecontamConfig = section(DecontamConfig, "benchmark decontamination (off unless benchmark files are given)")
+    pii: PiiConfig = section(PiiConfig, "personal data redaction (off unless types are given)")
     output: OutputConfig = section(OutputConfig, "output shards")
     exec: ExecConfig = section(ExecConfig, "execution (does not change the output)", hashed=False)
 
@@ -37,7 +45,17 @@ class RunConfig:
 
     @property
     def hash(self) -> str:
-        return config_hash(self)
+        digest = config_hash(self)
+        if self.classify.models:
+            # a model file is part of the run: its checksum enters the hash (verified on the way)
+            import hashlib
+            import json
+
+            from thresher.classify.stage import resolve_classifiers
+
+            models = [[m["name"], m["sha256"]] for m in resolve_classifiers(self.classify)]
+            digest = hashlib.sha256(json.dumps([digest, models]).encode()).hexdigest()[:16]
+        return digest
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:

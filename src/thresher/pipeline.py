@@ -1,6 +1,6 @@
 """The per-document stage chain, and the streaming `Pipeline` of the library.
 
-`DocumentChain` is what every scan task runs on each document: extract → normalize → quality
+`DocumentChain` is what every scan task runs on each document: extract → normalize → lang → quality
 (transforms and rule sets), stopping at the first stage that drops the document. Corpus stages
 (dedup) are listed separately: the build runs them through the phase machinery with bounded
 memory; `Pipeline.process` runs them with an in-memory index, first seen wins.
@@ -15,16 +15,30 @@ from typing import Any
 from thresher import stage_cache
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop, Malformed
-from thresher.core.stages import CorpusStage, RuleSet, Stage, stage_runner
+from thresher.core.stages import CorpusStage, CountsIntoStats, RuleSet, Stage, stage_runner
 from thresher.core.stats import Stats
 from thresher.normalize.text import Normalize
+from thresher.run.deadline import DeadlineExceeded, DocumentDeadline
 
 
 def build_document_stages(config: RunConfig) -> list[Stage]:
+    from thresher.decontam.stage import build_decontam_stages
     from thresher.extract.stage import Extract
-    from thresher.quality.stages import build_quality_stages
+    from thresher.lang.routing import build_routed_quality_stages
+    from thresher.lang.stage import build_lang_stages
+    from thresher.pii.redact import build_pii_stages
 
-    return [Extract(config.extract), Normalize(config.normalize), *build_quality_stages(config.quality)]
+    # Decontamination, then models, then PII redaction last: quality rules and models judge the text as
+    # written, only survivors pay for them, and benchmark n-grams are matched before redaction tokens
+    # could break them.
+    stages: list[Stage] = [Extract(config.extract), Normalize(config.normalize), *build_lang_stages(config.lang),
+                           *build_routed_quality_stages(config.quality), *build_decontam_stages(config.decontam)]
+    if config.classify.models:  # after the rules: a model costs more than a rule
+        from thresher.classify.stage import build_classifier_stages
+
+        stages += build_classifier_stages(config.classify)
+    stages += build_pii_stages(config.pii)
+    return stages
 
 
 def build_corpus_stages(config: RunConfig) -> list[CorpusStage]:
@@ -50,24 +64,50 @@ def _make_corpus_stages(config: RunConfig) -> list[CorpusStage]:
 class DocumentChain:
     """Runs the per-document stages in order and counts what happens in `stats`."""
 
-    def __init__(self, config: RunConfig, stats: Stats | None = None) -> None:
+    def __init__(self, config: RunConfig, stats: Stats | None = None, deadline: DocumentDeadline | None = None) -> None:
         self.config = config
         self.stages = build_document_stages(config)
         self.runners = [(stage.name, stage_runner(stage), isinstance(stage, RuleSet)) for stage in self.stages]
         self.stats = stats if stats is not None else Stats()
+        self.deadline = deadline if deadline is not None else DocumentDeadline(config.exec.doc_deadline_s)
+        for stage in self.stages:  # stages that count into the run's stats (languages seen, PII replaced)
+            if isinstance(stage, CountsIntoStats):
+                stage.bind_stats(self.stats)
 
     def run(self, doc: Document) -> tuple[Drop, list[Drop]] | None:
         """None when the document passes every stage; else the attributed drop and all failures
-        of the stage that dropped it. Counts are left to the caller (`seen`, `kept`, `dropped`)."""
+        of the stage that dropped it. Counts are left to the caller (`seen`, `kept`, `dropped`).
+
+        No document can stop or stall the caller: a stage that raises drops the document as
+        `<stage>: error` (the exception in `detail`), and one that runs past the deadline
+        (`exec.doc_deadline_s`, see `thresher.run.deadline`) as `<stage>: timeout`."""
         timings = self.stats.timings
         clock = time.perf_counter
-        for name, run, is_rule_set in self.runners:
-            t0 = clock()
-            drops = run(doc)
-            timings[name] = timings.get(name, 0.0) + clock() - t0
-            if drops:
-                # only a rule set reports a failure histogram; other stages have one reason
-                return drops[0], (drops if is_rule_set else [])
+        deadline = self.deadline
+        name = ""
+        deadline.start(doc.ordinal)
+        try:
+            for index, (name, run, is_rule_set) in enumerate(self.runners):
+                deadline.entering(index)
+                t0 = clock()
+                try:
+                    drops = run(doc)
+                except Exception as exc:  # noqa: BLE001 - one document's failure is its drop, not the run's
+                    timings[name] = timings.get(name, 0.0) + clock() - t0
+                    self.stats.count("event/stage_error")
+                    doc.html = None
+                    detail = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+                    return Drop(name, "error", detail=detail), []
+                timings[name] = timings.get(name, 0.0) + clock() - t0
+                if drops:
+                    # only a rule set reports a failure histogram; other stages have one reason
+                    return drops[0], (drops if is_rule_set else [])
+        except DeadlineExceeded:
+            self.stats.count("event/deadline_exceeded")
+            doc.html = None
+            return Drop(name or "extract", "timeout", value=round(deadline.elapsed(), 3), limit=deadline.seconds), []
+        finally:
+            deadline.stop()
         return None
 
 

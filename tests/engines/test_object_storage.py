@@ -127,6 +127,9 @@ def small_crawl(tmp_path, n=40):
     return write_jsonl(tmp_path / "crawl.jsonl", records, ["{broken"])
 
 
+INDEX_FILES = {"index/index.json", "index/ids-0000.jsonl.gz", "index/urls-0000.jsonl.gz"}  # a small build: one bucket
+
+
 def objects(client, bucket, prefix):
     listed = client.list_objects_v2(Bucket=bucket, Prefix=prefix + "/").get("Contents", [])
     return {o["Key"][len(prefix) + 1:]: client.get_object(Bucket=bucket, Key=o["Key"])["Body"].read() for o in listed}
@@ -145,7 +148,7 @@ def test_build_to_s3_uploads_the_shards_of_a_local_build(tmp_path, s3_env, out_b
     for shard in local.manifest["shards"]:
         assert uploaded[shard["path"]] == (tmp_path / "local" / shard["path"]).read_bytes()
     assert json.loads(uploaded["manifest.json"]) == local.manifest
-    assert set(uploaded) == {s["path"] for s in local.manifest["shards"]} | {"manifest.json", "stats.json", "README.md"}
+    assert set(uploaded) == {s["path"] for s in local.manifest["shards"]} | {"manifest.json", "stats.json", "README.md", "samples.jsonl.gz"} | INDEX_FILES
     assert json.loads(uploaded["stats.json"])["kept"] == local.stats.kept
     assert not default_work_dir(url).exists()  # the cache work dir is removed after success
     assert verify_dataset(url, count_records=True) == []

@@ -27,7 +27,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the sample")
     p.add_argument("--examples", type=int, default=3, metavar="K", help="example documents kept per failing rule")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    add_config_flags(p, sections=("input", "extract", "normalize", "quality"))
+    add_config_flags(p, sections=("input", "extract", "normalize", "lang", "quality"))
     p.set_defaults(handler=run)
 
 
@@ -47,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     preflight(args.inputs, None, config)
-    prepare = [Extract(config.extract), Normalize(config.normalize)]
+    from thresher.lang.stage import build_lang_stages
+
+    prepare = [Extract(config.extract), Normalize(config.normalize), *build_lang_stages(config.lang)]
     if args.sample is not None and args.sample < 1:
         raise SystemExit("thresher assess: --sample must be at least 1")
     report = assess(_documents(args.inputs, config), config.quality, sample=args.sample, seed=args.seed,

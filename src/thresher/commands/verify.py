@@ -1,4 +1,5 @@
-"""`thresher verify DATASET`: check every shard against the manifest; the exit code says."""
+"""`thresher verify DATASET`: check every shard against the manifest, and the manifest against the
+folder (no entry missing, no shard unlisted, no path outside it); the exit code says."""
 
 from __future__ import annotations
 
@@ -6,20 +7,21 @@ import argparse
 import sys
 from typing import Any
 
-from thresher.write.manifest import load_manifest, verify_dataset
+from thresher.write.dataset_checks import check_dataset
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("verify", help="check a dataset against its manifest", description=__doc__)
     p.add_argument("dataset", help="dataset directory (holding manifest.json), or its fsspec URL (s3://bucket/prefix)")
-    p.add_argument("--records", action="store_true", help="also decompress and count every shard's records")
+    p.add_argument(
+        "--records", action="store_true", help="also decode every shard's records as strict UTF-8 JSON and count them"
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing; the exit code says")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    manifest = load_manifest(args.dataset)
-    problems = verify_dataset(args.dataset, count_records=args.records)
+    manifest, problems = check_dataset(args.dataset, records=args.records)
     if not args.quiet:
         for problem in problems:
             print(f"thresher: FAIL {problem.describe()}", file=sys.stderr)

@@ -28,6 +28,9 @@ class Document:
     metadata: dict[str, Any] = field(default_factory=dict)
     annotations: dict[str, Any] = field(default_factory=dict)
     ordinal: int = 0
+    # scratch space for values stages derive from the text and later stages of the same scan reuse
+    # (the word split exact and near dedup share); never written out, not part of equality
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def to_record(self) -> dict[str, Any]:
         """The JSON-ready form used in work files and output shards (without the transient html)."""

@@ -2,10 +2,13 @@
 
 - A **Transform** rewrites `doc.text` (extraction, normalization, line cleanup); it may return a
   `Drop` (e.g. extraction produced nothing).
-- An **Annotator** writes only its own annotation keys (`lang.code`, `quality.word_count`).
+- An **Annotator** writes only its own annotation keys, which it declares in `annotates`
+  (`("lang.code", "lang.score")`), and never drops or rewrites: `annotate(doc) -> None`.
 - A **Filter** decides, never mutates: `check(doc) -> Drop | None`.
 - A **RuleSet** is a filter made of rules that all run even after one fails, so the failure
-  histogram is complete: `check_all(doc) -> list[Drop]`.
+  histogram is complete: `check_all(doc) -> list[Drop]`. One that also measures (the quality rule
+  sets) is an **Evaluator**: `evaluate(doc) -> Evaluation` returns the annotations it measured and
+  its drops in one pure pass, and the runner writes the annotations (deciding never mutates).
 - A **CorpusStage** needs the whole corpus (dedup); it contributes keys and a payload in the scan
   phase, its candidate pairs are formed in the group phase and verified in the verify phase, and the
   cluster phase decides (`thresher.dedup.cluster`; the phases are in `thresher.run.tasks`). A corpus
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from thresher.core.document import Document, Drop
+from thresher.core.stats import Stats
 
 
 @runtime_checkable
@@ -33,8 +37,17 @@ class Transform(Protocol):
 @runtime_checkable
 class Annotator(Protocol):
     name: str
+    annotates: tuple[str, ...]  # every annotation key it may write, e.g. ("lang.code", "lang.score")
 
     def annotate(self, doc: Document) -> None: ...
+
+
+@runtime_checkable
+class CountsIntoStats(Protocol):
+    """Optional on any stage: counts of its own (languages seen, replacements made) go into the
+    run's `Stats`. The chain hands each such stage its stats once, before the first document."""
+
+    def bind_stats(self, stats: Stats) -> None: ...
 
 
 @runtime_checkable
@@ -47,6 +60,24 @@ class Filter(Protocol):
 @runtime_checkable
 class RuleSet(Protocol):
     name: str
+
+    def check_all(self, doc: Document) -> list[Drop]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """What an evaluator measured on one document (annotation key -> value, in the order measured)
+    and the drops it decided, in rule order."""
+
+    annotations: dict[str, Any]
+    drops: list[Drop]
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    name: str
+
+    def evaluate(self, doc: Document) -> Evaluation: ...
 
     def check_all(self, doc: Document) -> list[Drop]: ...
 
@@ -124,6 +155,15 @@ def stage_runner(stage: Stage) -> StageRunner:
     Resolved once per stage (protocol checks are slow on the hot path). For a rule set every failing
     rule is returned; the first is the one the document is attributed to.
     """
+    if isinstance(stage, Evaluator):
+        evaluate = stage.evaluate
+
+        def run_evaluator(doc: Document) -> list[Drop]:
+            evaluation = evaluate(doc)
+            doc.annotations.update(evaluation.annotations)
+            return evaluation.drops
+
+        return run_evaluator
     if isinstance(stage, RuleSet):
         return stage.check_all
     if isinstance(stage, Filter):
@@ -146,3 +186,12 @@ def stage_runner(stage: Stage) -> StageRunner:
 def apply_stage(stage: Stage, doc: Document) -> list[Drop]:
     """Run one per-document stage on one document (see `stage_runner`)."""
     return stage_runner(stage)(doc)
+
+
+def undeclared_annotations(annotator: Annotator, doc: Document) -> list[str]:
+    """Run `annotator` on `doc` and return the keys it wrote or changed that it does not declare
+    (empty: it kept its contract). For an annotator's own tests."""
+    before = dict(doc.annotations)
+    annotator.annotate(doc)
+    declared = set(annotator.annotates)
+    return sorted(k for k, v in doc.annotations.items() if k not in declared and (k not in before or before[k] != v))

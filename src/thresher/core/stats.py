@@ -20,7 +20,6 @@ from typing import Any
 
 from thresher.core.document import Drop, Malformed
 
-
 HIST_PREFIX = "hist/"  # value histograms of the per-document stages' measurements
 
 
@@ -147,7 +146,9 @@ class Stats:
     def render(self) -> str:
         """The human report printed at the end of a build."""
         seen = self.seen or 0
-        pct = (lambda n: f"{100.0 * n / seen:5.1f}%") if seen else (lambda n: "    -")
+        def pct(n: int) -> str:
+            return f"{100.0 * n / seen:5.1f}%" if seen else "    -"
+
         lines = [
             f"seen       {self.seen:>10}",
             f"kept       {self.kept:>10}  ({pct(self.kept).strip()})",

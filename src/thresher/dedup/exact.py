@@ -16,7 +16,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Iterator
-from typing import Literal
+from typing import Any, Literal
 
 from thresher.core.document import Document
 from thresher.core.stages import CorpusKeys
@@ -25,24 +25,26 @@ from thresher.dedup.shingles import word_runs
 _DIGIT_RUNS = re.compile(r"\d+")
 
 
-def exact_key_text(text: str, level: Literal["raw", "normalized", "structural"]) -> str:
+def exact_key_text(text: str, level: Literal["raw", "normalized", "structural"], memo: dict[str, Any] | None = None) -> str:
     if level == "raw":
         return text
     folded = unicodedata.normalize("NFKC", text).casefold()
     # keep only word characters: punctuation, symbols and spacing do not distinguish documents
-    words = word_runs(folded)
+    words = word_runs(folded, memo)
     if level == "structural":
         words = [_DIGIT_RUNS.sub("0", w) for w in words]
     return " ".join(words)
 
 
-def exact_key(text: str, level: Literal["raw", "normalized", "structural"]) -> bytes:
+def exact_key(text: str, level: Literal["raw", "normalized", "structural"], memo: dict[str, Any] | None = None) -> bytes:
+    """The 16-byte key of `text` at `level`; `memo` is the document's scratch space, which lets
+    MinHash reuse the word split (`thresher.dedup.shingles.word_runs`)."""
     if level == "normalized" and text.isascii():
         # ASCII: NFKC changes nothing and casefold is lower; the bytes runs are the str runs, and
-        # they are what MinHash tokenizes next (word_runs remembers them)
-        blob = b" ".join(word_runs(text.encode("ascii").lower()))
+        # they are what MinHash tokenizes next (remembered in the document's memo)
+        blob = b" ".join(word_runs(text.encode("ascii").lower(), memo))
     else:
-        blob = exact_key_text(text, level).encode("utf-8", "surrogatepass")
+        blob = exact_key_text(text, level, memo).encode("utf-8", "surrogatepass")
     return hashlib.blake2b(blob, digest_size=16).digest()
 
 
@@ -51,13 +53,13 @@ class ExactDedup:
 
     name = "dedup.exact"
     reason = "exact_duplicate"
-    threshold = None
+    threshold: float | None = None  # exact: no similarity bound
 
     def __init__(self, level: Literal["raw", "normalized", "structural"]) -> None:
         self.level = level
 
     def scan(self, doc: Document) -> CorpusKeys | None:
-        return CorpusKeys([exact_key(doc.text, self.level)])
+        return CorpusKeys([exact_key(doc.text, self.level, doc.derived)])
 
     def candidate_pairs(self, n: int) -> Iterator[tuple[int, int]]:
         # every member is identical to the first: a star, O(n) however hot the key

@@ -23,9 +23,10 @@ import sys
 from array import array
 from bisect import bisect_right
 from operator import eq
+from typing import Any
 
 from thresher.dedup import kernels
-from thresher.dedup.kernels import Coefficients, KernelName, Scheme, Sketch
+from thresher.dedup.kernels import KernelName, Scheme, Sketch
 from thresher.dedup.shingles import ShingleKind, tokenize
 
 PAYLOAD_VERSION = 1
@@ -183,11 +184,8 @@ class MinHasher:
         self._fn = kernels.minhash_numpy if self.kernel == "numpy" else kernels.minhash_pure
         self._array = self.kernel == "numpy"
 
-    def coefficients(self, kind: str = "word") -> Coefficients:
-        return self._coeffs[kind]
-
-    def sketch(self, text: str) -> Sketch | None:
-        toks = tokenize(text, self.shingle_kind, array=self._array)
+    def sketch(self, text: str, memo: dict[str, Any] | None = None) -> Sketch | None:
+        toks = tokenize(text, self.shingle_kind, array=self._array, memo=memo)
         return self._fn(toks.values, self._coeffs[toks.kind], self.sample_size)
 
     def signature(self, text: str) -> list[int] | None:

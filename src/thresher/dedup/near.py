@@ -71,7 +71,7 @@ class MinHashDedup:
         )
 
     def scan(self, doc: Document) -> CorpusKeys | None:
-        sketch = self.hasher.sketch(doc.text)
+        sketch = self.hasher.sketch(doc.text, doc.derived)
         if sketch is None:
             return None
         payload = encode_sketch(sketch)
@@ -125,7 +125,7 @@ class SimHashDedup:
         )
 
     def scan(self, doc: Document) -> CorpusKeys | None:
-        fp = self.hasher.fingerprint(doc.text)
+        fp = self.hasher.fingerprint(doc.text, doc.derived)
         if fp is None:
             return None
         return CorpusKeys(fingerprint_keys(fp, self.masks), fp.encode())

@@ -56,22 +56,21 @@ def detect_kind(text: str) -> Literal["word", "char"]:
     return "char" if n_nospace >= NO_SPACE_SCRIPT_RATIO * max(n_word, 1) else "word"
 
 
-_last_runs: tuple[Any, list[Any]] = ("", [])
-
-
-def word_runs(folded: Any) -> list[Any]:
+def word_runs(folded: Any, memo: dict[str, Any] | None = None) -> list[Any]:
     """The `\\w+` runs of an already lower-cased (or case-folded) str, or of ASCII bytes.
 
-    The last result is remembered: exact dedup (on the case-folded text) and MinHash (on the
-    lower-cased text) split the same document one after the other, and the two texts are equal for
-    almost every document, so the second split (~40% of a stage's cost) is a string comparison.
-    Callers must not modify the list."""
-    global _last_runs
-    last, runs = _last_runs
-    if type(folded) is type(last) and folded == last:
-        return runs
+    `memo` is a document's own scratch space (`Document.derived`): exact dedup (on the case-folded
+    text) and MinHash (on the lower-cased text) split the same document one after the other, and the
+    two texts are equal for almost every document, so with the document's memo the second split
+    (~40% of a stage's cost) is a string comparison. Callers must not modify the list."""
+    if memo is not None:
+        hit = memo.get("word_runs")
+        if hit is not None and type(folded) is type(hit[0]) and folded == hit[0]:
+            runs: list[Any] = hit[1]
+            return runs
     runs = (_WORD_BYTES if isinstance(folded, bytes) else _WORD).findall(folded)
-    _last_runs = (folded, runs)
+    if memo is not None:
+        memo["word_runs"] = (folded, runs)
     return runs
 
 
@@ -85,11 +84,11 @@ def char_tokens(text: str) -> str:
     return _NOT_WORD.sub("", text.lower())
 
 
-def word_token_values(text: str) -> list[int]:
+def word_token_values(text: str, memo: dict[str, Any] | None = None) -> list[int]:
     """CRC-32 of each word token's UTF-8 bytes (lone surrogates kept, never an error)."""
     if text.isascii():  # bytes \w is str \w on ASCII: the tokens come out as bytes directly
-        return list(map(zlib.crc32, word_runs(text.encode("ascii").lower())))
-    words = word_runs(text.lower())
+        return list(map(zlib.crc32, word_runs(text.encode("ascii").lower(), memo)))
+    words = word_runs(text.lower(), memo)
     if not words:
         return []
     # One encode of the joined tokens is faster than one encode per token; \x00 is never in \w.
@@ -97,14 +96,14 @@ def word_token_values(text: str) -> list[int]:
     return list(map(zlib.crc32, blob.split(b"\x00")))
 
 
-def word_token_array(text: str) -> Any:
+def word_token_array(text: str, memo: dict[str, Any] | None = None) -> Any:
     """`word_token_values` as a NumPy uint64 array, without the intermediate list (NumPy kernel)."""
     import numpy
 
     if text.isascii():  # bytes \w is str \w on ASCII: the tokens come out as bytes directly
-        tokens = word_runs(text.encode("ascii").lower())
+        tokens = word_runs(text.encode("ascii").lower(), memo)
         return numpy.fromiter(map(zlib.crc32, tokens), dtype=numpy.uint64, count=len(tokens))
-    words = word_runs(text.lower())
+    words = word_runs(text.lower(), memo)
     if not words:
         return numpy.empty(0, dtype=numpy.uint64)
     blob = "\x00".join(words).encode("utf-8", "surrogatepass")
@@ -124,9 +123,9 @@ class Tokens:
     values: Any  # list[int], or a NumPy uint64 array from tokenize(..., array=True)
 
 
-def tokenize(text: str, kind: ShingleKind = "auto", *, array: bool = False) -> Tokens:
+def tokenize(text: str, kind: ShingleKind = "auto", *, array: bool = False, memo: dict[str, Any] | None = None) -> Tokens:
     """Token values of `text` for shingling; `kind="auto"` decides by script (see module doc).
-    `array=True` returns them as a NumPy uint64 array (same values)."""
+    `array=True` returns them as a NumPy uint64 array (same values); `memo`: see `word_runs`."""
     resolved = detect_kind(text) if kind == "auto" else kind
     if resolved == "char":
         values = char_token_values(text)
@@ -135,7 +134,7 @@ def tokenize(text: str, kind: ShingleKind = "auto", *, array: bool = False) -> T
 
             return Tokens("char", numpy.asarray(values, dtype=numpy.uint64))
         return Tokens("char", values)
-    return Tokens("word", word_token_array(text) if array else word_token_values(text))
+    return Tokens("word", word_token_array(text, memo) if array else word_token_values(text, memo))
 
 
 def shingle_set(text: str, size: int, kind: ShingleKind = "auto") -> set[tuple[str, ...]]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 from thresher.dedup import kernels
 from thresher.dedup.kernels import KernelName
@@ -100,8 +101,8 @@ class SimHasher:
         self._fn = kernels.simhash_numpy if self.kernel == "numpy" else kernels.simhash_pure
         self._array = self.kernel == "numpy"
 
-    def fingerprint(self, text: str) -> Fingerprint | None:
-        toks = tokenize(text, self.shingle_kind, array=self._array)
+    def fingerprint(self, text: str, memo: dict[str, Any] | None = None) -> Fingerprint | None:
+        toks = tokenize(text, self.shingle_kind, array=self._array, memo=memo)
         res = self._fn(toks.values, self._coeffs[toks.kind])
         if res is None:
             return None

@@ -22,6 +22,7 @@ Script names are ISO 15924 codes (`Latn`, `Cyrl`, `Hani`, ...); `Zyyy` means no 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -125,11 +126,12 @@ _RANGES: dict[str, tuple[tuple[int, int], ...]] = {
 
 _CODES: tuple[str, ...] = ("Zyyy", *_RANGES)
 _INDEX = {code: i for i, code in enumerate(_CODES)}
-_TABLE = bytearray(0x110000)
+_table = bytearray(0x110000)
 for _code, _ranges in _RANGES.items():
     for _lo, _hi in _ranges:
-        _TABLE[_lo:_hi + 1] = bytes([_INDEX[_code]]) * (_hi - _lo + 1)
-_TABLE = bytes(_TABLE)
+        _table[_lo:_hi + 1] = bytes([_INDEX[_code]]) * (_hi - _lo + 1)
+_TABLE = bytes(_table)
+del _table
 _LATN, _HANI, _KANA, _HANG = _INDEX["Latn"], _INDEX["Hani"], _INDEX["Kana"], _INDEX["Hang"]
 _NOT_ASCII_LETTERS = bytes(b for b in range(256) if not (65 <= b <= 90 or 97 <= b <= 122))
 _ASCII = bytes(range(128))
@@ -205,3 +207,13 @@ def detect_script(text: str, sample_chars: int = SAMPLE_CHARS) -> ScriptProfile:
 def script_traits(code: str) -> ScriptTraits:
     """Traits of a script by ISO 15924 code; unknown codes get the traits of a spaced alphabet."""
     return TRAITS.get(code) or ScriptTraits(code, code)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def first_non_ascii_script(text: str) -> str:
+    """The script of the first non-ASCII character (`Zyyy` for none or a non-letter): a one-lookup
+    hint for callers that only need to know whether a text might be in a script of its own."""
+    m = _NON_ASCII.search(text)
+    return _CODES[_TABLE[ord(m.group())]] if m else "Zyyy"

@@ -20,9 +20,9 @@ from typing import Any
 
 from thresher.core.document import Document, Drop, Malformed
 from thresher.core.stages import Stage, stage_runner
+from thresher.lang.routing import build_routed_quality_stages
 from thresher.quality.config import QualityConfig
 from thresher.quality.rules import QualityRuleSet
-from thresher.quality.stages import build_quality_stages
 
 PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
 EXAMPLE_CHARS = 300
@@ -86,6 +86,7 @@ class AssessReport:
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     stages: list[str] = field(default_factory=list)
+    languages: Counter[str] = field(default_factory=Counter)  # lang.code of assessed documents
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,6 +99,7 @@ class AssessReport:
             "stages": self.stages,
             "drops": dict(sorted(self.drops.items())),
             "rule_failures": dict(sorted(self.failures.items())),
+            "languages": dict(sorted(self.languages.items(), key=lambda kv: (-kv[1], kv[0]))),
             "metrics": self.metrics,
             "examples": self.examples,
         }
@@ -111,6 +113,10 @@ class AssessReport:
             + (f"; {self.malformed} malformed input records" if self.malformed else ""),
             f"stages: {' -> '.join(self.stages) or '(none)'}",
         ]
+        if self.languages:
+            top = sorted(self.languages.items(), key=lambda kv: (-kv[1], kv[0]))
+            shown = ", ".join(f"{code} {count} ({100 * count / n:.1f}%)" for code, count in top[:12])
+            lines.append(f"languages: {shown}" + (f", {len(top) - 12} more" if len(top) > 12 else ""))
         if self.drops:
             lines.append("")
             lines.append("dropped by (first failing rule):")
@@ -185,7 +191,7 @@ def assess(
     reservoir sample of that many documents is assessed (drawn before `prepare` runs).
     """
     report = AssessReport()
-    quality = list(stages) if stages is not None else build_quality_stages(config)
+    quality = list(stages) if stages is not None else build_routed_quality_stages(config)
     report.stages = [s.name for s in quality]
     bounds = _bounds(quality)
     items: Iterable[Document | Malformed]
@@ -214,6 +220,9 @@ def assess(
                 report.failures[f"{drops[0].stage}/{drops[0].reason}"] += 1
                 _example(report, item, drops[0], examples)
                 break
+        language = item.annotations.get("lang.code")
+        if isinstance(language, str):
+            report.languages[language] += 1
         if attributed is None:
             for run in quality_runners:
                 drops = run(item)

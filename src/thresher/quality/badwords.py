@@ -27,6 +27,8 @@ STAGE = "quality.bad_words"
 # segmentation a one-character entry (Chinese 性, "nature", also in 可能性 "possibility") or a
 # two-letter Thai one matches inside innocent words, so such entries are left out.
 UNSPACED_LANGUAGES: dict[str, int] = {"ja": 2, "zh": 2, "th": 3, "lo": 3, "km": 3, "my": 3, "bo": 3}
+# Detected codes whose list is filed under another name in LDNOOBW (Norwegian as `no`, Filipino as `fil`).
+LIST_ALIASES: dict[str, str] = {"nb": "no", "nn": "no", "tl": "fil"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,7 +107,8 @@ class BadWords:
         if not language:
             return None
         code = language.lower().replace("_", "-")
-        return self.lists.get(code) or self.lists.get(code.split("-")[0])
+        base = code.split("-")[0]
+        return self.lists.get(code) or self.lists.get(base) or self.lists.get(LIST_ALIASES.get(base, ""))
 
     def check_all(self, doc: Document) -> list[Drop]:
         limit = self.config.max_bad_words

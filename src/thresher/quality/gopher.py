@@ -14,13 +14,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from thresher.core.config import setting
+from thresher.lang.stop_words import FREQUENT_WORDS
 from thresher.quality.rules import Bound, QualityRuleSet
 from thresher.quality.text import AnalysisCache, TextAnalysis
 
 STAGE = "quality.gopher"
 
-# The paper's English list; the others are a handful of each language's most frequent function
-# words, chosen here so that ordinary prose contains at least two of them in a few sentences.
+# The paper's English list; then a handful of each language's most frequent function words, chosen
+# here so that ordinary prose contains at least two of them in a few sentences; then the lists
+# counted from sentence frequencies (`thresher.lang.stop_words`, which says how).
 STOP_WORDS: dict[str, frozenset[str]] = {
     "en": frozenset(["the", "be", "to", "of", "and", "that", "have", "with"]),
     "de": frozenset(["der", "die", "und", "das", "ist", "nicht", "mit", "den", "von", "zu"]),
@@ -30,6 +32,7 @@ STOP_WORDS: dict[str, frozenset[str]] = {
     "pt": frozenset(["o", "a", "de", "que", "e", "do", "da", "para", "com", "não"]),
     "nl": frozenset(["de", "het", "een", "en", "van", "is", "dat", "op", "te", "niet"]),
     "ru": frozenset(["и", "в", "не", "на", "что", "с", "по", "это", "как", "он"]),
+    **{code: words for code, words in FREQUENT_WORDS.items() if code not in ("en", "de", "fr", "es", "it", "pt", "nl", "ru")},
 }
 
 BULLETS = ("•", "-")

@@ -3,17 +3,20 @@
 A *metric* is a function of a `TextAnalysis` that returns a number, or `None` where the metric does
 not apply to the document (a punctuation ratio for a script without terminal punctuation, a mean
 word length for a script without spaces). A *rule* bounds one metric and names what is wrong when
-the bound is crossed. A `QualityRuleSet` runs every rule of its set on a document, writes each
-measured metric as the annotation `quality.<metric>`, and returns one `Drop` per failing rule, in
-rule order; the first is the one the document is attributed to.
+the bound is crossed. A `QualityRuleSet` evaluates every rule of its set on a document: each
+measured metric as the annotation `quality.<metric>`, and one `Drop` per failing rule, in rule
+order; the first is the one the document is attributed to. Evaluating writes nothing: the stage
+runner writes the annotations.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from thresher.core.document import Document, Drop
+from thresher.core.stages import Evaluation
 from thresher.quality.text import AnalysisCache, TextAnalysis
 
 Metric = Callable[[TextAnalysis], "float | int | None"]
@@ -49,30 +52,23 @@ class Bound:
     def enabled(self) -> bool:
         return self.min_value is not None or self.max_value is not None
 
-    def decide(self, stage: str, analysis: TextAnalysis, value: float | int) -> Drop | None:
-        lo = self.min_value if self.min_for is None else self.min_for(analysis, self.min_value)
-        if lo is not None and value < lo:
-            return Drop(stage, self.too_low, rounded(value), lo)
-        hi = self.max_value
-        if hi is not None and value > hi:
-            return Drop(stage, self.too_high, rounded(value), hi)
-        return None
-
 
 class QualityRuleSet:
-    """Runs all its rules on every document (never stopping at the first failure) and annotates
-    the measured metrics. Never changes the text."""
+    """Runs all its rules on every document (never stopping at the first failure). Measuring and
+    deciding are one pure pass, `evaluate`, which returns the measured metrics as annotations beside
+    the drops; the stage runner (`thresher.core.stages.stage_runner`) writes them. `annotate` and
+    `check_all` are its two halves for callers that want one. Never changes the text."""
 
     def __init__(self, name: str, rules: Sequence[Bound], cache: AnalysisCache | None = None) -> None:
         self.name = name
         self.rules = [r for r in rules if r.enabled]
         self.cache = cache or AnalysisCache()
 
-    def check_all(self, doc: Document) -> list[Drop]:
+    def evaluate(self, doc: Document) -> Evaluation:
         analysis = self.cache.get(doc)
-        annotations = doc.annotations
-        if "quality.script" not in annotations:
-            annotations["quality.script"] = analysis.script.code
+        measured: dict[str, Any] = {}
+        if "quality.script" not in doc.annotations:
+            measured["quality.script"] = analysis.script.code
         drops: list[Drop] = []
         name = self.name
         for rule in self.rules:
@@ -80,13 +76,21 @@ class QualityRuleSet:
             if value is None:
                 continue
             shown = round(value, DIGITS) if type(value) is float else value
-            annotations[rule.key] = shown
+            measured[rule.key] = shown
             lo = rule.min_value if rule.min_for is None else rule.min_for(analysis, rule.min_value)
             if lo is not None and value < lo:
                 drops.append(Drop(name, rule.too_low, shown, lo))
             elif rule.max_value is not None and value > rule.max_value:
                 drops.append(Drop(name, rule.too_high, shown, rule.max_value))
-        return drops
+        return Evaluation(measured, drops)
+
+    def annotate(self, doc: Document) -> None:
+        """Write the measured metrics (`quality.<metric>`) and nothing else."""
+        doc.annotations.update(self.evaluate(doc).annotations)
+
+    def check_all(self, doc: Document) -> list[Drop]:
+        """Every failing rule, in rule order; writes nothing."""
+        return self.evaluate(doc).drops
 
     def check(self, doc: Document) -> Drop | None:
         drops = self.check_all(doc)

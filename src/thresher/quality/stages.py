@@ -77,6 +77,12 @@ def fineweb_quality(config: QualityConfig, cache: AnalysisCache, active: tuple[s
     return FineWebQuality(config.fineweb, cache)
 
 
+def statistical_quality(config: QualityConfig, cache: AnalysisCache, active: tuple[str, ...]) -> Stage:
+    from thresher.quality.statistical import StatisticalQuality
+
+    return StatisticalQuality(config.statistical, cache)
+
+
 def bad_words(config: QualityConfig, cache: AnalysisCache, active: tuple[str, ...]) -> Stage | None:
     from thresher.quality.badwords import BadWords
 

@@ -53,11 +53,6 @@ _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
 _LINE_BREAKS = re.compile(r"\n+")
 
 
-def is_word_token(token: str) -> bool:
-    """True for a word token, False for a symbol token (punctuation, `...`, `#`, `$`)."""
-    return (len(token) > 1 and token[0] != ".") or token.isalnum() or token == "_"
-
-
 def tokenize(text: str, character_words: bool = False) -> list[str]:
     """Word and symbol tokens of `text` in order (see the module docstring)."""
     return (_TOKEN_CHARWORDS if character_words else _TOKEN).findall(text)
@@ -144,7 +139,9 @@ class AnalysisCache:
         self.assume_language = assume_language
 
     def get(self, doc: Document) -> TextAnalysis:
-        language = doc.annotations.get("lang.code") or self.assume_language
+        language = doc.annotations.get("lang.code")
+        if not language or language == "und":  # undetermined: the configured assumption, if any
+            language = self.assume_language
         if (self._analysis is not None and self._text is doc.text and self._doc_id == doc.id
                 and self._language == language):
             return self._analysis

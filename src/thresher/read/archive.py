@@ -21,8 +21,10 @@ def read_warc(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
         try:
             from thresher.read.warc_fast import fast_available, read_warc_fast
         except ImportError:
-            fast_available = None
-        if fast_available is not None and fast_available():
+            usable = False
+        else:
+            usable = fast_available()
+        if usable:
             yield from read_warc_fast(partition, config, wcfg)
             return
         if wcfg.engine == "fast":

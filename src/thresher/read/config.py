@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from thresher.core.config import section, setting
 from thresher.read.warc_config import WarcConfig
@@ -23,6 +24,21 @@ class InputConfig:
     require_url: bool = setting(True, "JSONL records without a URL are malformed (missing_url)")
     id_field: str | None = setting(
         None, "JSONL field or Parquet column holding a caller-supplied id (kept as metadata.source_id)", flag="--id-column"
+    )
+    non_finite: Literal["null", "refuse"] = setting(
+        "null",
+        "NaN/Infinity in JSON input (not JSON: many loaders reject them): null writes them as null, refuse makes "
+        "the record malformed (non_finite_number); both are counted",
+    )
+    max_bad_lines_per_input: int | None = setting(
+        100_000,
+        "stop reading one input file after this many malformed records and empty lines (a line bomb: a small "
+        "compressed file of a billion blank or junk lines), counted as malformed/too_many_bad_lines",
+    )
+    max_work_bytes_per_input_byte: float | None = setting(
+        200.0,
+        "stop reading one input once the scan has written this many work-dir bytes per byte of it (and at least "
+        "256 MiB): a decompression bomb cannot fill the disk; counted as malformed/work_bytes_cap",
     )
     max_record_bytes: int = setting(64 * 1024 * 1024, "input lines/records larger than this are malformed (too_large)")
     partition_bytes: int = setting(

@@ -30,7 +30,7 @@ def normalize_charset(name: str | None) -> str | None:
         name = "cp1252"
     try:
         return codecs.lookup(name).name
-    except LookupError:
+    except (LookupError, ValueError):  # ValueError: a NUL in the label (codecs.lookup refuses it)
         return None
 
 

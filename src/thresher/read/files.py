@@ -20,6 +20,9 @@ def read_html_files(partition: Partition, config: InputConfig) -> Iterator[ReadI
         except (InputError, OSError, EOFError) as exc:
             yield Malformed("unreadable_file", path, str(exc) or type(exc).__name__)
             continue
+        except Exception as exc:  # noqa: BLE001 - a codec's own error (zstandard.ZstdError): this file only
+            yield Malformed("corrupt_input", path, f"{type(exc).__name__}: {exc}")
+            continue
         if len(data) > config.max_record_bytes:
             yield Malformed("too_large", path, f"more than {config.max_record_bytes} bytes")
             continue

@@ -46,7 +46,10 @@ def list_files(path: str) -> list[str]:
         from pathlib import Path
 
         base = Path(local_path(path))
-        return sorted(str(p) for p in base.rglob("*") if p.is_file() and not p.name.startswith("."))
+        # a dangling link or a link loop is listed, not skipped: its read reports it (unreadable_file)
+        return sorted(
+            str(p) for p in base.rglob("*") if (p.is_file() or (p.is_symlink() and not p.exists())) and not p.name.startswith(".")
+        )
     fs, root = _fs(path)
     protocol = path.split("://", 1)[0]
     found = [f for f in fs.find(root) if not f.rsplit("/", 1)[-1].startswith(".")]

@@ -45,7 +45,7 @@ def open_binary(path: str) -> BinaryIO:
         from thresher.read.paths import open_input
 
         raw = open_input(path)
-    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type,type-var]
     head = buffered.peek(4)[:4]
     kind = compression_of(head)
     if kind == "gzip":
@@ -88,12 +88,12 @@ def peek_decompressed(path: str, n: int = 64) -> bytes:
         kind = compression_of(head)
         stream: IO[bytes]
         if kind == "gzip":
-            stream = gzip.GzipFile(fileobj=raw, mode="rb")
+            stream = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]  # an IO[bytes] in practice
         elif kind == "zstd":
             stream = _zstd_reader(raw)  # type: ignore[arg-type]
         else:
             stream = raw
         try:
             return stream.read(n)
-        except (OSError, EOFError):
+        except Exception:  # noqa: BLE001 - OSError, EOFError, a codec's own (ZstdError): the read reports it
             return b""

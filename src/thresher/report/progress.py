@@ -2,7 +2,8 @@
 
 On a terminal the line is redrawn at most five times a second with records, kept share, docs/s
 and, when the input size is known, a percentage and ETA. When stderr is not a terminal (logs, CI),
-a line is printed every `every` records and at each phase change, so logs stay readable.
+one line sums up each phase when it ends (its tasks done, its records), and the scan prints a line
+every `every` records, so logs stay readable; a phase's start, with nothing done yet, prints nothing.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class ProgressPrinter:
         self.last_draw = 0.0
         self.last_phase = ""
         self.next_seen = every
+        self.phase_line: str | None = None  # the current phase's latest line, printed when it ends
 
     def __call__(self, s: Snapshot) -> None:
         if self.quiet:
@@ -71,12 +73,17 @@ class ProgressPrinter:
         if self.every <= 0:
             return
         if s.phase != self.last_phase:
+            if self.phase_line is not None:  # the phase that just ended, as it ended
+                self.stream.write(self.phase_line + "\n")
             self.last_phase = s.phase
-            self.stream.write(format_line(s) + "\n")
+        self.phase_line = format_line(s)
+        if s.final:
+            self.stream.write(self.phase_line + "\n")
+            self.phase_line = None
             self.stream.flush()
             return
         if s.phase == "scan" and s.seen >= self.next_seen:
             while self.next_seen <= s.seen:
                 self.next_seen += self.every
-            self.stream.write(format_line(s) + "\n")
-            self.stream.flush()
+            self.stream.write(self.phase_line + "\n")
+        self.stream.flush()

@@ -87,7 +87,7 @@ def find_clusters(
         d["ordinal"] = o
         return d
 
-    clusters = []
+    clusters: list[dict[str, Any]] = []
     for cluster, group in members.items():
         group.sort()
         clusters.append(

@@ -108,6 +108,9 @@ def _worker_init(q: Any, log_level: int, environ: dict[str, str], warm: Warmup |
         os.environ.clear()
         os.environ.update(environ)
     logging.basicConfig(level=log_level, format="thresher: %(levelname)s: %(message)s")
+    from thresher.run.deadline import allow_hard_exit
+
+    allow_hard_exit()  # a worker may end itself for a document stuck past its deadline (the task is retried)
     progress.install(lambda phase, counts: q.put((phase, counts)))
     if warm is not None:
         fn, blob = warm

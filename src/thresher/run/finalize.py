@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from thresher.classify.stage import classifier_records
 from thresher.config import RunConfig
 from thresher.core.config import to_dict
 from thresher.core.stats import Stats
@@ -103,6 +104,7 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
         inputs=[{"path": p, "bytes": input_size(p) if p != "-" else None} for p in done.inputs],
         stats=stats_dict,
     )
+    manifest.update(classifier_records(config.classify))  # the models a build ran, with their sha256
     summary = summarize_shards(work.root.parent, [s.to_json() for s in done.shards], config.output.format)
     card = get_format(config.output.format, config.output.compression_level).card(render_card(manifest, stats_dict, summary))
     out.write_bytes("README.md", card.encode("utf-8"))

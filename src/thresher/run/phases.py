@@ -113,7 +113,7 @@ class PhaseRunner:
     def phase(self, name: str, calls: list[TaskCall], task_bytes: list[int] | None = None, total_bytes: int = 0) -> list[Any]:
         self.aggregator.start_phase(name, len(calls), total_bytes)
         sizes = task_bytes or [0] * len(calls)
-        return self.engine.run(calls, on_done=lambda i, _: self.aggregator.task_done(sizes[i]))
+        return self.engine.run(calls, on_done=lambda i, r: self.aggregator.task_done(sizes[i], r))
 
     def close(self) -> None:
         self.engine.close()
@@ -235,8 +235,8 @@ def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[Shar
     stats = sum((r.stats for r in write_results), Stats())
     # assemble: one task per shard, pieces in partition order
     pieces: dict[int, list[str]] = defaultdict(list)
-    for r in write_results:
-        for piece in r.pieces:
+    for w in write_results:
+        for piece in w.pieces:
             pieces[piece.shard].append(piece.path)
     shards: list[ShardFile] = runner.phase(
         "assemble", [runner.call("assemble", f"assemble-{k:05d}", k, len(pieces), pieces[k]) for k in sorted(pieces)]

@@ -93,6 +93,29 @@ class Snapshot:
         }
 
 
+_EXACT_FIELDS = ("seen", "passed", "dropped", "malformed", "kept")
+# the counts each phase's tasks tick (and so must be set from their results)
+_PHASE_FIELDS = {"scan": ("seen", "passed", "dropped", "malformed"), "write": ("kept", "dropped")}
+
+
+def exact_counts(phase: str, result: Any) -> dict[str, int] | None:
+    """The counts a finished task's result holds for the fields its phase ticks, or None when the
+    result does not say (then the ticks stand)."""
+    fields = _PHASE_FIELDS.get(phase)
+    stats = getattr(result, "stats", None)
+    if fields is None or stats is None:
+        return None
+    if phase == "scan":
+        survivors = getattr(result, "survivors", None)
+        if survivors is None:
+            return None
+        return {"seen": stats.seen, "passed": survivors, "dropped": stats.dropped, "malformed": stats.malformed}
+    kept = getattr(result, "kept", None)
+    if kept is None:
+        return None
+    return {"kept": kept, "dropped": stats.dropped}
+
+
 class Aggregator:
     """Folds task ticks and task completions into a `Snapshot` and calls the user's callback."""
 
@@ -100,12 +123,21 @@ class Aggregator:
         self.callback = callback
         self.snapshot = Snapshot()
         self.phase_seconds: dict[str, float] = {}  # wall time of each finished phase
+        # Ticks are estimates: a failed attempt's ticks stay counted, and a task skipped on resume
+        # never ticks. Each finished task's result has exact counts: once every task of a phase has
+        # reported one, the phase's counts are set from them (no "kept (136%)" after a resume).
+        self._phase_base: dict[str, int] = {}
+        self._phase_exact: Counter[str] = Counter()
+        self._phase_results = 0
 
     def start_phase(self, phase: str, tasks_total: int, bytes_total: int = 0) -> None:
         s = self.snapshot
         if s.phase != "plan":
             self.phase_seconds[s.phase] = time.monotonic() - s.phase_started
         s.phase, s.tasks_done, s.tasks_total = phase, 0, tasks_total
+        self._phase_base = {name: getattr(s, name) for name in _EXACT_FIELDS}
+        self._phase_exact = Counter()
+        self._phase_results = 0
         s.bytes_done, s.bytes_read, s.bytes_total = 0, 0, bytes_total
         s.phase_started = time.monotonic()
         self.emit()
@@ -124,9 +156,18 @@ class Aggregator:
         s.bytes_read += counts.get("bytes", 0)
         self.emit()
 
-    def task_done(self, task_bytes: int = 0) -> None:
-        self.snapshot.tasks_done += 1
-        self.snapshot.bytes_done += task_bytes
+    def task_done(self, task_bytes: int = 0, result: Any = None) -> None:
+        s = self.snapshot
+        s.tasks_done += 1
+        s.bytes_done += task_bytes
+        counts = exact_counts(s.phase, result)
+        if counts is not None:
+            self._phase_exact.update(counts)
+            self._phase_results += 1
+            if self._phase_results == s.tasks_total:
+                for name in _EXACT_FIELDS:
+                    if name in self._phase_exact or name in _PHASE_FIELDS.get(s.phase, ()):
+                        setattr(s, name, self._phase_base[name] + self._phase_exact[name])
         self.emit()
 
     def emit(self, final: bool = False) -> None:

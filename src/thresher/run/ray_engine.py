@@ -60,6 +60,9 @@ class _ProgressBox:
 
 
 def _run_in_worker(fn: Callable[..., Any], args: tuple[Any, ...], box: Any) -> Any:
+    from thresher.run.deadline import allow_hard_exit
+
+    allow_hard_exit()  # a worker may end itself for a document stuck past its deadline (the task is retried)
     progress.install((lambda phase, counts: box.add.remote(phase, counts)) if box is not None else None)
     try:
         return fn(*args)

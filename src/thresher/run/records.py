@@ -40,7 +40,6 @@ KEY_RECORD = struct.Struct(">16sQ8sIfQI")
 PAIR_BUCKETS = 256
 MEMBER = struct.Struct(">Q8sIfQI")
 PAIR = struct.Struct(">Q8sIfQIQ8sIfQI")
-NODE = struct.Struct(">Q8sIf")
 EDGE = struct.Struct(">Q8sIfQ8sIff")
 
 

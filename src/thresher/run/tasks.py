@@ -38,7 +38,9 @@ from thresher.read.base import Event, Partition, Skip, ordinal_partition
 from thresher.read.readers import reader_spec
 from thresher.read.sources import read_partition
 from thresher.run import progress
+from thresher.run.deadline import WATCHDOG_GRACE_S, DocumentDeadline, StuckDocument, collect_stuck
 from thresher.run.heap import trim_heap
+from thresher.run.observe import TaskObserver, record_id_url
 from thresher.run.records import (
     EDGE,
     KEY_BUCKETS,
@@ -63,7 +65,6 @@ from thresher.run.results import (
     VerifyResult,
     WriteResult,
 )
-from thresher.run.observe import TaskObserver, record_id_url
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line, write_json_atomic
 from thresher.write.formats import get_format
@@ -113,7 +114,8 @@ def run_task(
     except BaseException:
         import traceback
 
-        handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
+        if handler.stream is not None:  # open unless the handler was closed (it is opened eagerly)
+            handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
         raise
     finally:
         package_logger.removeHandler(handler)
@@ -138,7 +140,11 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     config = ctx.config
     work = ctx.work
     stats = Stats()
-    chain = DocumentChain(config, stats)
+    # a document that earlier attempts of this task died in is dropped, not run again (run/deadline.py)
+    stuck_dir, task = work.path("stuck"), f"scan-{partition.index}"
+    deadline_s = config.exec.doc_deadline_s
+    stuck = {o: d for o, d in collect_stuck(stuck_dir, task, deadline_s).items() if d.skip}
+    chain = DocumentChain(config, stats, DocumentDeadline(deadline_s, stuck_dir, task))
     corpus = build_corpus_stages(config)
     payload_sizes = [0 for _ in corpus]
     payload_files = []
@@ -157,6 +163,8 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     bytes_total = partition_size(partition)
     bytes_reported = 0
     t_read = 0.0
+    items_read = 0
+    work_cap = config.input.max_work_bytes_per_input_byte
     observer = TaskObserver(stats, work.observed("scan", partition.index, "index"), work.observed("scan", partition.index, "samples"))
     with (
         contextlib.ExitStack() as key_spills,
@@ -168,13 +176,23 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
         items = read_partition(partition, config.input)
         while True:
             t0 = time.perf_counter()
-            item = next(items, None)
+            try:
+                item = next(items, None)
+            except Exception as exc:  # noqa: BLE001 - a third-party decoder's failure stops this input, counted
+                item = read_failure(partition, exc)
+                items = iter(())
             t_read += time.perf_counter() - t0
             if item is None:
                 break
             if isinstance(item, Event):
                 stats.count(f"event/{item.name}")
                 continue
+            items_read += 1
+            if work_cap is not None and items_read % 256 == 0:
+                written = docs_out.tell() + malformed_out.tell() + rejects_out.tell()
+                if written > max(WORK_BYTES_FLOOR, work_cap * bytes_total):
+                    item = work_bytes_stop(partition, written, bytes_total, work_cap)
+                    items = iter(())
             stats.record_seen()
             if isinstance(item, Malformed):
                 stats.record_malformed(item)
@@ -194,7 +212,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                 reporter.tick(dropped=1)
                 continue
             doc: Document = item
-            outcome = chain.run(doc)
+            outcome = chain.run(doc) if doc.ordinal not in stuck else stuck_drop(chain, stuck[doc.ordinal])
             if outcome is not None:
                 drop, failures = outcome
                 stats.record_drop(drop, failures)
@@ -241,8 +259,42 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
         reporter.tick(bytes=bytes_total - bytes_reported)
     for f in payload_files:
         f.close()
+    chain.deadline.close()
     reporter.flush()
     return ScanResult(stats=stats, survivors=survivors, key_bytes=tuple(tuple(spill.bucket_bytes) for spill in spills))
+
+
+WORK_BYTES_FLOOR = 256 * 1024 * 1024  # below this a scan is never stopped for its work bytes
+
+
+def work_bytes_stop(partition: Partition, written: int, input_bytes: int, cap: float) -> Malformed:
+    log.warning("reading %s stopped: %d work bytes for %d input bytes", partition.describe(), written, input_bytes)
+    detail = (
+        f"stopped reading this input after writing {written} work bytes for its {input_bytes} bytes "
+        f"(input.max_work_bytes_per_input_byte = {cap}): a decompression bomb?"
+    )
+    return Malformed("work_bytes_cap", partition.describe(), detail)
+
+
+def read_failure(partition: Partition, exc: Exception) -> Malformed:
+    """What an exception escaping a reader becomes: one located malformed record that ends the read of
+    this input (a generator that raised cannot continue), so a broken file stops itself, not the build."""
+    log.warning("reading %s stopped: %s: %s", partition.describe(), type(exc).__name__, exc)
+    return Malformed("read_error", partition.describe(), f"reading stopped: {type(exc).__name__}: {exc}"[:500])
+
+
+def stuck_drop(chain: DocumentChain, stuck: StuckDocument) -> tuple[Drop, list[Drop]]:
+    """The drop of a document that earlier attempts died in (it is not run again)."""
+    names = [name for name, _, _ in chain.runners]
+    stage = names[stuck.stage_index] if 0 <= stuck.stage_index < len(names) else "extract"
+    if stuck.timed_out:
+        chain.stats.count("event/deadline_exceeded")
+        detail = {"skipped": "the worker was ended past the deadline; the retry did not run the page again"}
+        limit = chain.deadline.seconds
+        killed_after = limit + max(WATCHDOG_GRACE_S, limit) if limit is not None else None  # the kill timer's CPU seconds
+        return Drop(stage, "timeout", value=killed_after, limit=limit, detail=detail), []
+    chain.stats.count("event/worker_died")
+    return Drop(stage, "worker_died", value=stuck.deaths, limit=2, detail={"skipped": "two attempts died in this page"}), []
 
 
 def _is_compressed(path: str) -> bool:
@@ -274,6 +326,9 @@ class _NullWriter:
 
     def write(self, data: bytes) -> None:
         return None
+
+    def tell(self) -> int:
+        return 0
 
 
 def reject_record(doc: Document, drop: Drop, failures: list[Drop] | None = None) -> dict[str, Any]:

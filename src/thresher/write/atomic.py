@@ -4,6 +4,7 @@ half-written file under the final name."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,5 +46,29 @@ def write_json_atomic(path: str | Path, data: Any, durable: bool = True) -> None
 
 
 def dumps_line(record: dict[str, Any]) -> bytes:
-    """One JSONL line. Fixed separators and key order make the bytes deterministic."""
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", "surrogatepass")
+    """One JSONL line of strict JSON in valid UTF-8. Fixed separators and key order make the bytes
+    deterministic.
+
+    The readers already replace lone surrogates and non-finite numbers and count it
+    (`read.strict_json`); this is the guarantee for values from anywhere else (a Parquet float
+    column, a stage's annotation): NaN and infinities are written as null, lone surrogates as U+FFFD."""
+    try:
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(record), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        # a pair of surrogates becomes its code point again, a lone one U+FFFD
+        repaired = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return (repaired + "\n").encode("utf-8")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value

@@ -104,6 +104,15 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
         for stage, reasons in failures.items():
             for reason, n in reasons.items():
                 lines.append(f"| {stage} | {reason} | {n} |")
+    languages = {k[5:]: n for k, n in (stats.get("counters") or {}).items() if k.startswith("lang/")}
+    if languages:
+        lines += ["", "## Languages", "", "Documents per detected language (`lang.code`) among those that reached the"
+                  " language stage (`und`: undetermined):", "", "| language | documents |", "|---|---:|"]
+        lines += [f"| {code} | {n} |" for code, n in sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))]
+        script_only = (stats.get("events") or {}).get("lang.script_only", 0)
+        if script_only:
+            lines += ["", f"{script_only} document(s) are `und` because their script is shared by many languages:"
+                      " identifying those languages needs the `lang` extra (`pip install 'thresher[lang]'`)."]
     extractor = manifest.get("extractor") or {}
     lines += [""]
     lines += _languages_section(summary, manifest["records"])
@@ -112,7 +121,7 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
         "## How it was made",
         "",
         f"- Extractor: {extractor.get('name', '?')} {extractor.get('version', '')}".rstrip(),
-        "- Stages: read → extract → normalize → quality → exact dedup → near dedup → write.",
+        "- Stages: read → extract → normalize → lang → quality → exact dedup → near dedup → write.",
         "- Every dropped document is attributed to a rule with the measured value and the bound it crossed;"
         " `stats.json` holds the full breakdown.",
         "",
@@ -137,6 +146,15 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
         "```",
         "",
         "`thresher verify path/to/this/folder` checks the shards' sizes and sha256 against the manifest.",
+        "",
+        "## Looking at it",
+        "",
+        "- `thresher report path/to/this/folder` writes [`report.html`](report.html) beside this card: the funnel,"
+        " drops per rule with examples, each quality metric's histogram around its bounds, languages, lengths,"
+        " duplicate clusters, hosts and timings (one offline page, no script).",
+        "- `thresher explain path/to/this/folder URL-or-ID` says where one document went and why (`index/`).",
+        "- `thresher check path/to/this/folder` estimates language share, duplicate-paragraph and boilerplate rates"
+        " with 95% intervals.",
         "",
     ]
     return "\n".join(lines)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import IO, Any, Protocol
 
 from thresher.registry import Registry
 
@@ -31,7 +31,7 @@ class ShardFormat(Protocol):
         """Write the shard `dest` atomically from JSONL pieces, in order; return its record count."""
         ...
 
-    def read(self, raw: BinaryIO) -> Iterator[dict[str, Any]]:
+    def read(self, raw: IO[bytes]) -> Iterator[dict[str, Any]]:
         """The records of one shard, from its bytes (a seekable binary stream)."""
         ...
 

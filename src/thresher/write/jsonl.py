@@ -8,7 +8,7 @@ import io
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from thresher.core.errors import ConfigError
 from thresher.write.atomic import atomic_open
@@ -47,7 +47,7 @@ class JsonlGzFormat:
                 gz.write(b"".join(buffer))
         return n
 
-    def read(self, raw: BinaryIO) -> Iterator[dict[str, Any]]:
+    def read(self, raw: IO[bytes]) -> Iterator[dict[str, Any]]:
         with gzip.open(raw, "rb") as f:
             for line in f:
                 yield json.loads(line)
@@ -76,7 +76,7 @@ class JsonlZstFormat:
                 n += 1
         return n
 
-    def read(self, raw: BinaryIO) -> Iterator[dict[str, Any]]:
+    def read(self, raw: IO[bytes]) -> Iterator[dict[str, Any]]:
         reader = io.BufferedReader(_zstandard().ZstdDecompressor().stream_reader(raw))
         for line in reader:
             yield json.loads(line)

@@ -125,7 +125,7 @@ class ParquetFormat:
                     ok = False
                 if ok:
                     annotations.pop(key)
-                    cols[column_name(key)].append(float(value) if kind == "float64" else value)
+                    cols[column_name(key)].append(float(value) if kind == "float64" and value is not None else value)
                 else:
                     cols[column_name(key)].append(None)
             cols["annotations"].append(_json(annotations))

@@ -62,3 +62,17 @@ def test_dataset_card_shows_size_inputs_and_language_mix(tmp_path):
     assert f"| `{crawl}` |" in card
     assert "whitespace tokens" in card and f"{manifest['bytes']:,}" in card
     assert "## Languages" in card or "no language annotations" in card
+
+
+def test_non_terminal_progress_prints_each_phase_as_it_ended_not_as_it_started(tmp_path, capsys):
+    records = [{"url": f"https://a.example/{i}", "html": article_html(i)} for i in range(6)]
+    crawl = write_jsonl(tmp_path / "crawl.jsonl", records)
+    assert main(["build", str(crawl), "-o", str(tmp_path / "o"), "--engine", "local", "--progress-every", "2", "--quality", "none"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line[:8].strip() in
+             ("scan", "group", "verify", "cluster", "write", "assemble", "finalize")]
+    scan = [x for x in lines if x.startswith("scan ")]
+    assert scan and "tasks 1/1" in scan[-1] and "100.0%" in scan[-1]
+    for phase in ("group", "cluster", "write", "assemble", "finalize"):
+        (line,) = [x for x in lines if x.startswith(phase + " ")]
+        done, total = line.split("tasks ")[1].split()[0].split("/")
+        assert done == total

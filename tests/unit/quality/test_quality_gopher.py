@@ -1,6 +1,7 @@
 from quality_helpers import doc, only
 
 from thresher.core import Drop
+from thresher.core.stages import apply_stage
 from thresher.quality.gopher import GopherQuality, GopherQualityConfig
 
 S = "quality.gopher"
@@ -9,7 +10,7 @@ S = "quality.gopher"
 def run(text: str, language: str | None = None, **enabled):
     rules = GopherQuality(only(GopherQualityConfig, **enabled))
     d = doc(text) if language is None else doc(text, lang_code=language)
-    return rules.check_all(d), d
+    return apply_stage(rules, d), d  # the stage runner writes the measured annotations
 
 
 def test_short_document_is_dropped_with_measured_value():

@@ -52,7 +52,33 @@ def test_printer_prints_every_n_records_when_not_a_terminal():
         s.seen = seen
         printer(s)
     lines = out.getvalue().splitlines()
-    assert len(lines) == 3  # phase start, then past 100 and past 200
+    assert len(lines) == 2  # past 100 and past 200 (a phase's start prints nothing)
     quiet = io.StringIO()
     ProgressPrinter(quiet, quiet=True)(s)
     assert quiet.getvalue() == ""
+
+
+def _scan_result(seen, survivors, dropped, malformed):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(stats=SimpleNamespace(seen=seen, dropped=dropped, malformed=malformed), survivors=survivors)
+
+
+def test_progress_counts_come_from_task_results_after_retries_and_resume():
+    from types import SimpleNamespace
+
+    from thresher.run.progress import Aggregator
+
+    snapshots = []
+    agg = Aggregator(snapshots.append)
+    agg.start_phase("scan", 2)
+    agg.tick("scan", {"passed": 7, "dropped": 2})  # an attempt that then failed: its ticks stay...
+    agg.tick("scan", {"passed": 7, "dropped": 2, "malformed": 1})  # ...and the retry ticks again
+    agg.task_done(0, _scan_result(seen=10, survivors=7, dropped=2, malformed=1))
+    agg.task_done(0, _scan_result(seen=20, survivors=15, dropped=5, malformed=0))  # skipped on resume: no ticks
+    s = agg.snapshot
+    assert (s.seen, s.passed, s.dropped, s.malformed) == (30, 22, 7, 1)
+    agg.start_phase("write", 1)
+    agg.tick("write", {"kept": 25})  # over-counted ticks
+    agg.task_done(0, SimpleNamespace(stats=SimpleNamespace(dropped=1), kept=21))
+    assert (s.kept, s.dropped) == (21, 8) and s.kept <= s.seen

@@ -42,7 +42,7 @@ def test_separate_work_dir_gives_the_same_output_and_is_cleaned(tmp_path, crawl)
     result = build([str(crawl)], tmp_path / "out", local_config(output={"shard_max_records": 10}, exec={"work_dir": str(staged)}))
     assert result.manifest == local.manifest
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
-        [s["path"] for s in local.manifest["shards"]] + ["manifest.json", "stats.json", "README.md"]
+        [s["path"] for s in local.manifest["shards"]] + ["manifest.json", "stats.json", "README.md", "index", "samples.jsonl.gz"]
     )
     assert list(staged.iterdir()) == []  # its task files and staged shards are gone; the folder itself stays
     kept = build(
@@ -76,7 +76,7 @@ def test_work_dir_url_is_a_one_line_config_error(tmp_path, crawl, capsys):
 def test_missing_fsspec_names_the_extra(tmp_path, crawl, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "fsspec", None)  # `import fsspec` raises ImportError
     # the preflight names the extra before any task runs (issue 14)
-    with pytest.raises(ConfigError, match=r"s3://bucket/ds needs the remote extra: pip install \"thresher\[remote\]\""):
+    with pytest.raises(ConfigError, match=r"s3://bucket/ds(: a dataset at a URL)? needs (the remote extra|fsspec): pip install .thresher\[remote\]."):
         build([str(crawl)], "s3://bucket/ds", local_config())
     with pytest.raises(ConfigError, match=r"needs fsspec: pip install 'thresher\[remote\]'"):
         verify_dataset("gs://bucket/ds")

@@ -1,0 +1,50 @@
+"""Settings of the language stage (`[lang]` in a config file)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from thresher.core.config import setting
+from thresher.lang.codes import normalize_code
+
+Detector = Literal["auto", "cascade", "script"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LangConfig:
+    enabled: bool = setting(True, "identify each document's language (writes lang.code, lang.score, lang.script)")
+    detector: Detector = setting(
+        "auto",
+        "auto: CLD2 + lingua when the lang extra is installed, else the script alone; cascade: require"
+        " the extra; script: the writing system only",
+    )
+    languages: tuple[str, ...] | None = setting(
+        None, "keep only documents in these languages (comma-separated codes, e.g. en,de)", flag="--languages"
+    )
+    min_score: float | None = setting(
+        None, "drop documents whose language score is below this (FineWeb keeps en at 0.65)",
+        flag="--min-language-score",
+    )
+    keep_undetermined: bool = setting(
+        False, "with --languages, keep documents whose language is und (no letters, unknown language)"
+    )
+    top_k: int = setting(3, "how many languages lang.alternatives lists, the detected one included")
+    max_chars: int = setting(2048, "characters of prose read per document (the first ones; CLD2 costs ~50 us per 1,000)")
+    spans: bool = setting(True, "write lang.spans (paragraph ranges and their languages) for mixed documents")
+
+    def __post_init__(self) -> None:
+        if self.languages is not None:
+            object.__setattr__(self, "languages", tuple(normalize_code(c) for c in self.languages if c.strip()))
+        if self.min_score is not None and not 0.0 <= self.min_score <= 1.0:
+            raise ValueError(f"lang.min_score must be within [0, 1], got {self.min_score}")
+        if self.top_k < 1:
+            raise ValueError("lang.top_k must be at least 1")
+        if self.max_chars < 16:
+            raise ValueError("lang.max_chars must be at least 16")
+        if not self.enabled and (self.languages or self.min_score is not None):
+            raise ValueError("lang.languages and lang.min_score need the language stage (lang.enabled)")
+
+    @property
+    def filters(self) -> bool:
+        return bool(self.languages) or self.min_score is not None

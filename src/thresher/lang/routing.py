@@ -1,0 +1,69 @@
+"""Quality stages routed by language: `[quality.by_language.<code>]` thresholds for documents whose
+`lang.code` is `<code>`, the build's thresholds for the others.
+
+Each language with overrides gets its own instance of every quality stage (and its own analysis
+cache); a routed stage has the name and role of the stages it routes between, so drops, failure
+histograms and timings read as without routing. Without `by_language` the plain stages are used.
+"""
+
+from __future__ import annotations
+
+from thresher.core.document import Document, Drop
+from thresher.core.errors import ConfigError
+from thresher.core.stages import Filter, RuleSet, Stage, Transform
+from thresher.quality.config import QualityConfig
+
+
+def _language(doc: Document) -> str:
+    code = doc.annotations.get("lang.code")
+    return code if isinstance(code, str) else ""
+
+
+class RoutedRuleSet:
+    def __init__(self, default: RuleSet, by_code: dict[str, RuleSet]) -> None:
+        self.name = default.name
+        self.default, self.by_code = default, by_code
+
+    def check_all(self, doc: Document) -> list[Drop]:
+        return self.by_code.get(_language(doc), self.default).check_all(doc)
+
+
+class RoutedFilter:
+    def __init__(self, default: Filter, by_code: dict[str, Filter]) -> None:
+        self.name = default.name
+        self.default, self.by_code = default, by_code
+
+    def check(self, doc: Document) -> Drop | None:
+        return self.by_code.get(_language(doc), self.default).check(doc)
+
+
+class RoutedTransform:
+    def __init__(self, default: Transform, by_code: dict[str, Transform]) -> None:
+        self.name = default.name
+        self.default, self.by_code = default, by_code
+
+    def transform(self, doc: Document) -> Drop | None:
+        return self.by_code.get(_language(doc), self.default).transform(doc)
+
+
+def build_routed_quality_stages(config: QualityConfig) -> list[Stage]:
+    """The quality stages, routed by language when `config.by_language` has overrides."""
+    from thresher.quality.stages import build_quality_stages
+
+    default = build_quality_stages(config)
+    if not config.by_language:
+        return default
+    per_code = {code: build_quality_stages(config.for_language(code)) for code in sorted(config.by_language)}
+    names = [s.name for s in default]
+    for code, stages in per_code.items():
+        if [s.name for s in stages] != names:  # cannot happen with threshold-only overrides; guards changes
+            raise ConfigError(f"quality.by_language.{code}: overrides may not change which rule sets run")
+    routed: list[Stage] = []
+    for i, stage in enumerate(default):
+        if isinstance(stage, RuleSet):
+            routed.append(RoutedRuleSet(stage, {c: s[i] for c, s in per_code.items()}))  # type: ignore[misc]
+        elif isinstance(stage, Filter):
+            routed.append(RoutedFilter(stage, {c: s[i] for c, s in per_code.items()}))  # type: ignore[misc]
+        else:
+            routed.append(RoutedTransform(stage, {c: s[i] for c, s in per_code.items()}))  # type: ignore[misc,arg-type]
+    return routed

@@ -1,0 +1,134 @@
+"""The language stages: `LanguageAnnotator` (stage `lang.detect`) and `LanguageFilter` (stage `lang`).
+
+The annotator reads a document's prose (`thresher.lang.prose`: code, URLs, math and number tables
+left out) and writes:
+
+- `lang.code`: ISO 639-1 (else 639-3), or `und` with `lang.reason`;
+- `lang.score`: in [0, 1] (see the detector's docstring for what it measures);
+- `lang.script`: ISO 15924 code of the script the text is written in;
+- `lang.alternatives`: the next-best `[code, score]` pairs (up to `top_k - 1`);
+- for documents with paragraphs in more than one language, `lang.spans` (`[start, end, code]`
+  character ranges of the text, consecutive paragraphs of one language merged) and `lang.share`,
+  the main language's share of the prose characters.
+
+It counts each document under `lang/<code>` in the run's stats (`stats.json` counters), and, with
+the script-only detector, `event/lang.script_only` for the documents it could not decide because
+their script is shared by many languages (those need the `lang` extra).
+
+The filter drops a document whose language is not in `languages` (`not_wanted`, value the code) or
+whose score is below `min_score` (`low_score`).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from thresher.core.document import Document, Drop
+from thresher.core.errors import ConfigError
+from thresher.core.stats import Stats
+from thresher.lang.codes import UNDETERMINED
+from thresher.lang.config import LangConfig
+from thresher.lang.detection import SHARED_SCRIPT, LanguageDetector
+from thresher.lang.prose import prose_paragraphs
+
+log = logging.getLogger(__name__)
+
+MAX_SPANS = 64
+
+
+def make_detector(config: LangConfig) -> LanguageDetector:
+    """The detector `config.detector` names; `auto` is the cascade when the `lang` extra is
+    installed, else the script-only core."""
+    from thresher.lang.cascade import CascadeDetector, cld2_available
+    from thresher.lang.script_only import ScriptDetector
+
+    if config.detector == "script":
+        return ScriptDetector(config.max_chars)
+    if cld2_available():
+        return CascadeDetector(config.max_chars, config.top_k)
+    if config.detector == "cascade":
+        raise ConfigError("lang.detector = cascade needs the lang extra: pip install 'thresher[lang]'")
+    return ScriptDetector(config.max_chars)
+
+
+class LanguageAnnotator:
+    """Stage `lang.detect` (see the module docstring)."""
+
+    name = "lang.detect"
+    annotates = ("lang.code", "lang.score", "lang.script", "lang.alternatives", "lang.reason", "lang.spans", "lang.share")
+
+    def __init__(self, config: LangConfig = LangConfig(), detector: LanguageDetector | None = None) -> None:
+        self.config = config
+        self.detector = detector if detector is not None else make_detector(config)
+        self.stats: Stats | None = None
+
+    def bind_stats(self, stats: Stats) -> None:
+        """Count languages into the stats of the chain that runs this stage."""
+        self.stats = stats
+
+    def annotate(self, doc: Document) -> None:
+        annotations = doc.annotations
+        paragraphs = prose_paragraphs(doc.text, self.config.max_chars)
+        if not paragraphs:
+            detection, codes = self.detector.detect_paragraphs([doc.text[: self.config.max_chars]])
+        else:
+            detection, codes = self.detector.detect_paragraphs([p.text for p in paragraphs])
+        annotations["lang.code"] = detection.code
+        annotations["lang.score"] = detection.score
+        annotations["lang.script"] = detection.script
+        if detection.alternatives:
+            annotations["lang.alternatives"] = [[c, s] for c, s in detection.alternatives]
+        if detection.reason:
+            annotations["lang.reason"] = detection.reason
+        if self.config.spans and len(paragraphs) > 1 and len(set(codes)) > 1:
+            self._write_spans(doc, paragraphs, codes, detection.code)
+        if self.stats is not None:
+            self.stats.count(f"lang/{detection.code}")
+            self.stats.count(f"event/lang.detector.{self.detector.name}")
+            if detection.reason == SHARED_SCRIPT:
+                self.stats.count("event/lang.script_only")
+
+    def _write_spans(self, doc: Document, paragraphs: list, codes: list[str], main: str) -> None:
+        spans: list[list[object]] = []
+        total = main_chars = 0
+        for p, code in zip(paragraphs, codes, strict=False):
+            n = len(p.text)
+            total += n
+            main_chars += n if code == main else 0
+            if spans and spans[-1][2] == code:
+                spans[-1][1] = p.end
+            else:
+                spans.append([p.start, p.end, code])
+        if len(spans) > 1:
+            doc.annotations["lang.spans"] = spans[:MAX_SPANS]
+            doc.annotations["lang.share"] = round(main_chars / total, 4) if total else 0.0
+
+
+class LanguageFilter:
+    """Stage `lang`: keeps the wanted languages and scores (see the module docstring)."""
+
+    name = "lang"
+
+    def __init__(self, config: LangConfig) -> None:
+        self.config = config
+        self.wanted = frozenset(config.languages or ())
+
+    def check(self, doc: Document) -> Drop | None:
+        code = doc.annotations.get("lang.code", UNDETERMINED)
+        score = doc.annotations.get("lang.score", 0.0)
+        if self.wanted and code not in self.wanted:
+            if not (code == UNDETERMINED and self.config.keep_undetermined):
+                return Drop(self.name, "not_wanted", value=code, limit=",".join(sorted(self.wanted)))
+        limit = self.config.min_score
+        if limit is not None and score < limit and not (code == UNDETERMINED and self.config.keep_undetermined):
+            return Drop(self.name, "low_score", value=score, limit=limit)
+        return None
+
+
+def build_lang_stages(config: LangConfig) -> list[LanguageAnnotator | LanguageFilter]:
+    if not config.enabled:
+        return []
+    stages: list[LanguageAnnotator | LanguageFilter] = [LanguageAnnotator(config)]
+    if config.filters:
+        stages.append(LanguageFilter(config))
+    return stages

@@ -1,0 +1,104 @@
+import pytest
+from classify_helpers import corpus
+
+from thresher.classify import TrainingError, train
+from thresher.classify.features import FeatureExtractor, FeatureSpec
+
+np = pytest.importorskip("numpy")
+
+TEXTS = [
+    "",
+    "   ",
+    "A fine and careful essay.",
+    "SPAM spam scam!!! buy now",
+    "Привет, мир — это тест. 你好世界 مرحبا",
+    "x" * 500,
+    "okay okay okay okay okay",
+    "\ud800 lone surrogate and emoji 🎉🎉",
+]
+
+
+@pytest.mark.parametrize("trainer", ["python", "numpy"])
+def test_training_twice_with_the_same_seed_gives_the_same_bytes(trainer):
+    data = corpus(120)
+    a = train(data, trainer=trainer, epochs=3, char_ngrams=(2, 4))
+    b = train(data, trainer=trainer, epochs=3, char_ngrams=(2, 4))
+    assert a.to_bytes() == b.to_bytes()
+    assert a.sha256 == b.sha256
+    assert train(data, trainer=trainer, epochs=3, char_ngrams=(2, 4), seed=7).to_bytes() != a.to_bytes()
+
+
+@pytest.mark.parametrize("loss", ["softmax", "ova"])
+@pytest.mark.parametrize("chars", [None, (1, 5)])
+def test_pure_python_and_numpy_scores_are_identical_bit_for_bit(loss, chars):
+    data = corpus(400, ("good", "bad", "meh"))
+    model = train(data, epochs=3, loss=loss, char_ngrams=chars, word_ngrams=3, dim=7)
+    texts = TEXTS + [t for t, _ in data[:100]]
+    python = model.scores_batch(texts, use_numpy=False)
+    fast = model.scores_batch(texts, use_numpy=True)
+    assert python == fast
+    assert [model.scores(t) for t in texts] == [dict(zip(model.labels, s, strict=True)) for s in fast]
+
+
+def test_batch_features_are_the_per_text_features():
+    ex = FeatureExtractor(FeatureSpec(word_ngrams=3, char_ngrams=(2, 3), buckets=1000))
+    parts, counts = ex.batch_features(TEXTS + ["word " * 20_000])
+    for i, text in enumerate(TEXTS + ["word " * 20_000]):
+        batch = sorted(b for ids, owner in parts for b in ids[owner == i].tolist())
+        assert batch == sorted(ex.features(text)) and counts[i] == len(batch)
+    assert ex.batch_features(["a \x00 b", "c"])[1].tolist() == [len(ex.features("a \x00 b")), len(ex.features("c"))]
+
+
+def test_feature_ids_are_pinned():
+    # a silent change of the hashing would invalidate every stored model
+    ex = FeatureExtractor(FeatureSpec(buckets=1 << 20, word_ngrams=2, char_ngrams=(3, 3)))
+    assert ex.features("Hello world") == [732965, 534664, 203525, 437422, 28227, 865733, 370873, 120285, 848581, 791569, 500119, 588359, 660594]
+
+
+def test_a_separable_task_is_learned():
+    data = corpus(600, ("good", "bad", "meh"))
+    model = train(data[:500], epochs=5)
+    held_out = data[500:]
+    correct = sum(model.predict(text)[0][0] == label for text, label in held_out)
+    assert correct / len(held_out) > 0.95
+
+
+def test_multi_label_training_with_one_vs_all_scores_each_label():
+    data = [(f"{t} careful spam", ("good", "bad")) for t, _ in corpus(50)] + corpus(300)
+    model = train(data, loss="ova", epochs=5)
+    scores = model.scores("careful spam and a thorough scam")
+    assert scores["good"] > 0.5 and scores["bad"] > 0.5
+
+
+def test_empty_training_data_is_refused():
+    with pytest.raises(TrainingError, match="no training examples"):
+        train([])
+
+
+def test_one_class_only_is_refused():
+    with pytest.raises(TrainingError, match="only one label"):
+        train([("a", "good"), ("b", "good")])
+
+
+def test_a_declared_label_without_examples_is_refused():
+    with pytest.raises(TrainingError, match="label 'meh' has no training examples"):
+        train(corpus(20), labels=("good", "bad", "meh"))
+
+
+def test_several_labels_with_softmax_are_refused():
+    with pytest.raises(TrainingError, match="use loss 'ova'"):
+        train([("a", ("good", "bad")), ("b", "bad")])
+
+
+def test_a_ten_megabyte_text_is_bounded():
+    import time
+
+    spec = FeatureSpec(char_ngrams=(2, 4), max_chars=50_000, max_tokens=2_000)
+    model = train(corpus(100), features=spec, epochs=1)
+    huge = "word " * 2_000_000 + "y" * 1_000_000
+    ids = model.extractor.features(huge)
+    assert len(ids) <= spec.max_features
+    t0 = time.process_time()
+    model.scores_batch([huge, huge], use_numpy=True)
+    model.scores(huge)
+    assert time.process_time() - t0 < 2.0
