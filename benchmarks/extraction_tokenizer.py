@@ -7,7 +7,7 @@ median of each side and their ratio. Also times generated adversarial pages (iss
 cases) with this checkout's parser, and resiliparse's compiled lexbor parser (alone, and with
 its tree walked from Python) when it is installed. Writes benchmarks/results/extraction_tokenizer.json.
 
-    python benchmarks/extraction_tokenizer.py --baseline main --repeats 5
+    python benchmarks/extraction_tokenizer.py --baseline da5c498 --repeats 5   # the parser before the WHATWG tokenizer
 """
 
 from __future__ import annotations
