@@ -150,32 +150,41 @@ _TRAILING_HEADING_CHARS = 60
 _TRAILING_LINE_CHARS = 40
 
 
-def paragraph_mass(doc: HtmlDocument, line_breaks: bool = False) -> list[int]:
-    """Per node: characters of link-poor paragraphs in its subtree. A paragraph is a `<p>` of
-    `_MIN_PARAGRAPH_CHARS`+ characters, and with `line_breaks` also that much text written directly
-    in an element between `<br>`s (posts written that way, as Blogger writes them, have no `<p>`)."""
-    mass = [0] * len(doc.nodes)
-    for node in reversed(doc.nodes):
-        m = mass[node.index]
-        if node.tag == "p":
-            if node.text_len >= _MIN_PARAGRAPH_CHARS and node.link_len * 3 < node.text_len:
-                m += node.text_len - node.link_len
-        elif line_breaks and node.text_len >= _MIN_PARAGRAPH_CHARS and BR in node.children:
-            own = breaks = 0
-            for c in node.children:
-                if type(c) is str:
-                    if c == BR:
-                        breaks += 1
-                    else:
-                        own += len(c)
-            if breaks >= _MIN_LINE_BREAKS and own >= _MIN_PARAGRAPH_CHARS:
-                m += own
-        if m:
-            mass[node.index] = m
+def paragraph_mass(doc: HtmlDocument) -> tuple[list[int], list[int]]:
+    """Per node: characters of link-poor paragraphs in its subtree, twice: `<p>` elements of
+    `_MIN_PARAGRAPH_CHARS`+ characters; and those plus that much text written directly in an
+    element between `<br>`s (posts written that way, as Blogger writes them, have no `<p>`)."""
+    nodes = doc.nodes
+    mass = [0] * len(nodes)
+    with_breaks = [0] * len(nodes)
+    for node in reversed(nodes):
+        i = node.index
+        m = mass[i]
+        w = with_breaks[i]
+        if node.text_len >= _MIN_PARAGRAPH_CHARS:
+            if node.tag == "p":
+                if node.link_len * 3 < node.text_len:
+                    m += node.text_len - node.link_len
+                    w += node.text_len - node.link_len
+            elif BR in node.children:
+                own = breaks = 0
+                for c in node.children:
+                    if type(c) is str:
+                        if c == BR:
+                            breaks += 1
+                        else:
+                            own += len(c)
+                if breaks >= _MIN_LINE_BREAKS and own >= _MIN_PARAGRAPH_CHARS:
+                    w += own
+        if w:
+            mass[i] = m
+            with_breaks[i] = w
             parent = node.parent
             if parent is not None:
-                mass[parent.index] += m
-    return mass
+                j = parent.index
+                mass[j] += m
+                with_breaks[j] += w
+    return mass, with_breaks
 
 
 _BODY_ITEMPROPS = frozenset(("articlebody", "text", "articletext", "reviewbody"))
@@ -199,10 +208,14 @@ def declared_body_inside(doc: HtmlDocument) -> list[bool]:
     """Per node: whether it or a descendant declares itself the main text (`declares_body`)."""
     inside = [False] * len(doc.nodes)
     for node in reversed(doc.nodes):
-        if inside[node.index] or declares_body(node):
-            inside[node.index] = True
-            if node.parent is not None:
-                inside[node.parent.index] = True
+        i = node.index
+        if not inside[i]:
+            raw = node.raw_attrs
+            if not (node.tag == "main" or raw and ("itemprop" in raw or "role" in raw) and declares_body(node)):
+                continue
+            inside[i] = True
+        if node.parent is not None:
+            inside[node.parent.index] = True
     return inside
 
 
@@ -218,16 +231,15 @@ def _class_verdict(ci: str) -> tuple[bool, bool, bool, bool]:
 
 def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_noscript: bool = False) -> None:
     total = doc.root.text_len or 1
-    mass = paragraph_mass(doc)
+    mass, text_mass = paragraph_mass(doc)
     # A subtree holding this much of the page's paragraph text is content whatever its class says
     # (`banners-contenido-nota`, a "sticky sidebar" plugin on the main column).
     content_mass = max(_MIN_CONTENT_MASS, _CONTENT_MASS_SHARE * mass[0])
     # a structured-data hint outranks weak class words: Blogger's `date-outer` wrapper holds the
     # post whose body says itemprop=articleBody
     body_inside = declared_body_inside(doc)
-    # posts written with <br> protect a box from weak class words only: a site <header> or a form
-    # with address lines is not a standfirst
-    text_mass = paragraph_mass(doc, line_breaks=True)
+    # (`text_mass` counts posts written with <br>: it protects a box from weak class words only; a
+    # site <header> or a form with address lines is not a standfirst)
     verdicts: dict[str, tuple[bool, bool, bool, bool]] = {}  # class names repeat: match each once
     by_raw: dict[str, str | bool] = {}  # attribute text -> False (hidden or a furniture role) or its class_id
     ticks = 0
