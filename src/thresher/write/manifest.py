@@ -138,9 +138,15 @@ def _read_records(store: Store, rel: str, fmt: str) -> Iterator[dict[str, Any]]:
         yield from get_format(fmt).read(raw)
 
 
-def read_shards(dataset: str | Path, verify: bool = True) -> Iterator[dict[str, Any]]:
+def read_shards(dataset: str | Path, verify: bool = True, with_embeddings: bool = False) -> Iterator[Any]:
     """Every record of a dataset (a folder or a URL), shard by shard, in order. Each shard is checked against the
-    manifest before its records are yielded; any problem raises `DatasetError`."""
+    manifest before its records are yielded; any problem raises `DatasetError`. `with_embeddings`
+    yields (record, vector) pairs from the vector files `thresher embed` wrote (`thresher.embed`)."""
+    if with_embeddings:
+        from thresher.embed.dataset import records_with_vectors
+
+        yield from records_with_vectors(dataset, verify=verify)
+        return
     root = _store(dataset)
     manifest = load_manifest(root)
     fmt = manifest.get("format", "jsonl.gz")
