@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     except ExtractionTimeout as exc:
         raise InputError(f"{args.page}: extraction passed the {config.timeout_s} s time limit") from exc
     if args.json:
-        out = {"title": result.title, "text": result.text, "metadata": result.metadata,
+        out: dict[str, Any] = {"title": result.title, "text": result.text, "metadata": result.metadata,
                "extractor": extractor.name, "extractor_version": extractor.version()}
         if config.tables == "split":
             out["tables"] = result.tables

@@ -25,6 +25,7 @@ import logging
 
 from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError
+from thresher.core.stages import Stage
 from thresher.core.stats import Stats
 from thresher.lang.codes import UNDETERMINED
 from thresher.lang.config import LangConfig
@@ -55,7 +56,7 @@ class LanguageAnnotator:
     """Stage `lang.detect` (see the module docstring)."""
 
     name = "lang.detect"
-    annotates = ("lang.code", "lang.score", "lang.script", "lang.alternatives", "lang.reason", "lang.spans", "lang.share")
+    annotates: tuple[str, ...] = ("lang.code", "lang.score", "lang.script", "lang.alternatives", "lang.reason", "lang.spans", "lang.share")
 
     def __init__(self, config: LangConfig = LangConfig(), detector: LanguageDetector | None = None) -> None:
         self.config = config
@@ -125,10 +126,10 @@ class LanguageFilter:
         return None
 
 
-def build_lang_stages(config: LangConfig) -> list[LanguageAnnotator | LanguageFilter]:
+def build_lang_stages(config: LangConfig) -> list[Stage]:
     if not config.enabled:
         return []
-    stages: list[LanguageAnnotator | LanguageFilter] = [LanguageAnnotator(config)]
+    stages: list[Stage] = [LanguageAnnotator(config)]
     if config.filters:
         stages.append(LanguageFilter(config))
     return stages

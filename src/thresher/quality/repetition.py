@@ -56,8 +56,8 @@ def duplicates(items: list[str]) -> tuple[int, int]:
     return len(items) - len(counts), dup_chars
 
 
-def _fraction(a: TextAnalysis, key: str) -> tuple[int, int] | None:
-    cache = a.__dict__.setdefault("_repetition", {})
+def _fraction(a: TextAnalysis, key: str) -> tuple[int, int]:
+    cache: dict[str, tuple[int, int]] = a.__dict__.setdefault("_repetition", {})
     if key not in cache:
         cache[key] = duplicates(a.paragraphs if key == "paragraphs" else a.repetition_lines)
     return cache[key]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 from thresher.core.document import Document, Malformed
@@ -332,7 +332,7 @@ def warc_settings(config: InputConfig) -> WarcConfig:
 
 
 def read_records_as_items(
-    records: Iterator[RawRecord | ReadItem], path: str, partition_index: int, config: InputConfig, wcfg: WarcConfig
+    records: Iterable[RawRecord | ReadItem], path: str, partition_index: int, config: InputConfig, wcfg: WarcConfig
 ) -> Iterator[ReadItem]:
     """Framed records to reader items; stops at the first WAT metadata record with one Event."""
     for rec in records:
