@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from thresher.batching import BatchPlan, plan_batches
-from thresher.embed.encoder import Encoder
+from thresher.embed.encoder import Encoder, PreTokenizing
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +29,17 @@ def encode_texts(
 ) -> Encoded:
     import numpy as np
 
-    lengths = encoder.tokenize_lengths(texts)
+    token_ids = encoder.tokenize(texts) if isinstance(encoder, PreTokenizing) else None
+    lengths = [len(t) for t in token_ids] if token_ids is not None else encoder.tokenize_lengths(texts)
+    if token_ids is not None:  # only the first max_len ids are read: hold no more of a long text
+        token_ids = [t[: encoder.max_len] for t in token_ids]
     plan = plan_batches(lengths, max_len=encoder.max_len, max_batch_size=max_batch_size, max_batch_tokens=max_batch_tokens)
     out = np.zeros((len(texts), encoder.dimension), dtype=np.float32)
     for batch in plan.batches:
-        rows = encoder.encode([texts[i] for i in batch.indices])
+        if token_ids is not None and isinstance(encoder, PreTokenizing):
+            rows = encoder.encode_tokens([token_ids[i] for i in batch.indices])
+        else:
+            rows = encoder.encode([texts[i] for i in batch.indices])
         out[list(batch.indices)] = rows
     return Encoded(
         vectors=out,

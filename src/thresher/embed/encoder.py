@@ -30,6 +30,17 @@ class Encoder(Protocol):
         ...
 
 
+@runtime_checkable
+class PreTokenizing(Protocol):
+    """An encoder that can encode the token ids it already produced, so a batch planner that
+    needed the lengths does not pay for tokenizing twice (tokenizing is about half of a static
+    encoder's time)."""
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]: ...
+
+    def encode_tokens(self, ids: Sequence[Sequence[int]]) -> Any: ...
+
+
 def _stub() -> Encoder:
     from thresher.embed.stub import HashingEncoder
 

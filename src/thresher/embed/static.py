@@ -56,16 +56,19 @@ class WordLlamaEncoder:
         self.max_len = max_len
         self.version = f"{metadata.version('wordllama')}/l2_supercat_256"
 
-    def _ids(self, texts: Sequence[str]) -> list[list[int]]:
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         return [e.ids for e in self._tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
     def tokenize_lengths(self, texts: Sequence[str]) -> list[int]:
-        return [len(ids) for ids in self._ids(texts)]
+        return [len(ids) for ids in self.tokenize(texts)]
 
     def encode(self, texts: Sequence[str]) -> Any:
+        return self.encode_tokens(self.tokenize(texts))
+
+    def encode_tokens(self, token_ids: Sequence[Sequence[int]]) -> Any:
         import numpy as np
 
-        ids = [row[: self.max_len] for row in self._ids(texts)]
+        ids = [list(row[: self.max_len]) for row in token_ids]
         width = max((len(r) for r in ids), default=0)
         out = np.zeros((len(ids), self.dimension), dtype=np.float32)
         if width == 0:

@@ -38,3 +38,17 @@ def test_wordllama_loads_from_the_installed_package_and_separates_meanings():
     # a row does not depend on the other rows of its batch (padding adds exact zeros)
     assert enc.encode(texts[:1])[0].tobytes() == rows[0].tobytes()
     assert enc.encode([texts[4], texts[0]])[1].tobytes() == rows[0].tobytes()
+
+
+def test_wordllama_batched_encoding_reuses_its_tokens_and_matches_plain_encoding():
+    pytest.importorskip("wordllama", reason="the embed extra (wordllama) is not installed")
+    from thresher.embed.batched import encode_texts
+    from thresher.embed.encoder import PreTokenizing
+
+    enc = get_encoder("wordllama")
+    assert isinstance(enc, PreTokenizing)
+    texts = [" ".join(["river bank"] * (1 + i * 13 % 300)) + f" doc {i}" for i in range(40)] + [""]
+    result = encode_texts(enc, texts, max_batch_size=8)
+    assert result.vectors.tobytes() == enc.encode(texts).tobytes()
+    assert result.truncated == sum(1 for n in enc.tokenize_lengths(texts) if n > enc.max_len) > 0
+    assert result.empty == 1

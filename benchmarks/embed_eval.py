@@ -1,0 +1,171 @@
+"""Embeddings: paraphrase detection on MSRP and encoding throughput with thresher's batching.
+
+1. MSRP (../shared/data/reuse/msrp, train + test, 5,801 labelled pairs): ROC AUC and best F1 of
+   the cosine of each encoder (WordLlama static, the hashing stub) beside the Jaccard of thresher's
+   own near-dedup shingle sets (5-word shingles, what MinHash estimates; 3-word shingles too, as the
+   kindest setting for one-sentence texts) on the same pairs.
+2. Throughput on CPU (process time, median of interleaved repeats): the same encoder and the same
+   texts, batched by `thresher.embed.batched.encode_texts` (length-sorted, 32 per batch) vs naive
+   input-order batches of 32; padding efficiency of each. Texts: the 181 human-written article
+   bodies of ../shared/data/extraction/aeb mixed with MSRP sentences (4,000 documents, shuffled with
+   a fixed seed): short and long, as a crawl is.
+
+Writes benchmarks/results/embed_eval.json. Needs the embed extra.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+DATA = ROOT.parent / "shared" / "data"
+
+
+def msrp_pairs() -> list[tuple[int, str, str]]:
+    pairs = []
+    for name in ("msr_paraphrase_train.txt", "msr_paraphrase_test.txt"):
+        with open(DATA / "reuse" / "msrp" / name, encoding="utf-8-sig", newline="") as f:
+            rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+            next(rows)
+            pairs += [(int(r[0]), r[3], r[4]) for r in rows if len(r) == 5]
+    return pairs
+
+
+def roc_auc(scores: list[float], labels: list[int]) -> float:
+    """Mann-Whitney U / (pos × neg), ties counted half."""
+    import numpy as np
+
+    s, y = np.asarray(scores, dtype=np.float64), np.asarray(labels)
+    order = np.argsort(s, kind="mergesort")
+    ranks = np.empty(len(s))
+    sorted_s = s[order]
+    i = 0
+    while i < len(s):  # average ranks over ties
+        j = i
+        while j + 1 < len(s) and sorted_s[j + 1] == sorted_s[i]:
+            j += 1
+        ranks[order[i : j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    pos, neg = int(y.sum()), int(len(y) - y.sum())
+    return float((ranks[y == 1].sum() - pos * (pos + 1) / 2) / (pos * neg))
+
+
+def best_f1(scores: list[float], labels: list[int]) -> tuple[float, float]:
+    """The best F1 over all thresholds (predict paraphrase when score ≥ t) and that t."""
+    pairs = sorted(zip(scores, labels, strict=True), reverse=True)
+    pos = sum(labels)
+    tp = fp = 0
+    best, at = 0.0, 1.0
+    for k, (score, label) in enumerate(pairs):
+        tp += label
+        fp += 1 - label
+        if k + 1 < len(pairs) and pairs[k + 1][0] == score:
+            continue
+        f1 = 2 * tp / (tp + fp + pos)
+        if f1 > best:
+            best, at = f1, score
+    return best, at
+
+
+def paraphrase(encoders: dict) -> dict:
+    from thresher.dedup.shingles import shingle_set
+
+    pairs = msrp_pairs()
+    labels = [p[0] for p in pairs]
+    out = {"pairs": len(pairs), "paraphrases": sum(labels)}
+    for name, enc in encoders.items():
+        a = enc.encode([p[1] for p in pairs])
+        b = enc.encode([p[2] for p in pairs])
+        cos = [float(x) for x in (a * b).sum(axis=1)]
+        f1, t = best_f1(cos, labels)
+        out[f"cosine:{name}"] = {"roc_auc": round(roc_auc(cos, labels), 4), "best_f1": round(f1, 4), "at": round(t, 4)}
+    for size in (5, 3):
+        jac = []
+        for _, x, y in pairs:
+            sx, sy = shingle_set(x, size), shingle_set(y, size)
+            jac.append(len(sx & sy) / len(sx | sy) if sx | sy else 0.0)
+        f1, t = best_f1(jac, labels)
+        out[f"jaccard:{size}-word shingles"] = {"roc_auc": round(roc_auc(jac, labels), 4), "best_f1": round(f1, 4), "at": round(t, 4)}
+    return out
+
+
+def corpus(n: int) -> list[str]:
+    articles = [v["articleBody"] for v in json.loads((DATA / "extraction" / "aeb" / "ground-truth.json").read_text()).values()]
+    sentences = [s for _, x, y in msrp_pairs() for s in (x, y)]
+    texts = articles + sentences[: n - len(articles)]
+    random.Random(0).shuffle(texts)
+    return texts
+
+
+def naive_efficiency(lengths: list[int], max_len: int, size: int) -> float:
+    clipped = [min(max(n, 1), max_len) for n in lengths]
+    padded = sum(len(clipped[i : i + size]) * max(clipped[i : i + size]) for i in range(0, len(clipped), size))
+    return sum(clipped) / padded
+
+
+def throughput(enc, texts: list[str], repeats: int) -> dict:
+    from thresher.embed.batched import encode_texts
+
+    def planned() -> object:
+        return encode_texts(enc, texts, max_batch_size=32)
+
+    def naive() -> object:
+        return [enc.encode(texts[i : i + 32]) for i in range(0, len(texts), 32)]
+
+    times: dict[str, list[float]] = {"thresher": [], "naive": []}
+    for _ in range(repeats):  # interleaved: both see the same machine load
+        for name, fn in (("thresher", planned), ("naive", naive)):
+            t = time.process_time()
+            fn()
+            times[name].append(time.process_time() - t)
+    lengths = enc.tokenize_lengths(texts)
+    result = encode_texts(enc, texts, max_batch_size=32)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    tokens = sum(min(n, enc.max_len) for n in lengths)
+    return {
+        "documents": len(texts),
+        "tokens_after_truncation": tokens,
+        "truncated": result.truncated,
+        "repeats": repeats,
+        "thresher": {"cpu_s": round(med["thresher"], 3), "docs_per_s": round(len(texts) / med["thresher"]),
+                     "tokens_per_s": round(tokens / med["thresher"]), "padding_efficiency": round(result.plan.padding_efficiency, 4),
+                     "batches": len(result.plan.batches)},
+        "naive_input_order_32": {"cpu_s": round(med["naive"], 3), "docs_per_s": round(len(texts) / med["naive"]),
+                                 "tokens_per_s": round(tokens / med["naive"]),
+                                 "padding_efficiency": round(naive_efficiency(lengths, enc.max_len, 32), 4),
+                                 "batches": -(-len(texts) // 32)},
+        "speedup": round(med["naive"] / med["thresher"], 2),
+    }
+
+
+def main() -> int:
+    from thresher.embed.encoder import get_encoder
+
+    if not (DATA / "reuse" / "msrp").is_dir():
+        print("MSRP not found under ../shared/data/reuse/msrp", file=sys.stderr)
+        return 1
+    t = time.process_time()
+    static = get_encoder("wordllama")
+    load_s = time.process_time() - t
+    encoders = {"wordllama": static, "stub": get_encoder("stub")}
+    results = {
+        "machine": "2 shared cores, CPU only; times are process CPU seconds",
+        "wordllama_load_cpu_s": round(load_s, 3),
+        "msrp": paraphrase(encoders),
+        "throughput_wordllama": throughput(static, corpus(4000), repeats=3),
+    }
+    out = ROOT / "benchmarks" / "results" / "embed_eval.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
