@@ -74,6 +74,15 @@ def best_f1(scores: list[float], labels: list[int]) -> tuple[float, float]:
     return best, at
 
 
+def at_threshold(scores: list[float], labels: list[int], t: float) -> dict:
+    """What a dedup at `t` would do on these pairs: the share of paraphrases it calls duplicates
+    (recall) and of non-paraphrases (false-positive rate)."""
+    pos = [s for s, y in zip(scores, labels, strict=True) if y]
+    neg = [s for s, y in zip(scores, labels, strict=True) if not y]
+    return {f"recall_at_{t}": round(sum(s >= t for s in pos) / len(pos), 4),
+            f"false_positive_rate_at_{t}": round(sum(s >= t for s in neg) / len(neg), 4)}
+
+
 def paraphrase(encoders: dict) -> dict:
     from thresher.dedup.shingles import shingle_set
 
@@ -85,14 +94,16 @@ def paraphrase(encoders: dict) -> dict:
         b = enc.encode([p[2] for p in pairs])
         cos = [float(x) for x in (a * b).sum(axis=1)]
         f1, t = best_f1(cos, labels)
-        out[f"cosine:{name}"] = {"roc_auc": round(roc_auc(cos, labels), 4), "best_f1": round(f1, 4), "at": round(t, 4)}
+        out[f"cosine:{name}"] = {"roc_auc": round(roc_auc(cos, labels), 4), "best_f1": round(f1, 4), "at": round(t, 4),
+                                 **at_threshold(cos, labels, 0.9)}
     for size in (5, 3):
         jac = []
         for _, x, y in pairs:
             sx, sy = shingle_set(x, size), shingle_set(y, size)
             jac.append(len(sx & sy) / len(sx | sy) if sx | sy else 0.0)
         f1, t = best_f1(jac, labels)
-        out[f"jaccard:{size}-word shingles"] = {"roc_auc": round(roc_auc(jac, labels), 4), "best_f1": round(f1, 4), "at": round(t, 4)}
+        out[f"jaccard:{size}-word shingles"] = {"roc_auc": round(roc_auc(jac, labels), 4), "best_f1": round(f1, 4), "at": round(t, 4),
+                                                **at_threshold(jac, labels, 0.8)}
     return out
 
 
@@ -168,6 +179,62 @@ def throughput(enc, texts: list[str], repeats: int) -> dict:
     }
 
 
+def msrp_sentences() -> tuple[dict[str, str], list[tuple[int, str, str]]]:
+    sentences: dict[str, str] = {}
+    labelled = []
+    for name in ("msr_paraphrase_train.txt", "msr_paraphrase_test.txt"):
+        with open(DATA / "reuse" / "msrp" / name, encoding="utf-8-sig", newline="") as f:
+            rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+            next(rows)
+            for r in rows:
+                if len(r) == 5:
+                    sentences[r[1]], sentences[r[2]] = r[3], r[4]
+                    labelled.append((int(r[0]), r[1], r[2]))
+    return sentences, labelled
+
+
+def semantic(threshold: float) -> dict:
+    """SemDeDup end to end on MSRP's sentences as a corpus (build, embed, dedup): which found pairs
+    MSRP labels, and how many of its paraphrase pairs are found; CPU time and peak RSS."""
+    import resource
+    import tempfile
+
+    from thresher.config import RunConfig
+    from thresher.embed.dataset import embed_dataset
+    from thresher.embed.encoder import get_encoder
+    from thresher.embed.semantic import SemanticDedupConfig, SemanticStats, semantic_duplicates
+    from thresher.run.build import build
+    from thresher.write.manifest import read_shards
+
+    sentences, labelled = msrp_sentences()
+    with tempfile.TemporaryDirectory() as tmp:
+        crawl = Path(tmp) / "msrp.jsonl"
+        with open(crawl, "w", encoding="utf-8") as f:
+            for sid, text in sentences.items():
+                f.write(json.dumps({"url": f"https://msrp.example/{sid}", "text": text}) + "\n")
+        config = RunConfig.from_dict({"exec": {"engine": "local"}, "quality": {"preset": None}, "dedup": {"near": {"method": "none"}}})
+        build([str(crawl)], Path(tmp) / "ds", config)
+        t = time.process_time()
+        report = embed_dataset(Path(tmp) / "ds", get_encoder("wordllama"), dtype="float16")
+        embed_s = time.process_time() - t
+        ids = {r["id"]: r["url"].rsplit("/", 1)[1] for r in read_shards(Path(tmp) / "ds")}
+        stats = SemanticStats()
+        t = time.process_time()
+        found = {frozenset((ids[d.id], ids[d.kept_id])) for d in semantic_duplicates(Path(tmp) / "ds", SemanticDedupConfig(threshold=threshold), stats)}
+        dedup_s = time.process_time() - t
+    label = {frozenset((a, b)): y for y, a, b in labelled}
+    known = [label[p] for p in found if p in label]
+    positives = sum(1 for y in label.values() if y)
+    return {
+        "documents": report.records, "threshold": threshold, "clusters": stats.clusters, "largest_cluster": stats.largest_cluster,
+        "duplicates": stats.duplicates, "found_pairs_msrp_labels": len(known),
+        "of_those_labelled_paraphrase": round(sum(known) / len(known), 4) if known else None,
+        "msrp_paraphrase_pairs_found": round(sum(known) / positives, 4),
+        "embed_cpu_s": round(embed_s, 3), "dedup_cpu_s": round(dedup_s, 3),
+        "peak_rss_mib_process_so_far": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
 def main() -> int:
     from thresher.embed.encoder import get_encoder
 
@@ -182,6 +249,8 @@ def main() -> int:
         "machine": "2 shared cores, CPU only; times are process CPU seconds",
         "wordllama_load_cpu_s": round(load_s, 3),
         "msrp": paraphrase(encoders),
+        # first, so that its peak RSS is not WordLlama's own padded batches below
+        "semantic_dedup_msrp_sentences": semantic(0.9),
         "throughput_wordllama": throughput(static, corpus(4000), repeats=3),
     }
     out = ROOT / "benchmarks" / "results" / "embed_eval.json"
