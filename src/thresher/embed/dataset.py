@@ -1,5 +1,5 @@
-"""Embed an existing dataset (a vector file per shard, then the manifest updated atomically) and
-read it back as (record, vector) pairs.
+"""Embed an existing dataset: a vector file per shard, then the manifest updated atomically
+(`read_shards(..., with_embeddings=True)` reads them back as (record, vector) pairs).
 
 Memory: one shard's texts and vectors at a time (`--shard-size` bounds both). The manifest is
 rewritten once, after every vector file is in place, through an atomic replace: a reader sees the
@@ -17,9 +17,9 @@ from typing import Any
 from thresher.core.errors import ConfigError, DatasetError
 from thresher.embed.batched import encode_texts
 from thresher.embed.encoder import Encoder
-from thresher.embed.vectors import DTYPES, check_vector_file, npy_bytes, vector_path
+from thresher.embed.vectors import DTYPES, embedding_section, load_vectors, npy_bytes, vector_path
 from thresher.write.atomic import dumps_json
-from thresher.write.manifest import MANIFEST, _read_records, _store, load_manifest, read_shards
+from thresher.write.manifest import MANIFEST, _read_records, _store, load_manifest
 
 
 @dataclass(slots=True)
@@ -104,43 +104,11 @@ def read_shards_of(store: Any, shard: dict[str, Any], fmt: str) -> Iterator[dict
         raise DatasetError(f"{store.locate(shard['path'])}: unreadable: {exc}") from exc
 
 
-def embedding_section(manifest: dict[str, Any], where: str) -> dict[str, Any]:
-    section = manifest.get("embeddings")
-    if not section:
-        raise DatasetError(f"{where}: the dataset has no embeddings (run thresher embed first)")
-    return dict(section)
-
-
 def shard_vectors(dataset: str | Path, verify: bool = True) -> Iterator[tuple[dict[str, Any], Any]]:
-    """(vector file entry, the shard's vectors as a read-only float32-or-16 array), shard by shard."""
-    import numpy as np
-
+    """(vector file entry, that shard's vectors), shard by shard in manifest order."""
     store = _store(dataset)
     manifest = load_manifest(store)
     section = embedding_section(manifest, store.locate())
-    for entry in section["files"]:
-        if verify:
-            problem = check_vector_file(store, entry, int(section["dimension"]), section["dtype"])
-            if problem is not None:
-                raise DatasetError(f"{store.locate()}: {problem.describe()}")
-        with store.open(entry["path"]) as f:
-            vectors = np.load(f, allow_pickle=False)
-        if vectors.shape != (entry["rows"], section["dimension"]):
-            raise DatasetError(f"{store.locate(entry['path'])}: vectors of shape {vectors.shape}, expected {(entry['rows'], section['dimension'])}")
-        yield entry, vectors
-
-
-def records_with_vectors(dataset: str | Path, verify: bool = True) -> Iterator[tuple[dict[str, Any], Any]]:
-    """Every (record, vector) of an embedded dataset in order; any missing, truncated or
-    wrong-dimension vector file raises `DatasetError` before that shard's records are yielded."""
-    records = read_shards(dataset, verify=verify)
-    for entry, vectors in shard_vectors(dataset, verify=verify):
-        for row in range(entry["rows"]):
-            record = next(records, None)
-            if record is None:
-                raise DatasetError(f"{entry['path']}: more vectors than records")
-            yield record, vectors[row]
-    if next(records, None) is not None:
-        raise DatasetError(f"{_store(dataset).locate()}: more records than vectors")
-
-
+    for shard in manifest["shards"]:
+        vectors = load_vectors(store, section, shard, verify=verify)
+        yield next(f for f in section["files"] if f["shard"] == shard["path"]), vectors

@@ -165,7 +165,7 @@ def semantic_duplicates(dataset: str | Path, config: SemanticDedupConfig, stats:
     """The semantic duplicates of an embedded dataset, cluster by cluster (`stats` filled as it goes)."""
     import numpy as np
 
-    from thresher.embed.dataset import embedding_section
+    from thresher.embed.vectors import embedding_section
     from thresher.write.manifest import load_manifest
 
     stats = stats if stats is not None else SemanticStats()

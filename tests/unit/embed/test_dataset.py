@@ -75,3 +75,13 @@ def test_verify_and_read_shards_refuse_a_damaged_vector_file(embedded, damage, p
 def test_reading_embeddings_of_a_dataset_without_them_says_so(dataset):
     with pytest.raises(DatasetError, match="no embeddings"):
         list(read_shards(dataset, with_embeddings=True))
+
+
+def test_a_vector_path_outside_the_dataset_is_refused_not_opened(embedded):
+    manifest = json.loads((embedded / "manifest.json").read_text())
+    manifest["embeddings"]["files"][0]["path"] = "../outside.npy"
+    (embedded / "manifest.json").write_text(json.dumps(manifest))
+    problems = [p.describe() for p in check_dataset(embedded)[1]]
+    assert problems == ["../outside.npy: refused: the manifest names a vector path outside the dataset"]
+    with pytest.raises(DatasetError, match="refused"):
+        list(read_shards(embedded, with_embeddings=True, verify=False))
