@@ -9,7 +9,8 @@ texts, after one warm-up pass over 300 texts (model loading is not counted).
 
 Parts (all by default): `sentences` (accuracy on sentences, words, word pairs, per language;
 sentences/s), `calibrate` (the cascade policy grid on the dev split), `documents` (multi-sentence
-texts of one language, and pages with code blocks built from real pages), `e2e` (the default build's
+texts of one language, and pages with code blocks built from real pages), `binary` (a trained
+"en vs other" detector on pages with code, against the general detectors), `e2e` (the default build's
 CPU with the language stage on and off).
 
 Usage: python benchmarks/lang_eval.py [--parts sentences,documents,...] [--out benchmarks/results/lang_eval.json]
@@ -329,6 +330,71 @@ def part_documents(names: list[str]) -> dict:
     return out
 
 
+
+# -- trainable binary detector ------------------------------------------------------------------
+
+def _rest_sentences() -> dict[str, list[str]]:
+    """Each language's sentences outside the test and dev splits (training material)."""
+    out: dict[str, list[str]] = {}
+    for name in sorted(os.listdir(LINGUA / "sentences")):
+        code = name.removesuffix(".txt")
+        lines = [x.strip() for x in (LINGUA / "sentences" / name).read_text(encoding="utf-8").splitlines() if x.strip()]
+        random.Random(f"thresher-lang-{code}").shuffle(lines)
+        out[code] = lines[TEST_PER_LANGUAGE + DEV_PER_LANGUAGE:]
+    return out
+
+
+def _with_code(sentences: list[str], blocks: list[str], rnd: random.Random) -> str:
+    a, b = rnd.sample(blocks, 2)
+    s = sentences
+    return f"{s[0]} {s[1]}\n\n```\n{a}\n```\n\n{s[2]} {s[3]}\n\n{b}\n\n{s[4]}"
+
+
+def part_binary(target: str = "en") -> dict:
+    """"en vs other", trained on the user's domain (pages with code built from training sentences and
+    half of the real code blocks), tested on pages with code built from the test split and the other
+    half of the code blocks, against the general detectors' `== en`."""
+    from thresher.classify.metrics import roc_auc
+    from thresher.lang.binary import train_binary_detector
+
+    blocks = code_blocks(_pages())
+    train_blocks, test_blocks = blocks[::2], blocks[1::2]
+    rnd = random.Random("thresher-lang-binary")
+    rest = _rest_sentences()
+    target_texts = [_with_code(rest[target][i:i + 5], train_blocks, rnd) for i in range(0, len(rest[target]) - 4, 5)]
+    other_texts = [_with_code(rest[c][i:i + 5], train_blocks, rnd) for c in sorted(rest) if c != target
+                   for i in range(0, 5 * 4, 5)]  # 4 pages per other language
+    t0 = time.process_time()
+    detector = train_binary_detector(target, target_texts, other_texts, epochs=10, word_ngrams=2)
+    train_s = time.process_time() - t0
+    test, _ = load_split("sentences")
+    by_lang: dict[str, list[str]] = defaultdict(list)
+    for code, text in test:
+        by_lang[code].append(text)
+    pages = [(code, _with_code(ts[i:i + 5], test_blocks, rnd)) for code, ts in sorted(by_lang.items())
+             for i in range(0, len(ts) - 4, 5)]
+    gold = [code == target for code, _ in pages]
+    scores = [detector.score(text) for _, text in pages]
+    out: dict = {"target": target, "n_train_target": len(target_texts), "n_train_other": len(other_texts),
+                 "train_cpu_s": round(train_s, 2), "n_test_pages": len(pages), "n_test_target": sum(gold)}
+
+    def summary(pred: list[bool]) -> dict:
+        tp = sum(p and g for p, g in zip(pred, gold, strict=True))
+        fp = sum(p and not g for p, g in zip(pred, gold, strict=True))
+        fn = sum(g and not p for p, g in zip(pred, gold, strict=True))
+        return {"accuracy": round(sum(p == g for p, g in zip(pred, gold, strict=True)) / len(gold), 4),
+                "precision": round(tp / (tp + fp), 4) if tp + fp else None,
+                "recall": round(tp / (tp + fn), 4) if tp + fn else None}
+
+    out["binary"] = {**summary([s >= 0.5 for s in scores]), "auc": round(roc_auc(scores, gold) or 0.0, 4)}
+    dets = make_detectors(["cld2", "fasttext-lite", "py3langid"])
+    dets["thresher-document"] = _thresher_document
+    for name, fn in dets.items():
+        out[name] = summary([_normalize(fn(text)) == target for _, text in pages])
+    print("  ", json.dumps(out), flush=True)
+    return out
+
+
 # -- end to end ---------------------------------------------------------------------------------
 
 def part_e2e(repeats: int) -> dict:
@@ -377,7 +443,7 @@ def part_e2e(repeats: int) -> dict:
             "lang_stage_timing_s": stats["on"]["timings_s"].get("lang.detect")}
 
 
-PARTS = {"sentences", "calibrate", "documents", "e2e"}
+PARTS = {"sentences", "calibrate", "documents", "binary", "e2e"}
 PEERS = ["cld2", "thresher", "thresher-script", "py3langid", "fasttext-lite", "lingua-low", "lingua-high"]
 
 
@@ -403,6 +469,8 @@ def main(argv: list[str] | None = None) -> int:
             results["calibrate"] = part_calibrate()
         elif part == "documents":
             results["documents"] = part_documents(args.detectors.split(","))
+        elif part == "binary":
+            results["binary"] = part_binary()
         elif part == "e2e":
             results["e2e"] = part_e2e(args.repeats)
         else:

@@ -54,6 +54,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--baseline", default=DEFAULT_BASELINE)
+    ap.add_argument("--new", default=None, help="revision to measure (default: this working tree)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=str(ROOT / "results" / "report_scale.json"))
     args = ap.parse_args()
@@ -67,6 +68,12 @@ def main() -> int:
         base_tree = tmp / "baseline"
         subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(base_tree), args.baseline],
                        check=True, capture_output=True)
+        if args.new is not None:
+            new_tree = tmp / "new"
+            subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(new_tree), args.new],
+                           check=True, capture_output=True)
+            src_new = new_tree / "src"
+            results["new"] = args.new
         try:
             for n in [int(x) for x in args.sizes.split(",")]:
                 crawl = write_crawl(tmp / f"crawl-{n}.jsonl", n_pages=n)
@@ -122,7 +129,9 @@ def main() -> int:
                 print(json.dumps(row), flush=True)
                 subprocess.run(["rm", "-rf", str(dataset)])
         finally:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(base_tree)], capture_output=True)
+            for tree in (base_tree, tmp / "new"):
+                if tree.exists():
+                    subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], capture_output=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -75,7 +76,9 @@ class _Crawl:
                         pending.extend(reader.read(entry, _BATCH))
                         if not pending:
                             return
-                    self.settle(await fetcher.fetch(pending.popleft()))
+                    url = pending.popleft()
+                    state.backlog = entry.count + len(pending)
+                    self.settle(await fetcher.fetch(url))
 
             lanes = min(self.config.per_host_concurrency, entry.count)  # a host of one URL needs one lane
             await asyncio.gather(*(lane() for _ in range(lanes)))
@@ -167,6 +170,7 @@ def fetch_urls(
         stats.planned = summary.planned
         asyncio.run(_Crawl(work, writer, config, stats, resolve, on_progress).run())
         finished = True
+        shutil.rmtree(work, ignore_errors=True)  # a rerun plans again from the list and the log
     finally:
         writer.close()
         if summary is not None:  # also after an interrupt or a full disk: what this run did so far

@@ -102,7 +102,9 @@ def _classify(exc: BaseException) -> Failure:
         return Failure("protocol_error", text, retryable=True)
     if isinstance(exc, aiohttp.ClientError):
         return Failure("client_error", f"{type(exc).__name__}: {text}", retryable=True)
-    raise exc
+    # anything else (a parser or library error on one odd response) fails this URL, named, rather
+    # than the whole crawl; cancellation and interrupts are BaseExceptions and are not caught here
+    return Failure("internal_error", f"{type(exc).__name__}: {text}")
 
 
 def _request_head(resp: Any) -> bytes:

@@ -7,6 +7,8 @@ header, resolved to 127.0.0.1 by `static_resolver`) on one port, each path a beh
     /reset               the connection is closed without a response
     /hang                accepts and never answers (until the farm stops)
     /endless             a body that never ends       /trickle   a body sent 1 byte per 50 ms
+    /image               a PNG (a media type the fetcher does not keep)
+    /late                429 with Retry-After: 3600
     /bomb                a gzip bomb (a small body that decodes to 50 MB of zeros)
     /gzip/<n>            a gzip-encoded page      /chain/<k>   redirects k times, then a page
     /loop/<a|b>          a redirects to b, b to a /to-private redirects to http://127.0.0.1/
@@ -62,10 +64,11 @@ class HostCounters:
     min_gap_s: float | None = None
     requests: int = 0
     paths: Counter[str] = field(default_factory=Counter)
+    user_agents: Counter[str] = field(default_factory=Counter)
 
     def as_dict(self) -> dict[str, Any]:
         return {"max_in_flight": self.max_in_flight, "min_gap_s": self.min_gap_s, "requests": self.requests,
-                "paths": dict(self.paths)}
+                "paths": dict(self.paths), "user_agents": dict(self.user_agents)}
 
 
 class Farm:
@@ -99,6 +102,7 @@ class Farm:
         c.last_arrival = now
         c.requests += 1
         c.paths[request.path_qs] += 1
+        c.user_agents[request.headers.get("User-Agent", "")] += 1
         c.in_flight += 1
         c.max_in_flight = max(c.max_in_flight, c.in_flight)
         try:
@@ -176,6 +180,10 @@ class Farm:
                     await asyncio.sleep(0.05)
                     yield b"x"
             return await self._stream(request, trickle())
+        if head == "image":
+            return web.Response(body=b"\x89PNG\r\n\x1a\n" + b"\0" * 1000, headers={"Content-Type": "image/png"})
+        if head == "late":  # 429 asking for a long wait
+            return web.Response(status=429, text="slow down", headers={"Retry-After": "3600"})
         if head == "bomb":
             return web.Response(body=_BOMB, headers={"Content-Type": html, "Content-Encoding": "gzip"})
         if head == "gzip":

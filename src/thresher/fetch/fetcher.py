@@ -14,7 +14,7 @@ from urllib.parse import urljoin
 
 from thresher.fetch.config import FetchConfig
 from thresher.fetch.exchange import REDIRECT_STATUSES, Exchange, Failure, perform
-from thresher.fetch.politeness import HostRegistry, HostState
+from thresher.fetch.politeness import GlobalSlots, HostRegistry, HostState
 from thresher.fetch.robots import ALLOW_ALL, PARSED, UNREACHABLE, parse_robots, robots_verdict
 from thresher.fetch.safety import PinnedResolver, ResolveFailed, TargetRefused
 from thresher.fetch.urls import Rejected, host_key, normalize_url, origin
@@ -90,7 +90,7 @@ class Fetcher:
         self.config = config
         self.guard = guard
         self.hosts = hosts
-        self.global_slots = asyncio.Semaphore(config.global_concurrency)
+        self.global_slots = GlobalSlots(config.global_concurrency)
         self.requests = 0
         self.retries = 0
         self.robots_fetches = 0

@@ -1,8 +1,8 @@
 """The fetch plan: the URL list streamed, normalised, deduplicated and sorted by host on disk.
 
 Memory stays flat in the number of URLs: lines are normalised as they stream in, sorted in bounded
-runs written to disk, and merged (`heapq.merge`) into `plan.tsv` (`host<TAB>url` lines, each host's
-URLs contiguous) and `hosts.tsv` (`host<TAB>offset<TAB>count`, the hosts with the most URLs first). Duplicates meet in the merge and
+runs written to disk, and merged (`heapq.merge`) into `.plan.tsv` (`host<TAB>url` lines, each host's
+URLs contiguous) and `.hosts.tsv` (`host<TAB>offset<TAB>count`, the hosts with the most URLs first). Duplicates meet in the merge and
 are dropped there. On a rerun, the URLs that `fetch-log.jsonl` already settled are sorted the same
 way and merged out (an anti-join), so resuming costs a sort, not a set of every URL in memory.
 """
@@ -26,6 +26,9 @@ from thresher.fetch.config import FetchConfig
 from thresher.fetch.urls import Rejected, host_key, normalize_url
 
 RUN_LINES = 100_000  # lines sorted in memory at once (about 20 MB of URLs)
+# Work files have names starting with a dot: a reader given the crawl folder skips them.
+PLAN_NAME = ".plan.tsv"
+HOSTS_NAME = ".hosts.tsv"
 _MAX_LINE_BYTES = 1 << 16
 
 
@@ -127,7 +130,7 @@ def iter_input_urls(paths: Iterable[str], column: str | None = None) -> Iterator
 
 def _write_run(lines: list[str], directory: Path, index: int) -> Path:
     lines.sort()
-    path = directory / f"run-{index:05d}.tsv"
+    path = directory / f".run-{index:05d}.tsv"
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.writelines(lines)
     return path
@@ -140,10 +143,10 @@ def _sorted_runs(keys: Iterable[str], directory: Path, prefix: str) -> list[Path
     for key in keys:
         batch.append(key)
         if len(batch) >= RUN_LINES:
-            runs.append(_write_run(batch, directory, len(runs)).rename(directory / f"{prefix}-{len(runs):05d}.tsv"))
+            runs.append(_write_run(batch, directory, len(runs)).rename(directory / f".{prefix}-{len(runs):05d}.tsv"))
             batch = []
     if batch:
-        runs.append(_write_run(batch, directory, len(runs)).rename(directory / f"{prefix}-{len(runs):05d}.tsv"))
+        runs.append(_write_run(batch, directory, len(runs)).rename(directory / f".{prefix}-{len(runs):05d}.tsv"))
     return runs
 
 
@@ -175,9 +178,9 @@ def settled_urls(log_path: Path) -> Iterator[str]:
 def build_plan(
     inputs: Iterable[str], work: Path, config: FetchConfig, *, column: str | None = None, log_path: Path | None = None
 ) -> PlanSummary:
-    """Write `work/plan.tsv` and `work/hosts.tsv` for the inputs, leaving out what the log settled."""
+    """Write `work/.plan.tsv` and `work/.hosts.tsv` for the inputs, leaving out what the log settled."""
     work.mkdir(parents=True, exist_ok=True)
-    tmp = work / "sort"
+    tmp = work / ".sort"
     if tmp.exists():
         for old in tmp.iterdir():
             old.unlink()
@@ -204,7 +207,7 @@ def build_plan(
     done_runs = _sorted_runs((f"{host_key(u)}\t{u}\n" for u in settled_urls(log_path) if "://" in u), tmp, "done") if log_path else []
     done = _merged(done_runs)
     next_done = next(done, None)
-    plan_tmp, hosts_tmp = work / "plan.tsv.tmp", work / "hosts.tsv.tmp"
+    plan_tmp, hosts_tmp = work / ".plan.tsv.tmp", work / ".hosts.tsv.tmp"
     with open(plan_tmp, "wb") as plan, open(hosts_tmp, "w", encoding="utf-8") as hosts:
         previous = None
         host, host_start, host_count = None, 0, 0
@@ -243,14 +246,14 @@ def build_plan(
                 yield f"{10**width - count:0{width}d}\t{line}"
 
     size_runs = _sorted_runs(by_size(), tmp, "hosts")
-    ordered_tmp = work / "hosts.tsv.ordered"
+    ordered_tmp = work / ".hosts.tsv.ordered"
     with open(ordered_tmp, "w", encoding="utf-8") as out:
         for line in _merged(size_runs):
             out.write(line.split("\t", 1)[1])
     for path in size_runs:
         path.unlink()
-    os.replace(plan_tmp, work / "plan.tsv")
-    os.replace(ordered_tmp, work / "hosts.tsv")
+    os.replace(plan_tmp, work / PLAN_NAME)
+    os.replace(ordered_tmp, work / HOSTS_NAME)
     hosts_tmp.unlink()
     return summary
 
@@ -263,18 +266,18 @@ class HostEntry:
 
 
 def iter_hosts(work: Path) -> Iterator[HostEntry]:
-    with open(work / "hosts.tsv", encoding="utf-8") as f:
+    with open(work / HOSTS_NAME, encoding="utf-8") as f:
         for line in f:
             host, offset, count = line.rstrip("\n").split("\t")
             yield HostEntry(host, int(offset), int(count))
 
 
 class PlanReader:
-    """Reads each host's URLs from `plan.tsv` in small batches through one shared handle, so any
+    """Reads each host's URLs from `.plan.tsv` in small batches through one shared handle, so any
     number of active hosts costs one file descriptor and a few URLs each."""
 
     def __init__(self, work: Path) -> None:
-        self._f = open(work / "plan.tsv", "rb")
+        self._f = open(work / PLAN_NAME, "rb")
 
     def read(self, entry: HostEntry, batch: int) -> list[str]:
         """Up to `batch` next URLs of a host; advances the entry."""

@@ -8,6 +8,7 @@ the gap is measured from when a request really starts, not from when it began to
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -25,12 +26,48 @@ def is_host_failure(reason: str) -> bool:
     return reason in HOST_FAILURES or reason.startswith("http_5")
 
 
+class GlobalSlots:
+    """The global concurrency limit, handed out largest backlog first.
+
+    A FIFO semaphore gives every waiting host one request per round; a host with many URLs then
+    finishes last, one slot per round, long after the others (its per-host delay already makes it
+    the slowest). Serving the waiter whose host has the most URLs left keeps such hosts at their
+    politeness limit while the small ones fill the rest."""
+
+    def __init__(self, size: int) -> None:
+        self._free = size
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._order = 0
+
+    async def acquire(self, backlog: int = 0) -> None:
+        if self._free > 0 and not self._waiters:
+            self._free -= 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._order += 1
+        heapq.heappush(self._waiters, (-backlog, self._order, waiter))
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # handed a slot while being cancelled: pass it on
+            raise
+
+    def release(self) -> None:
+        while self._waiters:
+            _, _, waiter = heapq.heappop(self._waiters)
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._free += 1
+
+
 class HostState:
     """What the fetcher knows about one host:port."""
 
     __slots__ = (
         "key", "capacity", "delay_s", "in_flight", "next_start", "_gate", "_waiters", "robots", "robots_lock",
-        "robots_status", "consecutive_failures", "last_start", "parked", "last_failure", "users", "crawl_delay_s",
+        "robots_status", "consecutive_failures", "last_start", "backlog", "parked", "last_failure", "users", "crawl_delay_s",
     )
 
     def __init__(self, key: str, capacity: int, delay_s: float) -> None:
@@ -40,6 +77,7 @@ class HostState:
         self.in_flight = 0
         self.next_start = 0.0
         self.last_start = 0.0
+        self.backlog = 0  # URLs of this host not yet started (the scheduler's priority)
         self._gate = asyncio.Lock()
         self._waiters: deque[asyncio.Future[None]] = deque()
         self.robots: Any = None  # a parsed robots.txt (protego), or None: everything allowed
@@ -63,7 +101,7 @@ class HostState:
         self.next_start = max(self.next_start, when)
 
     @asynccontextmanager
-    async def slot(self, global_slots: asyncio.Semaphore) -> AsyncIterator[Callable[[], None]]:
+    async def slot(self, global_slots: GlobalSlots) -> AsyncIterator[Callable[[], None]]:
         """Hold one of the host's request slots and one global slot for one request.
 
         Yields `sent`, to call when the request has gone out (its headers written): the host's gate
@@ -77,7 +115,7 @@ class HostState:
                 await waiter
             while (wait := self.next_start - time.monotonic()) > 0:
                 await asyncio.sleep(wait)
-            await global_slots.acquire()
+            await global_slots.acquire(self.backlog)
         except BaseException:
             self._gate.release()
             raise

@@ -10,13 +10,25 @@ from __future__ import annotations
 
 from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError
-from thresher.core.stages import Filter, RuleSet, Stage, Transform
+from thresher.core.stages import Evaluation, Evaluator, Filter, RuleSet, Stage, Transform
 from thresher.quality.config import QualityConfig
 
 
 def _language(doc: Document) -> str:
     code = doc.annotations.get("lang.code")
     return code if isinstance(code, str) else ""
+
+
+class RoutedEvaluator:
+    def __init__(self, default: Evaluator, by_code: dict[str, Evaluator]) -> None:
+        self.name = default.name
+        self.default, self.by_code = default, by_code
+
+    def evaluate(self, doc: Document) -> Evaluation:
+        return self.by_code.get(_language(doc), self.default).evaluate(doc)
+
+    def check_all(self, doc: Document) -> list[Drop]:
+        return self.by_code.get(_language(doc), self.default).check_all(doc)
 
 
 class RoutedRuleSet:
@@ -60,7 +72,9 @@ def build_routed_quality_stages(config: QualityConfig) -> list[Stage]:
             raise ConfigError(f"quality.by_language.{code}: overrides may not change which rule sets run")
     routed: list[Stage] = []
     for i, stage in enumerate(default):
-        if isinstance(stage, RuleSet):
+        if isinstance(stage, Evaluator):
+            routed.append(RoutedEvaluator(stage, {c: s[i] for c, s in per_code.items()}))  # type: ignore[misc]
+        elif isinstance(stage, RuleSet):
             routed.append(RoutedRuleSet(stage, {c: s[i] for c, s in per_code.items()}))  # type: ignore[misc]
         elif isinstance(stage, Filter):
             routed.append(RoutedFilter(stage, {c: s[i] for c, s in per_code.items()}))  # type: ignore[misc]

@@ -106,8 +106,9 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
                 lines.append(f"| {stage} | {reason} | {n} |")
     languages = {k[5:]: n for k, n in (stats.get("counters") or {}).items() if k.startswith("lang/")}
     if languages:
-        lines += ["", "## Languages", "", "Documents per detected language (`lang.code`) among those that reached the"
-                  " language stage (`und`: undetermined):", "", "| language | documents |", "|---|---:|"]
+        lines += ["", "## Languages detected", "", "Documents per detected language (`lang.code`) among all that reached the"
+                  " language stage, dropped ones included (`und`: undetermined; the kept documents' mix is under"
+                  " Languages below):", "", "| language | documents |", "|---|---:|"]
         lines += [f"| {code} | {n} |" for code, n in sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))]
         script_only = (stats.get("events") or {}).get("lang.script_only", 0)
         if script_only:

@@ -8,13 +8,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
-
-pytest.importorskip("aiohttp")
-pytest.importorskip("protego")
-
-from fetch_helpers import FARM_ADDRESS  # noqa: E402
-
-from thresher.fetch.farm import Farm, FarmThread, HostSpec  # noqa: E402
+from fetch_helpers import FARM_ADDRESS
 
 
 class ConnectGuard:
@@ -51,9 +45,13 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> ConnectGuard:
 
 @pytest.fixture
 def farm_factory() -> Iterator[object]:
+    pytest.importorskip("aiohttp")  # the fetch extra
+    pytest.importorskip("protego")
+    from thresher.fetch.farm import FarmThread
+
     threads: list[FarmThread] = []
 
-    def start(specs: dict[str, HostSpec] | None = None) -> Farm:
+    def start(specs: dict[str, object] | None = None) -> object:
         thread = FarmThread(specs, FARM_ADDRESS)
         threads.append(thread)
         return thread.__enter__()

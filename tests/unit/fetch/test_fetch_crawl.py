@@ -8,11 +8,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fetch_helpers import FARM_ADDRESS, farm_config, write_urls
 
+from thresher import __version__
 from thresher.fetch.crawl import fetch_urls
 from thresher.fetch.farm import HostSpec
 from thresher.fetch.safety import static_resolver
+
+pytest.importorskip("aiohttp")  # the fetch extra
+pytest.importorskip("protego")
 
 
 def log_of(out: Path) -> dict[str, dict[str, Any]]:
@@ -40,12 +45,12 @@ def test_per_host_concurrency_and_delay_hold_at_the_server(tmp_path: Path, farm_
     assert result.stats.outcomes["fetched"] == len(urls)
     counts = farm.counts()
     assert max(counts[f"busy{h}.test"]["max_in_flight"] for h in range(3)) == 2  # used, never exceeded
-    assert counts["cd.test"]["max_in_flight"] == 1 and counts["cd.test"]["min_gap_s"] >= 0.2  # Crawl-delay 0.25
+    assert counts["cd.test"]["max_in_flight"] == 1 and counts["cd.test"]["min_gap_s"] >= 0.15  # Crawl-delay 0.25, less the farm thread's own jitter
     assert counts["gap.test"]["max_in_flight"] <= 2
     delayed = fetch_urls([str(write_urls(tmp_path / "g.txt", [f"http://gap2.test:{p}/page/x{i}" for i in range(3)]))],
                          tmp_path / "crawl2", farm_config(per_host_delay_s=0.25), resolve=resolver("gap2.test"))
     assert delayed.stats.outcomes["fetched"] == 3
-    assert farm.counts()["gap2.test"]["min_gap_s"] >= 0.2  # robots.txt and three pages, 0.25 s apart
+    assert farm.counts()["gap2.test"]["min_gap_s"] >= 0.15  # robots.txt and three pages, 0.25 s apart (less jitter)
 
 
 def test_robots_disallow_is_honoured_and_fetched_once_per_host(tmp_path: Path, farm_factory: Any) -> None:
@@ -67,6 +72,8 @@ def test_robots_disallow_is_honoured_and_fetched_once_per_host(tmp_path: Path, f
     assert time.monotonic() - start < 15  # the 100 MB robots.txt was cut at max_robots_bytes
     counts = farm.counts()
     assert counts["r.test"]["paths"]["/robots.txt"] == 1
+    agents = {ua for host in counts.values() for ua in host["user_agents"]}
+    assert agents == {f"thresher-fetch/{__version__} (+tests@thresher.invalid)"}  # the contact the user set
     assert not [path for host in counts.values() for path in host["paths"] if path.startswith(("/private/", "/page/no"))]
     log = log_of(out)
     assert log[f"http://r.test:{p}/private/0"]["reason"] == "robots_disallowed"
@@ -105,6 +112,32 @@ def test_failures_are_retried_bounded_and_recorded_with_their_cause(tmp_path: Pa
     assert log["/endless"]["limit"] == 1 << 20 and log["/bomb"]["limit"] == 100.0
     counts = farm.counts()
     assert counts[hosts["/reset"]]["paths"]["/reset"] == 2  # our two attempts, no hidden client resend
+
+
+def test_media_types_and_long_retry_after_fail_without_waiting(tmp_path: Path, farm_factory: Any) -> None:
+    farm = farm_factory()
+    p = farm.port
+    urls = [f"http://img.test:{p}/image", f"http://late.test:{p}/late"]
+    out = tmp_path / "crawl"
+    start = time.monotonic()
+    fetch_urls([str(write_urls(tmp_path / "u.txt", urls))], out, farm_config(max_retry_after_s=60.0),
+               resolve=resolver("img.test", "late.test"))
+    assert time.monotonic() - start < 5
+    log = log_of(out)
+    assert (log[urls[0]]["reason"], log[urls[0]]["detail"]) == ("content_type", "image/png")
+    late = log[urls[1]]
+    assert (late["reason"], late["attempts"]) == ("http_429", 1) and "Retry-After 3600s exceeds 60s" in late["detail"]
+
+
+def test_a_redirect_to_another_host_takes_that_hosts_robots_and_slots(tmp_path: Path, farm_factory: Any) -> None:
+    farm = farm_factory({"other.test": HostSpec(robots="User-agent: *\nDisallow: /page/private\n")})
+    p = farm.port
+    urls = [f"http://from.test:{p}/to-host/other.test:{p}", f"http://from.test:{p}/page/stay"]
+    out = tmp_path / "crawl"
+    fetch_urls([str(write_urls(tmp_path / "u.txt", urls))], out, farm_config(), resolve=resolver("from.test", "other.test"))
+    moved = log_of(out)[urls[0]]
+    assert moved["outcome"] == "fetched" and moved["final_url"] == f"http://other.test:{p}/page/redirected"
+    assert farm.counts()["other.test"]["paths"] == {"/robots.txt": 1, "/page/redirected": 1}
 
 
 def test_a_failing_host_is_parked_and_its_other_urls_fail_unrequested(tmp_path: Path, farm_factory: Any) -> None:

@@ -17,7 +17,7 @@ CFG = FetchConfig(contact="t@thresher.invalid")
 
 
 def planned(work: Path) -> list[str]:
-    return [line.split("\t", 1)[1].rstrip("\n") for line in (work / "plan.tsv").read_text().splitlines(keepends=True)]
+    return [line.split("\t", 1)[1].rstrip("\n") for line in (work / ".plan.tsv").read_text().splitlines(keepends=True)]
 
 
 def test_bad_lines_are_counted_by_reason_and_duplicates_dropped(tmp_path: Path) -> None:
@@ -54,7 +54,7 @@ def test_many_runs_merge_into_one_sorted_deduplicated_plan(tmp_path: Path, monke
     got = reader.read(hosts[2], 3) + reader.read(hosts[0], 100) + reader.read(hosts[2], 100)
     reader.close()
     assert got[:3] == sorted(f"http://h2.example/p{i}" for i in range(2, 40, 5))[:3]
-    assert len(got) == 16 and not list(tmp_path.glob("work/sort/*"))
+    assert len(got) == 16 and not list(tmp_path.glob("work/.sort/*"))
 
 
 def test_urls_settled_in_the_log_are_left_out_on_resume(tmp_path: Path) -> None:

@@ -44,6 +44,7 @@ def test_a_name_resolving_to_a_private_address_is_refused_after_dns() -> None:
 
 
 def test_only_the_checked_addresses_are_handed_to_the_client() -> None:
+    pytest.importorskip("aiohttp")
     # a name answering a public and a private address: only the public one may be connected to
     guard = PinnedResolver(static_resolver({"mixed.test": ["10.0.0.1", "93.184.216.34"]}))
     assert run(guard.check("mixed.test", 80)) == ["93.184.216.34"]
@@ -79,3 +80,13 @@ def test_allow_private_and_allow_networks_opt_in() -> None:
 def test_a_name_that_does_not_resolve_fails_as_dns() -> None:
     with pytest.raises(ResolveFailed):
         run(PinnedResolver(static_resolver({})).check("nowhere.test", 80))
+
+
+def test_the_system_resolver_path_refuses_localhost() -> None:
+    # getaddrinfo answers "localhost" from the hosts file: no traffic, and the answer is loopback
+    from thresher.fetch.safety import system_resolve
+
+    guard = PinnedResolver(system_resolve)
+    with pytest.raises(TargetRefused) as info:
+        run(guard.check("localhost", 80))
+    assert info.value.reason == "loopback"

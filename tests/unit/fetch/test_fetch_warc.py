@@ -26,6 +26,9 @@ from thresher.read.warc import iter_records
 from thresher.read.warc_config import WarcConfig
 from thresher.read.warc_payload import RawRecord
 
+pytest.importorskip("aiohttp")  # the fetch extra
+pytest.importorskip("protego")
+
 
 def records(warc_dir: Path) -> list[RawRecord | Any]:
     out: list[Any] = []

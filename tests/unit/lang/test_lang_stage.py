@@ -95,7 +95,16 @@ def test_pipeline_attributes_language_drops_and_the_card_lists_languages():
     assert stats["counters"]["lang/fr"] == 1 and stats["reconciles"]
     card = render_card({"thresher_version": "0", "config_hash": "x", "records": 2, "shards": [], "format": "jsonl",
                         "bytes": 0, "inputs": [], "config": {}}, stats)
-    assert "## Languages" in card and "| fr | 1 |" in card
+    assert "## Languages detected" in card and "| fr | 1 |" in card
+
+
+def test_annotator_writes_only_the_keys_it_declares():
+    from thresher.core.stages import undeclared_annotations
+
+    annotator = LanguageAnnotator(LangConfig(detector="script"))
+    mixed = Document(id="1", text="Καλημέρα σας, τι κάνετε σήμερα;\n\nสวัสดีครับ ยินดีต้อนรับ\n\nThis is English.")
+    assert undeclared_annotations(annotator, mixed) == []
+    assert "lang.spans" in mixed.annotations
 
 
 def test_script_detector_is_used_when_asked_even_with_the_extra():
@@ -114,3 +123,13 @@ def test_assess_counts_languages_and_attributes_language_drops(tmp_path, capsys)
     report = json.loads(capsys.readouterr().out)
     assert report["languages"] == {"el": 1, "th": 1}
     assert report["drops"]["lang/not_wanted"] == 1
+
+
+def test_language_stage_runs_after_normalize_and_before_quality_by_default():
+    from thresher.pipeline import build_document_stages
+
+    names = [s.name for s in build_document_stages(RunConfig())]
+    assert names.index("normalize") + 1 == names.index("lang.detect") < names.index("quality.gopher")
+    assert "lang" not in names  # no filter without --languages or --min-language-score
+    off = [s.name for s in build_document_stages(RunConfig.from_dict({"lang": {"enabled": False}}))]
+    assert "lang.detect" not in off

@@ -18,7 +18,9 @@ PROSE = (
 
 def test_prose_passes_and_both_metrics_are_annotated():
     doc = Document(id="1", text=PROSE)
-    assert StatisticalQuality().check_all(doc) == []
+    gate = StatisticalQuality()
+    assert gate.check_all(doc) == [] and doc.annotations == {}  # deciding writes nothing
+    gate.annotate(doc)
     assert 3.9 < doc.annotations["quality.char_entropy"] < 4.5
     assert doc.annotations["quality.mean_sentence_words"] == 17.0
 
