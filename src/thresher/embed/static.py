@@ -57,7 +57,13 @@ class WordLlamaEncoder:
         self.version = f"{metadata.version('wordllama')}/l2_supercat_256"
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
-        return [e.ids for e in self._tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+        # in slices: an Encoding also carries token strings, offsets and masks, several times the
+        # ids' size, so a whole shard at once would be a large transient peak
+        ids: list[list[int]] = []
+        for start in range(0, len(texts), 1024):
+            chunk = list(texts[start : start + 1024])
+            ids += [e.ids for e in self._tokenizer.encode_batch(chunk, add_special_tokens=False)]
+        return ids
 
     def tokenize_lengths(self, texts: Sequence[str]) -> list[int]:
         return [len(ids) for ids in self.tokenize(texts)]
