@@ -1,0 +1,49 @@
+"""Encode a sequence of texts in batches planned on the encoder's real token lengths.
+
+`thresher.batching.plan_batches` sorts by length and caps each batch by items and by padded tokens;
+each batch's rows are put back in input order, so the result is in document order whatever the
+plan. The plan is made over one shard (the unit a worker embeds), so it depends on the data only,
+never on the worker count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from thresher.batching import BatchPlan, plan_batches
+from thresher.embed.encoder import Encoder, PreTokenizing
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    vectors: Any  # (n, dimension) float32, document order
+    plan: BatchPlan
+    truncated: int  # texts longer than the encoder's max_len (only their first max_len tokens count)
+    empty: int  # texts with no tokens (zero rows)
+
+
+def encode_texts(
+    encoder: Encoder, texts: Sequence[str], *, max_batch_size: int = 64, max_batch_tokens: int | None = None
+) -> Encoded:
+    import numpy as np
+
+    token_ids = encoder.tokenize(texts) if isinstance(encoder, PreTokenizing) else None
+    lengths = [len(t) for t in token_ids] if token_ids is not None else encoder.tokenize_lengths(texts)
+    if token_ids is not None:  # only the first max_len ids are read: hold no more of a long text
+        token_ids = [t[: encoder.max_len] for t in token_ids]
+    plan = plan_batches(lengths, max_len=encoder.max_len, max_batch_size=max_batch_size, max_batch_tokens=max_batch_tokens)
+    out = np.zeros((len(texts), encoder.dimension), dtype=np.float32)
+    for batch in plan.batches:
+        if token_ids is not None and isinstance(encoder, PreTokenizing):
+            rows = encoder.encode_tokens([token_ids[i] for i in batch.indices])
+        else:
+            rows = encoder.encode([texts[i] for i in batch.indices])
+        out[list(batch.indices)] = rows
+    return Encoded(
+        vectors=out,
+        plan=plan,
+        truncated=sum(1 for n in lengths if n > encoder.max_len),
+        empty=sum(1 for n in lengths if n == 0),
+    )
