@@ -22,7 +22,7 @@ from __future__ import annotations
 import gc
 import re
 import time
-from typing import Any
+from typing import Any, Literal
 
 from thresher.extract.base import Extraction, ExtractionTimeout
 from thresher.extract.blocks import REMOVED, Block, segment
@@ -241,7 +241,7 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
     # (`text_mass` counts posts written with <br>: it protects a box from weak class words only; a
     # site <header> or a form with address lines is not a standfirst)
     verdicts: dict[str, tuple[bool, bool, bool, bool]] = {}  # class names repeat: match each once
-    by_raw: dict[str, str | bool] = {}  # attribute text -> False (hidden or a furniture role) or its class_id
+    by_raw: dict[str, str | Literal[False]] = {}  # attribute text -> False (hidden or a furniture role) or its class_id
     ticks = 0
     for node in doc.nodes[1:]:
         ticks += 1

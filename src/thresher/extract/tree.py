@@ -135,7 +135,7 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
     if "\0" in html:
         html = html.replace("\0", "")
         n = len(html)
-    scanner = TEXT_TOKEN.scanner
+    scanner = TEXT_TOKEN.scanner  # type: ignore[attr-defined]  # re.Pattern.scanner: CPython's (untyped) token loop
     tag_info = _TAG_INFO.get
     count = open_count.get
 
@@ -174,6 +174,7 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                     open_count[tag] -= 1
                     cur.end = len(nodes)
                     parent = cur.parent
+                    assert parent is not None  # the root is never closed
                     parent.text_len += cur.text_len
                     parent.link_len += cur.link_len
                     cur = parent
@@ -291,6 +292,7 @@ def _close(node: Node, end: int) -> None:
     """What `aggregate` would compute, done as the element closes: its subtree is complete."""
     node.end = end
     parent = node.parent
+    assert parent is not None  # the root is never closed
     parent.text_len += node.text_len
     parent.link_len += node.link_len
 
@@ -391,7 +393,7 @@ def iter_text(node: Node) -> list[str]:
             if type(item) is Node:
                 iters.append(iter(item.children))
                 break
-            append(item)
+            append(item)  # type: ignore[arg-type]  # not a Node: a text string (`type() is` is the fast test)
         else:
             iters.pop()
     return out
