@@ -52,7 +52,8 @@ def _embed(args: argparse.Namespace, encoder: Any) -> None:
     print(
         f"embedded {report.records} records in {len(report.files)} shard(s) with {report.encoder} "
         f"{report.version} ({report.dimension}-d {report.dtype}): {report.batches} batches, padding efficiency "
-        f"{report.padding_efficiency:.3f}, {report.truncated} truncated to {encoder.max_len} tokens, {report.empty} empty",
+        f"{report.padding_efficiency:.3f}, {report.truncated} truncated to {encoder.max_len} tokens, {report.empty} empty, "
+        f"{len(report.failed)} failed (zero vectors, listed in the manifest)",
         file=sys.stderr,
     )
 

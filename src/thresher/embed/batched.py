@@ -22,6 +22,7 @@ class Encoded:
     plan: BatchPlan
     truncated: int  # texts longer than the encoder's max_len (only their first max_len tokens count)
     empty: int  # texts with no tokens (zero rows)
+    failed: tuple[int, ...] = ()  # positions the encoder raised on even alone (zero rows)
 
 
 def encode_texts(
@@ -35,15 +36,32 @@ def encode_texts(
         token_ids = [t[: encoder.max_len] for t in token_ids]
     plan = plan_batches(lengths, max_len=encoder.max_len, max_batch_size=max_batch_size, max_batch_tokens=max_batch_tokens)
     out = np.zeros((len(texts), encoder.dimension), dtype=np.float32)
+    failed: list[int] = []
+
+    def run(indices: list[int]) -> None:
+        # an encoder that raises on a batch: retried by halves, so one bad text costs only itself
+        # (a zero row, listed in `failed`), never its batch-mates' vectors
+        try:
+            if token_ids is not None and isinstance(encoder, PreTokenizing):
+                rows = encoder.encode_tokens([token_ids[i] for i in indices])
+            else:
+                rows = encoder.encode([texts[i] for i in indices])
+        except Exception:  # noqa: BLE001 - any model error; the document is named, not lost silently
+            if len(indices) == 1:
+                failed.append(indices[0])
+                return
+            half = len(indices) // 2
+            run(indices[:half])
+            run(indices[half:])
+            return
+        out[indices] = rows
+
     for batch in plan.batches:
-        if token_ids is not None and isinstance(encoder, PreTokenizing):
-            rows = encoder.encode_tokens([token_ids[i] for i in batch.indices])
-        else:
-            rows = encoder.encode([texts[i] for i in batch.indices])
-        out[list(batch.indices)] = rows
+        run(list(batch.indices))
     return Encoded(
         vectors=out,
         plan=plan,
         truncated=sum(1 for n in lengths if n > encoder.max_len),
         empty=sum(1 for n in lengths if n == 0),
+        failed=tuple(sorted(failed)),
     )

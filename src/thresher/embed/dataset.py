@@ -35,6 +35,7 @@ class EmbedReport:
     truncated: int = 0
     empty: int = 0
     files: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)  # {shard, row} the encoder raised on (zero rows)
 
     @property
     def padding_efficiency(self) -> float:
@@ -52,6 +53,7 @@ class EmbedReport:
             "records": self.records,
             "truncated": self.truncated,
             "empty": self.empty,
+            "failed": self.failed,
             "padding_efficiency": round(self.padding_efficiency, 6),
             "files": self.files,
         }
@@ -90,6 +92,7 @@ def embed_dataset(
         report.batches += len(encoded.plan.batches)
         report.truncated += encoded.truncated
         report.empty += encoded.empty
+        report.failed += [{"shard": shard["path"], "row": i} for i in encoded.failed]
         if on_shard is not None:
             on_shard(shard["path"], len(texts))
     manifest["embeddings"] = report.section()

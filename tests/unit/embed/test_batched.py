@@ -48,3 +48,33 @@ def test_truncated_and_empty_texts_are_counted():
     result = encode_texts(enc, ["", "a b", " ".join(["x"] * (enc.max_len + 5))])
     assert (result.truncated, result.empty) == (1, 1)
     assert not result.vectors[0].any()
+
+
+class FailsOnBoom:
+    """The stub, except that any batch holding a text with BOOM raises."""
+
+    def __init__(self) -> None:
+        self.inner = get_encoder("stub")
+        self.name, self.version, self.dimension, self.max_len = "boom", "1", self.inner.dimension, self.inner.max_len
+        self.calls = 0
+
+    def tokenize_lengths(self, texts):
+        return self.inner.tokenize_lengths(texts)
+
+    def encode(self, texts):
+        self.calls += 1
+        if any("BOOM" in t for t in texts):
+            raise RuntimeError("model error")
+        return self.inner.encode(texts)
+
+
+def test_a_batch_that_raises_is_retried_by_halves_and_only_the_bad_text_fails():
+    enc = FailsOnBoom()
+    texts = mixed_texts(16)
+    texts[5] = "w BOOM x"
+    result = encode_texts(enc, texts, max_batch_size=16)
+    assert result.failed == (5,)
+    assert not result.vectors[5].any()
+    good = [i for i in range(16) if i != 5]
+    assert result.vectors[good].tobytes() == get_encoder("stub").encode([texts[i] for i in good]).tobytes()
+    assert enc.calls <= 1 + 2 * 4  # log2(16) levels of halving, two calls a level

@@ -85,3 +85,15 @@ def test_a_vector_path_outside_the_dataset_is_refused_not_opened(embedded):
     assert problems == ["../outside.npy: refused: the manifest names a vector path outside the dataset"]
     with pytest.raises(DatasetError, match="refused"):
         list(read_shards(embedded, with_embeddings=True, verify=False))
+
+
+def test_default_encoder_embeds_from_the_cli_and_verifies(dataset, tmp_path):
+    pytest.importorskip("wordllama", reason="the embed extra (wordllama) is not installed")
+    copy = tmp_path / "w"
+    shutil.copytree(dataset, copy)
+    assert main(["embed", str(copy)]) == 0
+    section = json.loads((copy / "manifest.json").read_text())["embeddings"]
+    assert (section["encoder"], section["dimension"], section["dtype"], section["failed"]) == ("wordllama", 256, "float16", [])
+    assert main(["verify", "-q", str(copy)]) == 0
+    vectors = np.stack([v for _, v in read_shards(copy, with_embeddings=True)]).astype(np.float32)
+    assert vectors.shape == (30, 256) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=2e-3)
