@@ -34,6 +34,13 @@ class LangConfig:
     spans: bool = setting(True, "write lang.spans (paragraph ranges and their languages) for mixed documents")
 
     def __post_init__(self) -> None:
+        if self.detector == "auto":
+            # resolved here, so the config the manifest records and hashes names the detector that
+            # ran: the same command on a machine without the extra is a different config (a resume
+            # there is refused) rather than silently different output
+            from thresher.lang.cascade import cld2_available
+
+            object.__setattr__(self, "detector", "cascade" if cld2_available() else "script")
         if self.languages is not None:
             object.__setattr__(self, "languages", tuple(normalize_code(c) for c in self.languages if c.strip()))
         if self.min_score is not None and not 0.0 <= self.min_score <= 1.0:
