@@ -4,9 +4,10 @@ Parses every AEB and trafilatura-eval page (../shared/data/extraction) with `thr
 of this checkout and of `--baseline` (a git revision; its `extract/tree.py` is loaded from git), in
 alternating passes (A B A B ...), and reports the CPU seconds (time.process_time) of each pass, the
 median of each side and their ratio. Also times generated adversarial pages (issue 13's backtracking
-cases) with this checkout's parser. Writes benchmarks/results/extraction_tokenizer.json.
+cases) with this checkout's parser, and resiliparse's compiled lexbor parser (alone, and with
+its tree walked from Python) when it is installed. Writes benchmarks/results/extraction_tokenizer.json.
 
-    python benchmarks/extraction_tokenizer.py --baseline main --repeats 5
+    python benchmarks/extraction_tokenizer.py --baseline da5c498 --repeats 5   # the parser before the WHATWG tokenizer
 """
 
 from __future__ import annotations
@@ -65,6 +66,29 @@ def one_pass(parse, htmls: list[str]) -> float:
         gc.enable()
 
 
+def lexbor_passes(htmls: list[str], repeats: int) -> dict[str, float] | None:
+    """CPU seconds of resiliparse's lexbor parser alone, and with every node visited from Python
+    (what building thresher's tree from it would cost at least); None without resiliparse."""
+    try:
+        from resiliparse.parse.html import HTMLTree
+    except ImportError:
+        return None
+
+    def walk(html: str) -> None:
+        stack = [HTMLTree.parse(html).document]
+        while stack:
+            child = stack.pop().first_child
+            while child is not None:
+                stack.append(child)
+                child = child.next
+
+    parse_only, with_walk = [], []
+    for _ in range(repeats):
+        parse_only.append(one_pass(HTMLTree.parse, htmls))
+        with_walk.append(one_pass(walk, htmls))
+    return {"lexbor_parse_cpu_s": statistics.median(parse_only), "lexbor_parse_and_walk_cpu_s": statistics.median(with_walk)}
+
+
 def adversarial(parse, repeats: int = 20_000) -> dict[str, float]:
     """CPU seconds to parse each generated page of issue 13's backtracking classes."""
     cases = {
@@ -108,6 +132,7 @@ def main() -> int:
         "median_cpu_s": med,
         "current_over_baseline": round(med["current"] / med["baseline"], 4),
         "adversarial_cpu_s": adversarial(current_tree.parse),
+        "lexbor": lexbor_passes(htmls, args.repeats),
     }
     print(json.dumps(result, indent=1))
     if not args.no_write:

@@ -33,7 +33,7 @@ from thresher.core.config import (
 from thresher.core.errors import ConfigError, ThresherError
 
 VERBS = ("build", "assess", "dedup", "extract", "verify", "report", "check", "compare", "explain", "lang", "classify",
-         "fetch", "decontam-report", "demo", "help")
+         "embed", "fetch", "decontam-report", "demo", "help")
 _DEST_PREFIX = "cfg__"
 
 log = logging.getLogger("thresher")

@@ -174,7 +174,7 @@ def test_interrupted_upload_leaves_no_manifest_and_resumes_to_the_same_manifest(
         return real_publish(ctx, src_path, target, rel)
 
     with pytest.raises(TaskError, match="task publish-00002 failed"):
-        build([str(src)], url, config, tasks=DEFAULT_TASKS.replace(publish=crashing_publish))
+        build([str(src)], url, config, overwrite=True, tasks=DEFAULT_TASKS.replace(publish=crashing_publish))
     assert "manifest.json" not in objects(s3_env, out_bucket, "ds")  # the stale manifest went first
     work = default_work_dir(url) / ".work"
     assert (work / "done" / "publish-00001.json").exists() and not (work / "done" / "publish-00002.json").exists()
@@ -257,7 +257,7 @@ def test_rebuild_with_fewer_shards_removes_stale_ones_and_rejects_go_to_s3(tmp_p
     src = small_crawl(tmp_path)
     url = f"s3://{out_bucket}/ds"
     build([str(src)], url, local_config(output={"shard_max_records": 8}))
-    result = build([str(src)], url, local_config(output={"shard_max_records": 100}), rejects=f"s3://{out_bucket}/rej")
+    result = build([str(src)], url, local_config(output={"shard_max_records": 100}), rejects=f"s3://{out_bucket}/rej", overwrite=True)
     assert sorted(k for k in objects(s3_env, out_bucket, "ds") if k.startswith("shard-")) == ["shard-00000.jsonl.gz"]
     assert verify_dataset(url) == []
     rejects = objects(s3_env, out_bucket, "rej")

@@ -2,7 +2,7 @@
 
 >>> from thresher.classify import train, load_model
 >>> model = train([("a fine essay", "good"), ("buy now!!!", "bad")], epochs=5)
->>> model.save("model.thc")
+>>> save_model(model, "model.thc")
 >>> load_model("model.thc").scores("another essay")   # {"bad": 0.2..., "good": 0.7...}
 
 Pure Python everywhere; NumPy (the `fast` extra) makes training and batch scoring faster and gives

@@ -285,17 +285,6 @@ class Model:
         scores: list[list[float]] = self.normalize_batch(self.logits_batch(texts)).tolist()
         return scores
 
-    def to_bytes(self) -> bytes:
-        from thresher.classify.format import dump_model
-
-        return dump_model(self)
-
-    def save(self, path: str) -> str:
-        """Write the model file atomically; returns its sha256."""
-        from thresher.classify.format import save_model
-
-        return save_model(self, path)
-
 
 def _exp_array(x: Any) -> Any:
     import numpy as np

@@ -28,6 +28,7 @@ from operator import add
 from typing import Any, Literal
 
 from thresher.classify.features import MASK64, FeatureExtractor, FeatureSpec, mix64
+from thresher.classify.format import dump_model
 from thresher.classify.model import LOSSES, Model, numpy_available
 from thresher.core.errors import ThresherError
 
@@ -116,7 +117,7 @@ def train(
     )
     import hashlib
 
-    model.sha256 = hashlib.sha256(model.to_bytes()).hexdigest()
+    model.sha256 = hashlib.sha256(dump_model(model)).hexdigest()
     return model
 
 

@@ -110,6 +110,7 @@ def _char_ngrams(text: str) -> tuple[int, int] | None:
 def run_train(args: argparse.Namespace) -> int:
     from thresher.classify import FeatureSpec, TrainConfig, train
     from thresher.classify.data import load_examples, split_examples
+    from thresher.classify.format import save_model
     from thresher.classify.metrics import evaluate, render_report
 
     sources = _sources(args, args.data)
@@ -127,7 +128,7 @@ def run_train(args: argparse.Namespace) -> int:
     t0 = time.process_time()
     model = train(train_part, config, labels=labels)
     seconds = time.process_time() - t0
-    digest = model.save(args.output)
+    digest = save_model(model, args.output)
     counts = ", ".join(f"{lab} {n}" for lab, n in model.info["examples_per_label"].items())
     print(f"trained on {len(train_part)} examples ({counts}) in {seconds:.1f} CPU s ({model.info['trainer']} trainer); "
           f"wrote {args.output} (sha256 {digest[:16]}...)", file=sys.stderr)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from typing import Any, cast
 
 from thresher.extract.base import ExtractionTimeout
 from thresher.extract.tree import BR, TABLE_INSIDE, LinkText, Node, iter_text
@@ -129,7 +130,7 @@ def table_rows(table: Node) -> list[list[str]]:
                 # no non-space character below: the text is whitespace only (spaces, newlines, <br>)
                 if cell.text_len:
                     # a cell with no element below holds text alone
-                    parts = cell.children if cell.end - cell.index == 1 else iter_text(cell)
+                    parts = cast("list[str]", cell.children) if cell.end - cell.index == 1 else iter_text(cell)
                     text = " ".join("".join(parts).split())
                     if "|" in text:
                         text = text.replace("|", "\\|")
@@ -206,7 +207,7 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
             ticks = 0
             if deadline is not None and time.monotonic() > deadline:
                 raise ExtractionTimeout("segmentation passed the deadline")
-        item = pop()
+        item: Any = pop()  # a Node, str, LinkText or an int marker: `cls` dispatches
         cls = item.__class__
         if cls is str:  # children are Nodes, str and LinkText; the stack adds -1 markers
             add(item)

@@ -47,10 +47,6 @@ CLOSES_P = frozenset(
     "address article aside blockquote center details dialog dir div dl fieldset figcaption figure footer form "
     "h1 h2 h3 h4 h5 h6 header hgroup hr li main menu nav ol p pre section summary table ul dd dt".split()
 )
-PHRASING = frozenset(
-    "a abbr b bdi bdo big cite code data del dfn em font i ins kbd mark q rp rt ruby s samp small span strike "
-    "strong sub sup time tt u var label nobr".split()
-)
 # Formatting elements that, without attributes, carry nothing extraction uses: not materialized.
 BARE_INLINE = frozenset("b i em strong u s small big abbr cite sup sub mark q tt var kbd samp nobr font span".split())
 _HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
@@ -135,7 +131,7 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
     if "\0" in html:
         html = html.replace("\0", "")
         n = len(html)
-    scanner = TEXT_TOKEN.scanner
+    scanner = TEXT_TOKEN.scanner  # type: ignore[attr-defined]  # re.Pattern.scanner: CPython's (untyped) token loop
     tag_info = _TAG_INFO.get
     count = open_count.get
 
@@ -174,6 +170,7 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                     open_count[tag] -= 1
                     cur.end = len(nodes)
                     parent = cur.parent
+                    assert parent is not None  # the root is never closed
                     parent.text_len += cur.text_len
                     parent.link_len += cur.link_len
                     cur = parent
@@ -288,9 +285,11 @@ def _append_text(cur: Node, text: str, link_level: int) -> None:
 
 
 def _close(node: Node, end: int) -> None:
-    """What `aggregate` would compute, done as the element closes: its subtree is complete."""
+    """Sum the closed element's text and link lengths into its parent and set its subtree end: done
+    as the element closes, when its subtree is complete (no second pass over the nodes)."""
     node.end = end
     parent = node.parent
+    assert parent is not None  # the root is never closed
     parent.text_len += node.text_len
     parent.link_len += node.link_len
 
@@ -370,17 +369,6 @@ def release(doc: HtmlDocument) -> None:
         node.parent = None
 
 
-def aggregate(nodes: list[Node]) -> None:
-    """Sum text and link lengths into ancestors and set each node's subtree end (reverse pre-order)."""
-    for node in reversed(nodes):
-        parent = node.parent
-        if parent is not None:
-            parent.text_len += node.text_len
-            parent.link_len += node.link_len
-            if node.end > parent.end:
-                parent.end = node.end
-
-
 def iter_text(node: Node) -> list[str]:
     """Every text string under `node`, in document order, without recursion."""
     out: list[str] = []
@@ -391,7 +379,7 @@ def iter_text(node: Node) -> list[str]:
             if type(item) is Node:
                 iters.append(iter(item.children))
                 break
-            append(item)
+            append(item)  # type: ignore[arg-type]  # not a Node: a text string (`type() is` is the fast test)
         else:
             iters.pop()
     return out

@@ -44,7 +44,9 @@ class BinaryLanguageDetector:
         return self.score(text) >= threshold
 
     def save(self, path: str) -> str:
-        saved: str = self.model.save(path)
+        from thresher.classify.format import save_model
+
+        saved: str = save_model(self.model, path)
         return saved
 
 

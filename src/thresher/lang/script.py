@@ -137,7 +137,6 @@ _NOT_ASCII_LETTERS = bytes(b for b in range(256) if not (65 <= b <= 90 or 97 <= 
 _ASCII = bytes(range(128))
 
 # Scripts whose words are not separated by spaces: their letters are counted as words.
-CHARACTER_WORD_SCRIPTS = frozenset(c for c, t in TRAITS.items() if not t.space_delimited)
 CHARACTER_WORD_RANGES: tuple[tuple[int, int], ...] = tuple(
     r for code in ("Thai", "Laoo", "Khmr", "Mymr", "Tibt", "Kana", "Hani") for r in _RANGES[code]
 )

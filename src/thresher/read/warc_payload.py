@@ -265,9 +265,9 @@ def to_items(
     declared_type = rec.headers.get("content-type", "")
     if rtype == "conversion":
         _, declared = split_media_type(declared_type)
-        charset = normalize_charset(declared) or "utf-8"  # an unknown label (or one with a NUL): UTF-8
-        text = block.decode(charset, "replace")
-        source["charset"] = charset
+        label = normalize_charset(declared) or "utf-8"  # an unknown label (or one with a NUL): UTF-8
+        text = block.decode(label, "replace")
+        source["charset"] = label
         doc_id = make_doc_id(url, block)
         yield Document(id=doc_id, text=text, url=url, source=source, fetched_at=fetched_at, ordinal=ordinal)
         return

@@ -34,6 +34,7 @@ from thresher.run.phases import (
 )
 from thresher.run.plan import prepare_workdir
 from thresher.run.preflight import preflight
+from thresher.run.safety import check_not_nested, listed_shards, own_manifest, remember_previous_shards
 from thresher.run.tasks import TaskContext
 from thresher.run.workdir import BuildLock
 from thresher.write.manifest import MANIFEST
@@ -79,7 +80,8 @@ def build(
     config = config or RunConfig()
     preflight(inputs, output, config, rejects=rejects)  # before any task: inputs, extras, outputs
     place = place_output(output, config.exec.work_dir)
-    check_output(place)
+    check_not_nested(inputs, place.target)
+    check_output(place, overwrite=overwrite)
     place.work.root.mkdir(parents=True, exist_ok=True)
     with BuildLock(place.work):
         if place.publishes:
@@ -94,7 +96,10 @@ def build(
 def _build_locked(request: BuildRequest) -> BuildResult:
     place, config = request.place, request.config
     work = place.work
-    # An interrupted run must never leave a manifest claiming completeness: remove it first.
+    # An interrupted run must never leave a manifest claiming completeness: remove it first, after
+    # noting the shards it listed (the only files of the output this build may delete).
+    previous = own_manifest(place.target)
+    listed = listed_shards(previous) if previous is not None else []
     place.target.remove(MANIFEST)
     ctx = TaskContext(config, str(work.root), request.rejects is not None)
     runner = PhaseRunner(work, ctx, request.on_progress, request.tasks)  # first: a pool's workers start while the driver plans
@@ -102,6 +107,7 @@ def _build_locked(request: BuildRequest) -> BuildResult:
         _, partitions = prepare_workdir(
             work, request.inputs, config, write_rejects=request.rejects is not None, overwrite=request.overwrite
         )
+        remember_previous_shards(work, listed)  # after the plan: a changed plan resets the work dir
         grouped = scan_and_group(runner, partitions)
         clustered = cluster_phase(runner, grouped)
         shards, write_stats = write_phase(runner, clustered)

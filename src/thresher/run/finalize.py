@@ -17,7 +17,9 @@ from thresher.core.stats import Stats
 from thresher.extract.registry import extractor_info
 from thresher.paths import input_size
 from thresher.read.base import Partition
+from thresher.run.integrity import require_work_files
 from thresher.run.results import ShardFile
+from thresher.run.safety import previous_shards
 from thresher.run.tasks import gzip_concat, malformed_examples
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import dumps_json
@@ -38,10 +40,11 @@ class Finished:
     stats: Stats
 
 
-def remove_stale_shards(out: Store, shards: Sequence[ShardFile]) -> None:
-    """Shards of an earlier build into this folder (prefix) that this build did not produce."""
+def remove_stale_shards(out: Store, shards: Sequence[ShardFile], previous: Sequence[str]) -> None:
+    """The shards the previous dataset's manifest listed that this build did not produce; no other
+    file is deleted (`thresher.run.safety`)."""
     keep = {s.path for s in shards}
-    for stale in [*out.files("shard-"), *out.files("data/train-")]:
+    for stale in previous:
         if stale not in keep:
             out.remove(stale)
 
@@ -88,7 +91,11 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
     """Write the dataset's metadata files into `out`, the manifest last (its presence means the
     dataset is complete), and return the manifest."""
     config = done.config
-    remove_stale_shards(out, done.shards)
+    needed = [work.scan_malformed(p.index) for p in done.partitions]
+    if rejects is not None:
+        needed += [f(p.index) for p in done.partitions for f in (work.scan_rejects, work.write_rejects)]
+    require_work_files(needed, "finalize")  # a lost one would leave the rejects silently incomplete
+    remove_stale_shards(out, done.shards, previous_shards(work))
     stats_dict = done.stats.to_dict()
     stats_dict["malformed_examples"] = malformed_examples(work, [p.index for p in done.partitions])
     out.write_bytes("stats.json", dumps_json(stats_dict).encode("utf-8"))

@@ -19,10 +19,10 @@ from thresher.core.errors import WorkDirError
 from thresher.paths import local_path
 from thresher.run.plan import reset_workdir
 from thresher.run.results import Published, ShardFile
+from thresher.run.safety import own_manifest, own_work_dir
 from thresher.run.tasks import TaskContext
 from thresher.run.workdir import WorkDir, default_work_dir
 from thresher.write.atomic import write_json_atomic
-from thresher.write.manifest import MANIFEST
 from thresher.write.storage import LocalStore, Store, open_store
 
 _OUTPUT_NAMES = ("shard-", "data", "stats.json", "README.md")
@@ -67,14 +67,24 @@ def place_output(output: str | Path, work_dir: str | None) -> OutputPlace:
     return OutputPlace(target, default_work_dir(target.locate()), True)
 
 
-def check_output(place: OutputPlace) -> None:
-    """Refuse an output that is a file, or a non-empty folder (prefix) that is neither a thresher
-    dataset nor an unfinished build whose work dir is here."""
+def check_output(place: OutputPlace, *, overwrite: bool = False) -> None:
+    """Refuse an output that is a file, a non-empty folder (prefix) that is neither a thresher
+    dataset nor an unfinished build whose work dir is here, and a finished dataset unless `overwrite`
+    (`thresher.run.safety` says what counts as thresher's)."""
     target, work = place.target, place.work
     if target.is_file():
         raise WorkDirError(f"{target.locate()}: exists and is not a directory")
     entries = target.names()
-    if not entries or MANIFEST in entries or ".work" in entries or work.path("plan.json").exists():
+    if not entries:
+        return
+    if work.root.is_dir() and own_work_dir(work):
+        return  # an unfinished build: resumed (or refused by its plan)
+    if ".work" in entries and not place.publishes:
+        raise WorkDirError(f"{target.locate()}: its .work was not made by thresher; choose an empty or new output directory")
+    manifest = own_manifest(target)
+    if manifest is not None:
+        if manifest.get("complete") and not overwrite:
+            raise WorkDirError(f"{target.locate()}: holds a finished dataset; pass --overwrite to replace it")
         return
     if target.remote and all(e.startswith(_OUTPUT_NAMES) for e in entries):
         raise WorkDirError(

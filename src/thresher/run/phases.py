@@ -24,6 +24,7 @@ from thresher.pipeline import build_corpus_stages
 from thresher.read.base import Partition
 from thresher.run import progress
 from thresher.run.engines import TaskCall, make_engine
+from thresher.run.integrity import require_work_files
 from thresher.run.output import publish_task
 from thresher.run.plan import plan_group_ranges, prepare_workdir
 from thresher.run.records import KEY_BUCKETS, PAIR_BUCKETS
@@ -127,6 +128,7 @@ class GroupedRun:
     partitions: list[Partition]
     scan_results: list[ScanResult]
     stats: Stats
+    edge_files: list[Path]  # every edge file the group and verify tasks wrote
 
 
 def check_malformed(config: RunConfig, stats: Stats) -> None:
@@ -154,6 +156,7 @@ def scan_and_group(runner: PhaseRunner, partitions: list[Partition]) -> GroupedR
     calls = []
     call_stage: list[int] = []
     group_ranges: list[list[int]] = []
+    edge_files: list[Path] = []
     for si, stage in enumerate(stages):
         bucket_bytes = [0] * KEY_BUCKETS
         for r in scan_results:
@@ -165,6 +168,7 @@ def scan_and_group(runner: PhaseRunner, partitions: list[Partition]) -> GroupedR
             weight = sum(bucket_bytes[lo:hi])
             calls.append(runner.call("group", f"group-{stage.name}-{lo:04d}", si, lo, hi, [p.index for p in partitions], weight=weight))
             call_stage.append(si)
+            edge_files.append(runner.work.edges(stage.name, lo))
     group_results: list[GroupResult] = runner.phase("group", calls)
     pair_bytes = [[0] * PAIR_BUCKETS for _ in stages]
     for si, g in zip(call_stage, group_results, strict=True):
@@ -179,9 +183,10 @@ def scan_and_group(runner: PhaseRunner, partitions: list[Partition]) -> GroupedR
         for lo, hi in plan_group_ranges(pair_bytes[si], config.exec.key_partitions):
             weight = sum(pair_bytes[si][lo:hi])
             calls.append(runner.call("verify", f"verify-{stage.name}-{lo:04d}", si, lo, hi, group_ranges[si], weight=weight))
+            edge_files.append(runner.work.edges(stage.name, lo, "v"))
     for v in runner.phase("verify", calls):
         stats += v.stats
-    return GroupedRun(runner.work, partitions, scan_results, stats)
+    return GroupedRun(runner.work, partitions, scan_results, stats, edge_files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +198,7 @@ class ClusteredRun:
 
 
 def cluster_phase(runner: PhaseRunner, grouped: GroupedRun) -> ClusteredRun:
+    require_work_files(grouped.edge_files, "cluster")  # a lost edge file would keep its duplicates
     (result,) = runner.phase("cluster", [runner.call("cluster", "cluster")])
     return ClusteredRun(grouped, result)
 
@@ -223,6 +229,11 @@ def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[Shar
     in the stage folder; returns the shards and the write phase's counts."""
     grouped = clustered.grouped
     dropped = clustered.cluster.dropped
+    work, ctx = runner.work, runner.ctx
+    needed = [work.scan_docs(p.index) for p in grouped.partitions] + [work.decisions(p) for p in dropped]
+    if ctx.write_rejects:
+        needed += [work.scan_rejects(p.index) for p in grouped.partitions]
+    require_work_files(needed, "write")
     # each partition knows its first global index from the cluster's drop counts
     starts = []
     g = 0

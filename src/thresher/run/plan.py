@@ -12,12 +12,14 @@ import logging
 import os
 import shutil
 import sys
+from typing import Any
 
 from thresher.config import RunConfig
 from thresher.core.errors import WorkDirError
 from thresher.pipeline import build_corpus_stages
 from thresher.read.base import Partition
 from thresher.read.sources import plan_partitions
+from thresher.run.integrity import changed_inputs, fingerprints
 from thresher.run.records import KEY_BUCKETS, KEY_LAYOUT
 from thresher.run.workdir import WorkDir
 from thresher.version import __version__
@@ -70,7 +72,7 @@ def prepare_workdir(
         spooled_path = str(spooled) if plan_path.exists() and spooled.exists() else spool_stdin(work)
         inputs = [spooled_path if i == "-" else i for i in inputs]
     partitions = plan_partitions(inputs, config.input)
-    plan = {
+    plan: dict[str, Any] = {
         "thresher_version": __version__,
         "config_hash": config.hash,
         "write_rejects": write_rejects,
@@ -78,9 +80,18 @@ def prepare_workdir(
         "key_layout": KEY_LAYOUT,
         "corpus_stages": [s.name for s in build_corpus_stages(config)],
         "partitions": [[p.kind, list(p.paths), p.start, p.end] for p in partitions],
+        "inputs": fingerprints(path for p in partitions for path in p.paths),
     }
     if plan_path.exists():
         previous = json.loads(plan_path.read_text(encoding="utf-8"))
+        same_but_inputs = {k: v for k, v in previous.items() if k != "inputs"} == {k: v for k, v in plan.items() if k != "inputs"}
+        if same_but_inputs and previous.get("inputs") != plan["inputs"] and not overwrite:
+            changed = changed_inputs(previous.get("inputs") or {}, plan["inputs"])
+            raise WorkDirError(
+                f"{changed[0] if changed else 'an input'} changed since the unfinished build in {work.root} started "
+                "(size, modification time or content); resuming would mix old and new records: "
+                "pass --overwrite to start over"
+            )
         if previous != plan:
             if not overwrite:
                 raise WorkDirError(

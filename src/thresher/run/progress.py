@@ -63,10 +63,6 @@ class Snapshot:
     phase_started: float = field(default_factory=time.monotonic)
     final: bool = False
 
-    @property
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
-
     def docs_per_s(self) -> float:
         t = time.monotonic() - self.phase_started
         return self.seen / t if t > 0 and self.phase == "scan" else 0.0

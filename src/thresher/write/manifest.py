@@ -138,23 +138,29 @@ def _read_records(store: Store, rel: str, fmt: str) -> Iterator[dict[str, Any]]:
         yield from get_format(fmt).read(raw)
 
 
-def read_shards(dataset: str | Path, verify: bool = True) -> Iterator[dict[str, Any]]:
+def read_shards(dataset: str | Path, verify: bool = True, with_embeddings: bool = False) -> Iterator[Any]:
     """Every record of a dataset (a folder or a URL), shard by shard, in order. Each shard is checked against the
-    manifest before its records are yielded; any problem raises `DatasetError`."""
+    manifest before its records are yielded; any problem raises `DatasetError`. `with_embeddings`
+    yields (record, vector) pairs from the vector files `thresher embed` wrote (`thresher.embed`)."""
     root = _store(dataset)
     manifest = load_manifest(root)
     fmt = manifest.get("format", "jsonl.gz")
+    if with_embeddings:
+        from thresher.embed.vectors import embedding_section, load_vectors
+
+        section = embedding_section(manifest, root.locate())
     for entry in manifest["shards"]:
         if verify:
             problem = check_shard(root, entry)
             if problem is not None:
                 raise DatasetError(f"{root.locate()}: {problem.describe()}")
+        vectors = load_vectors(root, section, entry, verify) if with_embeddings else None
         n = 0
         where = root.locate(entry["path"])
         try:
             for record in _read_records(root, entry["path"], fmt):
                 n += 1
-                yield record
+                yield record if vectors is None else (record, vectors[n - 1])
         except (OSError, EOFError, ValueError) as exc:  # JSONDecodeError and zstd/Parquet errors are ValueErrors
             raise DatasetError(f"{where}: unreadable: {exc}") from exc
         if n != entry["records"]:

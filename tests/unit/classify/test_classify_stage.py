@@ -5,6 +5,7 @@ from classify_helpers import corpus
 
 from thresher.classify import train
 from thresher.classify.config import ClassifyConfig
+from thresher.classify.format import save_model
 from thresher.classify.stage import Classifier, build_classifier_stages
 from thresher.cli import main
 from thresher.config import RunConfig
@@ -17,7 +18,7 @@ from thresher.pipeline import Pipeline
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory):
     path = tmp_path_factory.mktemp("model") / "q.thc"
-    train(corpus(400), epochs=3).save(str(path))
+    save_model(train(corpus(400), epochs=3), str(path))
     return path
 
 
@@ -41,7 +42,7 @@ def test_a_model_without_keep_labels_only_annotates(model_path):
 
 def test_several_named_models_each_with_its_own_bound(model_path, tmp_path):
     other = tmp_path / "m.thc"
-    train(corpus(300, ("good", "meh")), epochs=3).save(str(other))
+    save_model(train(corpus(300, ("good", "meh")), epochs=3), str(other))
     config = ClassifyConfig(models=(f"q={model_path}", f"style={other}"), keep=("q:good", "style:meh"),
                             min_score=("0.5", "style:0.9"))
     stages = build_classifier_stages(config)
@@ -75,7 +76,7 @@ def test_the_config_hash_changes_with_the_model_file(model_path, tmp_path):
     config = RunConfig.from_dict({"classify": {"models": [f"q={path}"], "keep": ["good"]}})
     before = config.hash
     assert before != RunConfig().hash
-    train(corpus(400), epochs=3, seed=5).save(str(path))
+    save_model(train(corpus(400), epochs=3, seed=5), str(path))
     assert config.hash != before
 
 

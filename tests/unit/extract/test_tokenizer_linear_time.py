@@ -26,6 +26,8 @@ ADVERSARIAL = {
     "end_tags_with_attributes": '</p a="' * REPEATS,
     "character_references": "&#" * REPEATS + "&#x" * REPEATS + "&amp" * REPEATS,
     "br_only": "<br>" * 200_000,
+    "script_never_closed": "<p>before</p><script>" + "var x = '<p>no</p>';" * REPEATS,
+    "lone_surrogates_and_nul_references": "<p>" + "\ud800&#xD800;&#0;\x00&#x110000;" * REPEATS,
 }
 
 
@@ -51,3 +53,7 @@ def test_a_quoted_value_longer_than_any_cap_still_ends_the_tag():
 def test_escaped_script_data_does_not_end_at_an_inner_script_end_tag():
     html = '<script><!-- document.write("<script>x()</script>"); --></script><p>text</p>'
     assert text_of(parse(html).root) == "text"
+
+
+def test_an_unclosed_script_hides_the_rest_but_keeps_what_came_before():
+    assert text_of(parse("<p>before</p><script>var x = '<p>no</p>';").root) == "before"

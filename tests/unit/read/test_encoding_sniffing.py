@@ -57,3 +57,14 @@ def test_undeclared_legacy_pages_decode_through_the_reader():
     russian = "<p>Сегодня хорошая погода, и мы пойдём гулять в парк вместе с друзьями.</p>"
     assert decode_html(russian.encode("koi8-r"))[0] == russian
     assert decode_html(russian.encode("cp1251"))[0] == russian
+
+
+def test_utf16_without_bom_and_a_lying_meta():
+    from thresher.read.decode import decode_html
+
+    page = "<html><body><p>Grüße aus Köln, und noch ein wenig mehr Text für die Erkennung.</p></body></html>"
+    assert decode_html(page.encode("utf-16-le"))[0] == page
+    assert decode_html(page.encode("utf-16-be"))[0] == page
+    # a UTF-8 page whose <meta> says windows-1252: valid UTF-8 wins, as the reader has always done
+    lying = '<meta charset="windows-1252">' + page
+    assert decode_html(lying.encode("utf-8"))[0] == lying

@@ -131,7 +131,7 @@ def test_interrupted_build_leaves_no_manifest_and_resumes_to_identical_output(tm
         return real_write_task(ctx, p, start)
 
     with pytest.raises(TaskError, match=r"task write-000001 failed after 1 attempt\(s\): RuntimeError: simulated crash"):
-        build([str(src)], out, config, tasks=DEFAULT_TASKS.replace(write=crashing_write_task))
+        build([str(src)], out, config, overwrite=True, tasks=DEFAULT_TASKS.replace(write=crashing_write_task))
     assert "simulated crash" in (out / ".work" / "logs" / "write-000001.log").read_text()
     assert not (out / "manifest.json").exists()  # never a manifest that claims completeness
     done = sorted(p.name for p in (out / ".work" / "done").iterdir())

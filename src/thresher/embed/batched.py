@@ -1,0 +1,67 @@
+"""Encode a sequence of texts in batches planned on the encoder's real token lengths.
+
+`thresher.batching.plan_batches` sorts by length and caps each batch by items and by padded tokens;
+each batch's rows are put back in input order, so the result is in document order whatever the
+plan. The plan is made over one shard (the unit a worker embeds), so it depends on the data only,
+never on the worker count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from thresher.batching import BatchPlan, plan_batches
+from thresher.embed.encoder import Encoder, PreTokenizing
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    vectors: Any  # (n, dimension) float32, document order
+    plan: BatchPlan
+    truncated: int  # texts longer than the encoder's max_len (only their first max_len tokens count)
+    empty: int  # texts with no tokens (zero rows)
+    failed: tuple[int, ...] = ()  # positions the encoder raised on even alone (zero rows)
+
+
+def encode_texts(
+    encoder: Encoder, texts: Sequence[str], *, max_batch_size: int = 64, max_batch_tokens: int | None = None
+) -> Encoded:
+    import numpy as np
+
+    token_ids = encoder.tokenize(texts) if isinstance(encoder, PreTokenizing) else None
+    lengths = [len(t) for t in token_ids] if token_ids is not None else encoder.tokenize_lengths(texts)
+    if token_ids is not None:  # only the first max_len ids are read: hold no more of a long text
+        token_ids = [t[: encoder.max_len] for t in token_ids]
+    plan = plan_batches(lengths, max_len=encoder.max_len, max_batch_size=max_batch_size, max_batch_tokens=max_batch_tokens)
+    out = np.zeros((len(texts), encoder.dimension), dtype=np.float32)
+    failed: list[int] = []
+
+    def run(indices: list[int]) -> None:
+        # an encoder that raises on a batch: retried by halves, so one bad text costs only itself
+        # (a zero row, listed in `failed`), never its batch-mates' vectors
+        try:
+            if token_ids is not None and isinstance(encoder, PreTokenizing):
+                rows = encoder.encode_tokens([token_ids[i] for i in indices])
+            else:
+                rows = encoder.encode([texts[i] for i in indices])
+        except Exception:  # noqa: BLE001 - any model error; the document is named, not lost silently
+            if len(indices) == 1:
+                failed.append(indices[0])
+                return
+            half = len(indices) // 2
+            run(indices[:half])
+            run(indices[half:])
+            return
+        out[indices] = rows
+
+    for batch in plan.batches:
+        run(list(batch.indices))
+    return Encoded(
+        vectors=out,
+        plan=plan,
+        truncated=sum(1 for n in lengths if n > encoder.max_len),
+        empty=sum(1 for n in lengths if n == 0),
+        failed=tuple(sorted(failed)),
+    )

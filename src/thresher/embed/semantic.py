@@ -1,0 +1,197 @@
+"""Semantic deduplication over an embedded dataset, after SemDeDup (Abbas et al. 2023, section 3):
+cluster the vectors with k-means, and within each cluster call a document a duplicate when its
+cosine to an earlier kept document reaches the threshold. It finds paraphrases and templated
+rewrites that share meaning but few shingles, which MinHash cannot see.
+
+- k-means (spherical: unit rows, dot-product assignment) runs on a seeded sample of the vectors,
+  started from seeded distinct sample rows, a fixed number of Lloyd rounds: same data and seed,
+  same centroids.
+- Assignment streams shard by shard; each cluster's vectors, positions and ids are spilled to its
+  own temp files, so one process never holds the whole matrix: memory is the sample, one shard's
+  vectors, and then one cluster at a time (its vectors and a block of similarities).
+- Keep policy first: within a cluster documents are visited in dataset order (lowest shard, then
+  row); a document is dropped when an earlier *kept* one has cosine ≥ threshold, and the drop
+  names that kept document (the most similar one) and the cosine. Pairs split across clusters are
+  not compared: the price of clustering, as in SemDeDup.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from thresher.core.document import Drop
+from thresher.core.errors import ConfigError
+from thresher.embed.dataset import shard_vectors
+from thresher.write.manifest import read_shards
+
+STAGE = "dedup.semantic"
+_BLOCK = 2048  # rows of a cluster's similarity block
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SemanticDedupConfig:
+    threshold: float = 0.9  # cosine at or above which a document duplicates an earlier kept one
+    clusters: int | None = None  # k; None: one cluster per ~1,000 documents
+    sample_size: int = 50_000  # vectors k-means is fitted on
+    iterations: int = 25  # Lloyd rounds (stops early when no assignment changes)
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.threshold <= 1:
+            raise ConfigError(f"semantic threshold must be in (0, 1], not {self.threshold}")
+        if self.clusters is not None and self.clusters < 1:
+            raise ConfigError("semantic clusters must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticDuplicate:
+    id: Any
+    shard: str
+    row: int
+    kept_id: Any
+    kept_shard: str
+    kept_row: int
+    cosine: float
+    cluster: int
+
+    def drop(self, threshold: float) -> Drop:
+        return Drop(STAGE, "semantic_duplicate", value=round(self.cosine, 6), limit=threshold,
+                    detail={"kept_id": self.kept_id, "kept_shard": self.kept_shard, "kept_row": self.kept_row,
+                            "cluster": self.cluster})
+
+
+@dataclass(slots=True)
+class SemanticStats:
+    records: int = 0
+    clusters: int = 0
+    largest_cluster: int = 0
+    duplicates: int = 0
+
+
+def kmeans(sample: Any, k: int, *, iterations: int, seed: int) -> Any:
+    """Spherical k-means centroids (k, d) of unit rows `sample`, seeded and deterministic."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    k = min(k, len(sample))
+    centroids = sample[np.sort(rng.choice(len(sample), size=k, replace=False))].copy()
+    assign = None
+    for _ in range(iterations):
+        new = np.argmax(sample @ centroids.T, axis=1)
+        if assign is not None and np.array_equal(new, assign):
+            break
+        assign = new
+        for j in range(k):
+            members = sample[assign == j]
+            if len(members):  # an empty cluster keeps its centroid
+                c = members.sum(axis=0)
+                norm = float(np.linalg.norm(c))
+                if norm > 0:
+                    centroids[j] = c / norm
+    return centroids
+
+
+def _sample(dataset: Any, total: int, size: int, seed: int) -> Any:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    picks = np.sort(rng.choice(total, size=min(size, total), replace=False))
+    rows, start = [], 0
+    for entry, vectors in shard_vectors(dataset):
+        end = start + entry["rows"]
+        local = picks[(picks >= start) & (picks < end)] - start
+        rows.append(np.asarray(vectors[local], dtype=np.float32))
+        start = end
+    return np.concatenate(rows) if rows else np.zeros((0, 1), dtype=np.float32)
+
+
+def _spill(dataset: Any, centroids: Any, folder: Path) -> list[int]:
+    """Each record's vector, dataset position and (id, shard, row) appended to its cluster's files."""
+    import numpy as np
+
+    sizes = [0] * len(centroids)
+    records = read_shards(dataset)
+    position = 0
+    for entry, vectors in shard_vectors(dataset):
+        vectors = np.asarray(vectors, dtype=np.float32)
+        names = [(r.get("id"), entry["shard"], row) for row, r in zip(range(entry["rows"]), records, strict=False)]
+        assign = np.argmax(vectors @ centroids.T, axis=1) if len(vectors) else np.zeros(0, dtype=np.int64)
+        for j in np.unique(assign):
+            rows = np.flatnonzero(assign == j)
+            with open(folder / f"{j}.vec", "ab") as f:
+                vectors[rows].tofile(f)
+            with open(folder / f"{j}.pos", "ab") as f:
+                (rows + position).astype(np.int64).tofile(f)
+            with open(folder / f"{j}.ids", "a", encoding="utf-8") as f:
+                for r in rows:
+                    f.write(json.dumps(names[r], ensure_ascii=False) + "\n")
+            sizes[int(j)] += len(rows)
+        position += entry["rows"]
+    return sizes
+
+
+def _cluster_duplicates(vectors: Any, threshold: float) -> list[tuple[int, int, float]]:
+    """(row, kept row, cosine) for each duplicate of a cluster whose rows are in dataset order."""
+    import numpy as np
+
+    m = len(vectors)
+    best_earlier = np.full(m, -np.inf, dtype=np.float32)
+    for s in range(0, m, _BLOCK):
+        e = min(m, s + _BLOCK)
+        sims = vectors[s:e] @ vectors[:e].T
+        earlier = np.arange(e)[None, :] < np.arange(s, e)[:, None]
+        best_earlier[s:e] = np.max(np.where(earlier, sims, -np.inf), axis=1) if e > 1 else -np.inf
+    kept = best_earlier < threshold  # nothing earlier is that close: kept whatever else is decided
+    found = []
+    for i in np.flatnonzero(~kept):
+        sims = vectors[:i] @ vectors[i]
+        close = np.flatnonzero(kept[:i] & (sims >= threshold))
+        if close.size:
+            j = int(close[np.argmax(sims[close])])
+            found.append((int(i), j, float(sims[j])))
+        else:
+            kept[i] = True
+    return found
+
+
+def semantic_duplicates(dataset: str | Path, config: SemanticDedupConfig, stats: SemanticStats | None = None,
+                        workdir: str | Path | None = None) -> Iterator[SemanticDuplicate]:
+    """The semantic duplicates of an embedded dataset, cluster by cluster (`stats` filled as it goes)."""
+    import numpy as np
+
+    from thresher.embed.vectors import embedding_section
+    from thresher.write.manifest import load_manifest
+
+    stats = stats if stats is not None else SemanticStats()
+    section = embedding_section(load_manifest(dataset), str(dataset))
+    total = int(section["records"])
+    stats.records = total
+    if total == 0:
+        return
+    k = config.clusters or max(1, math.ceil(total / 1000))
+    centroids = kmeans(_sample(dataset, total, config.sample_size, config.seed), k, iterations=config.iterations,
+                       seed=config.seed)
+    stats.clusters = len(centroids)
+    with tempfile.TemporaryDirectory(prefix="thresher-semdedup-", dir=workdir) as tmp:
+        folder = Path(tmp)
+        sizes = _spill(dataset, centroids, folder)
+        stats.largest_cluster = max(sizes)
+        for j, size in enumerate(sizes):
+            if size < 2:
+                continue
+            vectors = np.fromfile(folder / f"{j}.vec", dtype=np.float32).reshape(size, -1)
+            found = _cluster_duplicates(vectors, config.threshold)
+            if not found:
+                continue
+            with open(folder / f"{j}.ids", encoding="utf-8") as f:
+                names = [json.loads(line) for line in f]
+            for row, kept_row, cosine in found:
+                stats.duplicates += 1
+                (doc_id, shard, r), (kept_id, kept_shard, kr) = names[row], names[kept_row]
+                yield SemanticDuplicate(doc_id, shard, r, kept_id, kept_shard, kr, cosine, j)

@@ -1,0 +1,117 @@
+"""What a build may overwrite or delete, decided from files thresher itself wrote.
+
+- A folder (prefix) is a thresher dataset only when its `manifest.json` is one thresher wrote: JSON
+  with the manifest schema (`format_version`, `thresher_version`, `config_hash`, and shard entries
+  with a path and a sha256). A file merely *named* `manifest.json` makes no dataset.
+- A `.work` entry is thresher's only when its `plan.json` is a work plan thresher wrote, or when it
+  holds nothing but the build lock (a build stopped before planning).
+- A build deletes from the output only the shards the previous manifest listed (recorded in the
+  work dir before that manifest is removed, so a resumed build still knows them), never a file by
+  its name alone.
+- An output inside an input folder, or an input inside the output, is refused: a rerun would read its
+  own shards, stats and card as input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from thresher.core.errors import WorkDirError
+from thresher.paths import is_url, local_path
+from thresher.run.workdir import WorkDir
+from thresher.write.atomic import write_json_atomic
+from thresher.write.manifest import MANIFEST
+from thresher.write.storage import LocalStore, Store
+
+PREVIOUS_SHARDS = "previous-shards.json"
+
+
+def own_manifest(store: Store) -> dict[str, Any] | None:
+    """The manifest in `store` if it is one thresher wrote (schema check), else None."""
+    try:
+        with store.open(MANIFEST) as f:
+            manifest = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError):  # missing, unreadable, not UTF-8 JSON
+        return None
+    if not isinstance(manifest, dict):
+        return None
+    shards = manifest.get("shards")
+    if not (
+        isinstance(manifest.get("format_version"), int)
+        and isinstance(manifest.get("thresher_version"), str)
+        and isinstance(manifest.get("config_hash"), str)
+        and isinstance(shards, list)
+        and all(isinstance(s, dict) and isinstance(s.get("path"), str) and isinstance(s.get("sha256"), str) for s in shards)
+    ):
+        return None
+    return manifest
+
+
+def own_work_dir(work: WorkDir) -> bool:
+    """Whether `work` is a work dir thresher made (see the module docstring)."""
+    try:
+        entries = {e.name for e in work.root.iterdir()}
+    except OSError:
+        return False
+    if entries <= {"lock"}:
+        return True
+    try:
+        plan = json.loads(work.path("plan.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(plan, dict) and {"config_hash", "partitions", "key_layout"} <= set(plan)
+
+
+def listed_shards(manifest: dict[str, Any]) -> list[str]:
+    return [s["path"] for s in manifest["shards"] if _inside(s["path"])]
+
+
+def _inside(rel: str) -> bool:
+    """A manifest path that stays inside the dataset (never `..`, never absolute)."""
+    parts = rel.replace("\\", "/").split("/")
+    return bool(rel) and not rel.startswith("/") and ".." not in parts
+
+
+def remember_previous_shards(work: WorkDir, shards: Iterable[str]) -> None:
+    """Record the previous dataset's shards in the work dir (merged with any recorded before)."""
+    path = work.path(PREVIOUS_SHARDS)
+    known = set(previous_shards(work)) | set(shards)
+    if known:
+        write_json_atomic(path, sorted(known))
+
+
+def previous_shards(work: WorkDir) -> list[str]:
+    try:
+        value = json.loads(work.path(PREVIOUS_SHARDS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [p for p in value if isinstance(p, str) and _inside(p)] if isinstance(value, list) else []
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(local_path(path))
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def check_not_nested(inputs: Iterable[str], target: Store) -> None:
+    """Refuse a local output inside an input folder, and an input inside the output."""
+    if not isinstance(target, LocalStore):
+        return
+    out = os.path.realpath(target.root)
+    for item in inputs:
+        if item == "-" or is_url(item):
+            continue
+        path = _real(item)
+        if os.path.isdir(path) and _within(out, path):
+            raise WorkDirError(
+                f"{target.root}: the output is inside the input folder {item}; a rerun would read its own shards "
+                "as input: choose an output outside it"
+            )
+        if _within(path, out):
+            raise WorkDirError(f"{item}: the input is inside the output {target.root}; choose an output elsewhere")
