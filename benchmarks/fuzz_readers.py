@@ -50,12 +50,11 @@ def _target(name: str):  # noqa: ANN202 - the fuzz callback
     from thresher.read.base import Partition
     from thresher.read.sources import plan_partitions, read_partition
 
-    atheris.instrument_all()  # coverage feedback from every loaded module, thresher's included
-
     config = RunConfig.from_dict({"quality": {"preset": None}, "exec": {"doc_deadline_s": 2.0}})
     folder = tempfile.mkdtemp(prefix="thresher-fuzz-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     path = os.path.join(folder, "input")
-    chain = DocumentChain(config)
+    chain = DocumentChain(config)  # first: it imports the extractor, which must be loaded to be instrumented
+    atheris.instrument_all()  # coverage feedback from every loaded module, thresher's included
 
     def read_kind(kind: str, data: bytes) -> None:
         with open(path, "wb") as f:
