@@ -13,6 +13,7 @@ import json
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from thresher.classify.train import TrainingError
 from thresher.core.errors import InputError
@@ -49,33 +50,40 @@ def _open_text(path: str) -> io.TextIOBase:
     return io.TextIOWrapper(stream, encoding="utf-8", errors="replace")  # type: ignore[arg-type,type-var]
 
 
-def read_examples(
-    source: LabelledSource, text_field: str = "text", label_field: str = "label"
-) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """(text, labels) of every record; records without the text field are errors naming the line."""
-    with _open_text(source.path) as f:
+def json_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every non-blank line of a JSONL file (.gz/.zst by magic); a line that
+    is not a JSON object is an error naming the file and line."""
+    with _open_text(path) as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(f"{source.path}:{lineno}: not JSON ({exc.msg})") from None
+                raise InputError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
             if not isinstance(record, dict):
-                raise InputError(f"{source.path}:{lineno}: expected a JSON object")
-            text = record.get(text_field)
-            if not isinstance(text, str):
-                raise InputError(f"{source.path}:{lineno}: no string field {text_field!r} (set --text-field)")
-            if source.label is not None:
-                yield text, (source.label,)
-                continue
-            value = record.get(label_field)
-            if isinstance(value, str):
-                yield text, (value,)
-            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
-                yield text, tuple(value)
-            else:
-                raise InputError(f"{source.path}:{lineno}: no label in field {label_field!r} (a string or a list)")
+                raise InputError(f"{path}:{lineno}: expected a JSON object")
+            yield lineno, record
+
+
+def read_examples(
+    source: LabelledSource, text_field: str = "text", label_field: str = "label"
+) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """(text, labels) of every record; records without the text field are errors naming the line."""
+    for lineno, record in json_records(source.path):
+        text = record.get(text_field)
+        if not isinstance(text, str):
+            raise InputError(f"{source.path}:{lineno}: no string field {text_field!r} (set --text-field)")
+        if source.label is not None:
+            yield text, (source.label,)
+            continue
+        value = record.get(label_field)
+        if isinstance(value, str):
+            yield text, (value,)
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            yield text, tuple(value)
+        else:
+            raise InputError(f"{source.path}:{lineno}: no label in field {label_field!r} (a string or a list)")
 
 
 def load_examples(

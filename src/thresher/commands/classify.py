@@ -189,19 +189,10 @@ def run_apply(args: argparse.Namespace) -> int:
 
 
 def _records(path: str) -> Any:
-    from thresher.classify.data import _open_text
+    from thresher.classify.data import json_records
 
-    with _open_text(path) as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
-            if not isinstance(record, dict):
-                raise InputError(f"{path}:{lineno}: expected a JSON object")
-            yield record
+    for _, record in json_records(path):
+        yield record
 
 
 def _write_scored(out: Any, model: Any, keys: list[str], batch: list[dict[str, Any]], text_field: str) -> int:

@@ -4,7 +4,6 @@ stdin) as text, or with `--json` as an object with title, text, metadata and tab
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 import time
@@ -32,19 +31,9 @@ def register(subparsers: Any) -> None:
 
 
 def read_page(path: str) -> str:
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as f:
-                data = f.read()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"{path}: not a readable gzip file: {exc}") from exc
+    from thresher.commands.inputs import read_bytes
+
+    data = read_bytes(path)
     kind = _binary_kind(data)
     if kind is not None:
         raise InputError(f"{path}: not an HTML page ({kind} content)")

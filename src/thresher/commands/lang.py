@@ -5,7 +5,6 @@ object per document. `-` reads a text document from stdin."""
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 from collections.abc import Iterator
@@ -29,19 +28,9 @@ def register(subparsers: Any) -> None:
 
 
 def _read(path: str) -> bytes:
-    try:
-        if path == "-":
-            return sys.stdin.buffer.read()
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"{path}: not a readable gzip file: {exc}") from exc
-    return data
+    from thresher.commands.inputs import read_bytes
+
+    return read_bytes(path)
 
 
 def documents(path: str, field: str) -> Iterator[tuple[str, str]]:
