@@ -180,6 +180,16 @@ def iter_rejects(rejects: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
+def _sample_metrics(
+    metrics: list[str], annotations: dict[str, Any], doc_id: str, values: dict[str, BottomK[float]], counts: Counter[str]
+) -> None:
+    for m in metrics:
+        v = annotations.get(m)
+        if isinstance(v, int | float):
+            values[m].add(doc_id, float(v))
+            counts[m] += 1
+
+
 def collect(dataset: str | Path, rejects: str | Path | None = None) -> ReportData:
     from thresher.write.manifest import read_shards
 
@@ -190,7 +200,9 @@ def collect(dataset: str | Path, rejects: str | Path | None = None) -> ReportDat
     rejects_dir = Path(rejects) if rejects is not None else None
     has_rejects = rejects_dir is not None and (rejects_dir / "rejects.jsonl.gz").is_file()
     rules = rule_bounds(manifest.get("config", {}))
-    metrics = sorted({r.metric for r in rules})
+    # a build that recorded binned histograms (every document, in stats.json) needs no value
+    # samples; older datasets get histograms of sampled annotation values instead
+    metrics = [] if stats.get("histograms") else sorted({r.metric for r in rules})
     data = ReportData(str(dataset), manifest, stats, rules, has_rejects)
 
     kept_values = {m: BottomK[float](METRIC_SAMPLE) for m in metrics}
@@ -210,11 +222,7 @@ def collect(dataset: str | Path, rejects: str | Path | None = None) -> ReportDat
         text = record.get("text") or ""
         data.kept_docs += 1
         data.kept_text_bytes += len(text.encode("utf-8", "surrogatepass"))
-        for m in metrics:
-            v = annotations.get(m)
-            if isinstance(v, int | float):
-                kept_values[m].add(doc_id, float(v))
-                kept_count[m] += 1
+        _sample_metrics(metrics, annotations, doc_id, kept_values, kept_count)
         words_kept.add(doc_id, float(annotations.get("quality.word_count", len(text.split()))))
         code = annotations.get("lang.code")
         if isinstance(code, str):
@@ -239,11 +247,7 @@ def collect(dataset: str | Path, rejects: str | Path | None = None) -> ReportDat
             text = record.get("text") or ""
             data.dropped_docs_seen += 1
             data.dropped_text_bytes += len(text.encode("utf-8", "surrogatepass"))
-            for m in metrics:
-                v = annotations.get(m)
-                if isinstance(v, int | float):
-                    dropped_values[m].add(doc_id, float(v))
-                    dropped_count[m] += 1
+            _sample_metrics(metrics, annotations, doc_id, dropped_values, dropped_count)
             if "quality.word_count" in annotations:
                 words_dropped.add(doc_id, float(annotations["quality.word_count"]))
             code = annotations.get("lang.code")

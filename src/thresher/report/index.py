@@ -37,6 +37,11 @@ def bucket_count(documents: int) -> int:
     return b
 
 
+def _tab_free(key: str) -> str:
+    """The key as a sort prefix: a tab or newline inside a URL would break the part line."""
+    return key.replace("\t", " ").replace("\n", " ")
+
+
 def _bucket(key: str, buckets: int) -> int:
     return stable_hash(key) % buckets
 
@@ -63,14 +68,15 @@ class IndexWriter:
         self.documents += 1
         doc_id = entry.get("id")
         url = entry.get("url")
+        # part lines are "<sort key>\t<JSON>": a bucket sorts on the key without decoding its lines
         if doc_id is not None:
             line = json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-            self._part("ids", _bucket(doc_id, self.buckets)).write(line + "\n")
+            self._part("ids", _bucket(doc_id, self.buckets)).write(f"{_tab_free(doc_id)}\t{line}\n")
         if url:
             # a record dropped by the reader (a WARC revisit) has no id: its URL entry holds it whole
             pair = {"url": url, "id": doc_id} if doc_id is not None else {"url": url, "id": None, "entry": entry}
             self._part("urls", _bucket(url, self.buckets)).write(
-                json.dumps(pair, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+                f"{_tab_free(url)}\t{json.dumps(pair, ensure_ascii=False, sort_keys=True, separators=(',', ':'))}\n"
             )
 
     def close_parts(self) -> None:
@@ -84,11 +90,12 @@ class IndexWriter:
         self.close_parts()
         out = Path(dataset) / INDEX_DIR
         out.mkdir(parents=True, exist_ok=True)
-        for kind, sort_key in (("ids", "id"), ("urls", "url")):
+        for kind in ("ids", "urls"):
             for b in range(self.buckets):
                 part = self.parts / f"{kind}-{b:04x}.part"
-                lines = part.read_text(encoding="utf-8").splitlines() if part.exists() else []
-                lines.sort(key=lambda ln: (json.loads(ln)[sort_key], ln))
+                keyed = part.read_text(encoding="utf-8").splitlines() if part.exists() else []
+                keyed.sort()  # by key, then by the JSON itself: the order of adding never matters
+                lines = [ln.split("\t", 1)[1] for ln in keyed]
                 data = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
                 target = out / f"{kind}-{b:04x}.jsonl.gz"
                 tmp = target.with_suffix(f".tmp-{os.getpid()}")

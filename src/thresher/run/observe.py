@@ -79,16 +79,20 @@ class TaskObserver:
         self.index_path.parent.mkdir(parents=True, exist_ok=True)
         self._index = open(index_path.with_suffix(".tmp"), "w", encoding="utf-8")
         self.samples: dict[str, BottomK[dict[str, Any]]] = {}
+        self._prefixes: dict[tuple[str, bool], str] = {}
 
     def _line(self, entry: dict[str, Any]) -> None:
         self._index.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n")
 
     def annotations(self, annotations: dict[str, Any], passed: bool) -> None:
-        side = "passed" if passed else "dropped"
         counters = self.counters
+        prefixes = self._prefixes
         for key, value in annotations.items():
             if key.startswith("quality.") and _numeric(value):
-                counters[f"{HIST}/{key}/{side}/{value_bin(value)}"] += 1
+                prefix = prefixes.get((key, passed))
+                if prefix is None:  # built once per metric and side, not per document
+                    prefix = prefixes[(key, passed)] = f"{HIST}/{key}/{'passed' if passed else 'dropped'}/"
+                counters[prefix + value_bin(value)] += 1
 
     def dropped(self, doc_id: str | None, url: str | None, source: Any, drop: Drop, record: dict[str, Any] | None) -> None:
         drop_record = drop.to_record()
