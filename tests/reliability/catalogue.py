@@ -160,6 +160,17 @@ CASES: list[Case] = [
                                        + gz(warc_record(http(ARTICLE.encode()), uri="https://e.example/2"))}, {"seen": 2}),
     Case("warc_bad_chunked", {"a.warc": warc_record(http(b"zz\r\n" + ARTICLE.encode(), Transfer_Encoding="chunked"))}, {"seen": 1}),
     Case("warc_bad_content_encoding", {"a.warc": warc_record(http(b"not gzip at all" * 10, Content_Encoding="gzip"))}, {"seen": 1}),
+    # line bombs between records: a gzip member of blank lines (skipped a buffer at a time, counted
+    # past a record's two) or of junk lines stops that input at the cap, after the record before it
+    Case("warc_blank_line_bomb", {"a.warc.gz": gz(warc_record(http(ARTICLE.encode())) + b"\r\n" * 3_000_000
+                                                  + warc_record(http(ARTICLE2.encode()), uri="https://e.example/2"))},
+         {"kept": 1, "malformed/too_many_bad_lines": 1}, "a.warc.gz@", config={"input": {"max_bad_lines_per_input": 1000}}),
+    Case("warc_blank_line_bomb_pure", {"a.warc.gz": gz(warc_record(http(ARTICLE.encode())) + b"\n" * 3_000_000)},
+         {"kept": 1, "malformed/too_many_bad_lines": 1}, "a.warc.gz@",
+         config={"input": {"max_bad_lines_per_input": 1000, "warc": {"engine": "pure"}}}),
+    Case("warc_junk_line_bomb", {"a.warc.gz": gz(warc_record(http(ARTICLE.encode())) + b"junk line\n" * 500_000)},
+         {"kept": 1, "malformed/garbage": 1, "malformed/too_many_bad_lines": 1}, "a.warc.gz@",
+         config={"input": {"max_bad_lines_per_input": 1000}}),
     Case("warc_header_only", {"a.warc": b"WARC/1.0\r\nWARC-Type: response\r\n"}, {"kept": 0}),
     # -- Parquet -------------------------------------------------------------------------------
     Case("parquet_corrupt", {"a.parquet": b"PAR1" + b"garbage" * 50}, {"malformed": 1}, "a.parquet", needs="pyarrow"),

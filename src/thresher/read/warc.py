@@ -40,6 +40,8 @@ _WARC_IN_BLOCK = re.compile(rb"\nWARC/\d+\.\d+\r?\n")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _ARC_CANDIDATE = re.compile(rb"\n[A-Za-z][A-Za-z0-9+.\-]*:[^\n]* \d{8,18} [^\n]* -?\w+\r?\n")
 _BLANK = (b"\r\n", b"\n")
+_BLANK_LINES = re.compile(rb"(?:\r?\n)*")
+_TAIL_PEEK = 4096
 _MAX_LINE = 1 << 16
 
 WAT_MESSAGE = "WAT files hold link and header metadata, not page content: read the matching WARC or WET file"
@@ -69,13 +71,30 @@ def parse_arc_header(line: bytes) -> tuple[dict[str, str], int] | str | None:
 class RecordReader:
     """Frames the records of one archive stream; yields RawRecord, Malformed and Event items."""
 
-    def __init__(self, stream: ArchiveStream, path: str, max_record_bytes: int, wcfg: WarcConfig, first_index: int = 0):
+    def __init__(
+        self, stream: ArchiveStream, path: str, max_record_bytes: int, wcfg: WarcConfig, first_index: int = 0,
+        max_bad_lines: int | None = None,
+    ):
         self.s = stream
         self.path = path
         self.cap = max_record_bytes
         self.wcfg = wcfg
         self.index = first_index
         self.format: str | None = None  # "warc" or "arc", from the first record
+        # line-bomb bound (input.max_bad_lines_per_input): blank lines beyond the two a record may end
+        # with, and lines of garbage, counted over the input; reading stops at the cap
+        self.max_bad_lines = max_bad_lines
+        self.bad_lines = 0
+
+    def _over_bad_lines(self) -> bool:
+        return self.max_bad_lines is not None and self.bad_lines >= self.max_bad_lines
+
+    def _bad_lines_stop(self, logical: int) -> Malformed:
+        return Malformed(
+            "too_many_bad_lines", self.where(logical),
+            f"stopped reading this input after {self.bad_lines} blank or garbage lines between records "
+            f"(input.max_bad_lines_per_input = {self.max_bad_lines}): a line bomb, or not an archive",
+        )
 
     def where(self, logical: int) -> str:
         offset, inner = self.s.locate(logical)
@@ -94,7 +113,7 @@ class RecordReader:
     def _scan(self, start: int) -> Iterator[ReadItem]:
         """Skip bytes that are no record, up to the next header line (left unread)."""
         at_line_start = True
-        while True:
+        while not self._over_bad_lines():
             line = self.s.readline(_MAX_LINE)
             if not line:
                 break
@@ -102,6 +121,7 @@ class RecordReader:
                 self.s.unread(line)
                 break
             at_line_start = line.endswith(b"\n")
+            self.bad_lines += 1
         end = self.s.tell()
         if end > start:
             yield Malformed("garbage", self.where(start), f"{end - start} bytes that are not an archive record")
@@ -110,16 +130,14 @@ class RecordReader:
         s = self.s
         truncated_reported = False
         while True:
-            # blank lines between records are normal
-            while True:
-                head = s.peek(2)
-                if head[:1] == b"\n":
-                    s.skip(1)
-                elif head == b"\r\n":
-                    s.skip(2)
-                else:
-                    break
+            # blank lines between records are normal; more than a record's two are counted as bad
+            gap = s.tell()
+            allowed = None if self.max_bad_lines is None else self.max_bad_lines - self.bad_lines + 2
+            self.bad_lines += max(0, s.skip_blank_lines(allowed) - 2)
             yield from self._problems()
+            if self._over_bad_lines():
+                yield self._bad_lines_stop(gap)
+                return
             start = s.tell()
             s.forget_before(start)
             line = s.readline(_MAX_LINE)
@@ -136,6 +154,9 @@ class RecordReader:
                 if arc is None:
                     s.unread(line)
                     yield from self._scan(start)
+                    if self._over_bad_lines():
+                        yield self._bad_lines_stop(s.tell())
+                        return
                     continue
                 self.format = self.format or "arc"
                 if isinstance(arc, str):
@@ -184,15 +205,10 @@ class RecordReader:
         if _NEXT_WARC.match(s.peek(24)):
             s.skip(4)  # the usual case: the separator and the next WARC record
             return None
-        tail = b""
-        while True:
-            head = s.peek(2)
-            if head[:1] == b"\n":
-                tail += s.read(1)
-            elif head == b"\r\n":
-                tail += s.read(2)
-            else:
-                break
+        # the blank lines after the block, up to 4 KiB of them in one read (a longer run is the main
+        # loop's, which counts it: taking it here a byte at a time was quadratic in a line bomb)
+        run = _BLANK_LINES.match(s.peek(_TAIL_PEEK))
+        tail = s.read(run.end()) if run is not None else b""
         nxt = s.peek(4096)
         if not nxt:
             return None
@@ -307,7 +323,8 @@ def _open(path: str) -> BinaryIO:
 
 
 def iter_records(
-    path: str, max_record_bytes: int, wcfg: WarcConfig, *, start: int = 0, first_index: int = 0
+    path: str, max_record_bytes: int, wcfg: WarcConfig, *, start: int = 0, first_index: int = 0,
+    max_bad_lines: int | None = None,
 ) -> Iterator[RawRecord | ReadItem]:
     """Every framed record of one archive file from file offset `start`, with the Malformed regions
     and Events found on the way, in file order."""
@@ -331,7 +348,7 @@ def iter_records(
             if kind is not None:
                 yield Malformed("unsupported_compression", path, f"{kind}-compressed archives are not read; decompress first")
                 return
-        reader = RecordReader(stream, path, max_record_bytes, wcfg, first_index)
+        reader = RecordReader(stream, path, max_record_bytes, wcfg, first_index, max_bad_lines)
         try:
             yield from reader.records()
         except OSError as exc:
@@ -362,7 +379,9 @@ def read_warc_pure(partition: Partition, config: InputConfig, wcfg: WarcConfig |
     wcfg = wcfg or warc_settings(config)
     first = 0
     for path in partition.paths:
-        counter = _Counter(iter_records(path, config.max_record_bytes, wcfg, first_index=first))
+        counter = _Counter(
+            iter_records(path, config.max_record_bytes, wcfg, first_index=first, max_bad_lines=config.max_bad_lines_per_input)
+        )
         yield from read_records_as_items(counter, path, partition.index, config, wcfg)
         first = counter.next_index
 

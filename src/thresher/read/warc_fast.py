@@ -85,6 +85,37 @@ def _headers_dict(headers: Any) -> dict[str, str] | None:
     return out
 
 
+class _GapTooLong(Exception):
+    """FastWARC was about to read further past the last record than any record explains."""
+
+
+class _ReadBudget:
+    """The archive file as FastWARC reads it, refused past `limit`: FastWARC scans a gap between
+    records (garbage, a gzip member of a billion newlines) in C++, with no bound and no way to stop
+    it from here. The framer moves the limit to the end of each record it accepts plus `slack`, so a
+    gap longer than that raises, FastWARC stops, and the pure reader takes over at the last record;
+    it counts the gap's lines (input.max_bad_lines_per_input) and stops the input at the cap."""
+
+    def __init__(self, fh: Any, slack: int) -> None:
+        self.fh = fh
+        self.slack = slack
+        self.limit = slack
+
+    def read(self, n: int = -1) -> bytes:
+        if self.fh.tell() >= self.limit:
+            raise _GapTooLong()
+        data: bytes = self.fh.read(n)
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.fh, name)
+
+
+# Compressed bytes FastWARC may read past the end of the last record it framed (and past the start
+# of a record before its length is known): a real record's header and separator are far smaller.
+GAP_SLACK_BYTES = 256 << 10  # FastWARC reads 64 KiB at a time
+
+
 class _FastFramer:
     """Yields the records FastWARC frames and the checks confirm; `resume_at` and `resume_index`
     say where the pure reader must take over (None: the whole file was read)."""
@@ -108,8 +139,9 @@ class _FastFramer:
             pending: RawRecord | None = None
             check: tuple[bytes, int, int] = (b"", 0, 0)  # pending's canonical header, size, CRC-32
             index = 0
+            budget = _ReadBudget(fh, GAP_SLACK_BYTES)
             try:
-                for rec in _archive_iterator(ArchiveIterator, fh):
+                for rec in _archive_iterator(ArchiveIterator, budget):
                     pos = rec.stream_pos
                     if pending is None:
                         if pos != 0:
@@ -127,6 +159,7 @@ class _FastFramer:
                     if not is_number(length_text) or int(length_text) != rec.content_length:
                         return
                     length = int(length_text)
+                    budget.limit = pos + len(header) + length + GAP_SLACK_BYTES  # compressed <= stored, plus slack
                     crc = zlib.crc32(header)
                     if length > self.cap:
                         got = 0
@@ -174,7 +207,9 @@ class _FastFramer:
         )
 
 
-def iter_records_fast(path: str, max_record_bytes: int, wcfg: WarcConfig, first_index: int = 0) -> Iterator[RawRecord | ReadItem]:
+def iter_records_fast(
+    path: str, max_record_bytes: int, wcfg: WarcConfig, first_index: int = 0, max_bad_lines: int | None = None
+) -> Iterator[RawRecord | ReadItem]:
     """Framed records of one file: FastWARC for the checked prefix, the pure reader for the rest."""
     framer = _FastFramer(path, max_record_bytes)
     try:
@@ -186,7 +221,8 @@ def iter_records_fast(path: str, max_record_bytes: int, wcfg: WarcConfig, first_
         return
     if framer.resume_at is not None:
         yield from iter_records(
-            path, max_record_bytes, wcfg, start=framer.resume_at, first_index=first_index + framer.resume_index
+            path, max_record_bytes, wcfg, start=framer.resume_at, first_index=first_index + framer.resume_index,
+            max_bad_lines=max_bad_lines,
         )
 
 
@@ -195,6 +231,6 @@ def read_warc_fast(partition: Partition, config: InputConfig, wcfg: WarcConfig) 
 
     first = 0
     for path in partition.paths:
-        counter = _Counter(iter_records_fast(path, config.max_record_bytes, wcfg, first))
+        counter = _Counter(iter_records_fast(path, config.max_record_bytes, wcfg, first, config.max_bad_lines_per_input))
         yield from read_records_as_items(counter, path, partition.index, config, wcfg)
         first = counter.next_index

@@ -17,6 +17,7 @@ silently spliced onto the bytes of the next member.
 from __future__ import annotations
 
 import bisect
+import re
 import zlib
 from typing import BinaryIO
 
@@ -38,6 +39,9 @@ def other_compression(head: bytes) -> str | None:
         if head.startswith(magic):
             return name
     return None
+
+
+_BLANK_RUN = re.compile(rb"[\r\n]*")  # a character class: matched at C speed (a group is ~200x slower)
 
 
 class ArchiveStream:
@@ -211,6 +215,23 @@ class ArchiveStream:
         while len(self._buf) - self._pos < n and self._more():
             pass
         return self._buf[self._pos:self._pos + n]
+
+    def skip_blank_lines(self, limit: int | None = None) -> int:
+        """Skip a run of blank lines (line ends, CR or LF) a buffer at a time, stopping once more
+        than `limit` are skipped; returns how many. A run of a billion newlines (a gzip line bomb)
+        costs its decompression up to the limit, not a Python step per byte."""
+        skipped = 0
+        while limit is None or skipped <= limit:
+            if len(self._buf) - self._pos < 2:
+                self.peek(2)
+            end = _BLANK_RUN.match(self._buf, self._pos).end()  # type: ignore[union-attr]  # `*`: always matches
+            if end == self._pos:
+                return skipped
+            skipped += self._buf.count(b"\n", self._pos, end)
+            self._pos = end
+            if end < len(self._buf) or not self._more():  # the run ends here, or with the file
+                return skipped
+        return skipped
 
     def readline(self, limit: int) -> bytes:
         """Bytes up to and including the next newline, at most `limit` of them; b"" at the end."""
