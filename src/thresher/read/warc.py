@@ -42,6 +42,7 @@ _ARC_CANDIDATE = re.compile(rb"\n[A-Za-z][A-Za-z0-9+.\-]*:[^\n]* \d{8,18} [^\n]*
 _BLANK = (b"\r\n", b"\n")
 _BLANK_LINES = re.compile(rb"(?:\r?\n)*")
 _TAIL_PEEK = 4096
+_LINE_ENDS = (b"\r", b"\n")
 _MAX_LINE = 1 << 16
 
 WAT_MESSAGE = "WAT files hold link and header metadata, not page content: read the matching WARC or WET file"
@@ -131,13 +132,15 @@ class RecordReader:
         truncated_reported = False
         while True:
             # blank lines between records are normal; more than a record's two are counted as bad
-            gap = s.tell()
-            allowed = None if self.max_bad_lines is None else self.max_bad_lines - self.bad_lines + 2
-            self.bad_lines += max(0, s.skip_blank_lines(allowed) - 2)
+            if s.peek(1) in _LINE_ENDS:  # the usual case is a header right away: nothing to count
+                gap = s.tell()
+                allowed = None if self.max_bad_lines is None else self.max_bad_lines - self.bad_lines + 2
+                self.bad_lines += max(0, s.skip_blank_lines(allowed) - 2)
+                if self._over_bad_lines():
+                    yield from self._problems()
+                    yield self._bad_lines_stop(gap)
+                    return
             yield from self._problems()
-            if self._over_bad_lines():
-                yield self._bad_lines_stop(gap)
-                return
             start = s.tell()
             s.forget_before(start)
             line = s.readline(_MAX_LINE)
