@@ -149,3 +149,17 @@ def scan_task_with_raising_corpus_scan(ctx: Any, partition: Any) -> dict[str, An
         return tasks.scan_task(ctx, partition)
     finally:
         tasks.build_corpus_stages = original
+
+
+def scan_task_after_the_input_is_cut(ctx: Any, partition: Any) -> dict[str, Any]:
+    """A scan whose input file is cut to half its size after the build planned it (a file truncated
+    by another process while the build runs)."""
+    import os
+
+    from thresher.run.tasks import scan_task
+
+    size = os.path.getsize(partition.path)
+    if size > 100:
+        with open(partition.path, "r+b") as f:
+            f.truncate(size // 2)
+    return scan_task(ctx, partition)

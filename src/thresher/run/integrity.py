@@ -10,12 +10,13 @@ another; an edit inside an unsampled block of an otherwise untouched file change
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from thresher.core.errors import WorkDirError
+from thresher.core.errors import InputError, WorkDirError
 from thresher.paths import input_size, is_url, local_path
 
 EDGE_BYTES = 64 * 1024
@@ -58,4 +59,45 @@ def require_work_files(paths: Iterable[Path], phase: str) -> None:
             raise WorkDirError(
                 f"the work dir is damaged: {path} (left by an earlier phase for the {phase} phase) is missing; "
                 "rerun with --overwrite to start the build over"
+            )
+
+
+# The plan's input fingerprints, read once per process and work dir (a worker runs many scan tasks;
+# the plan of a build over many files is large).
+_planned: dict[tuple[str, int], dict[str, Any]] = {}
+
+
+def _planned_inputs(work_root: Path) -> dict[str, Any]:
+    path = work_root / "plan.json"
+    try:
+        key = (str(path), path.stat().st_mtime_ns)
+        if key not in _planned:
+            _planned.clear()
+            inputs = json.loads(path.read_text(encoding="utf-8")).get("inputs")
+            _planned[key] = inputs if isinstance(inputs, dict) else {}
+        return _planned[key]
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def check_unchanged_since_plan(work_root: Path, paths: Iterable[str]) -> None:
+    """After a scan task read its share: each local input still has the size and modification time
+    the plan recorded (a stat each). An input truncated, appended to or rewritten while the build ran
+    would lose its tail with only the cut line reported, or mix old and new records: the task fails
+    with one line instead, and a rerun is refused by the plan until `--overwrite`."""
+    planned = _planned_inputs(work_root)
+    for path in paths:
+        before = planned.get(path)
+        if not isinstance(before, dict) or before.get("mtime_ns") is None or is_url(path):
+            continue
+        try:
+            st = os.stat(local_path(path))
+            now: tuple[int | None, int | None] = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            now = (None, None)
+        if now != (before.get("bytes"), before["mtime_ns"]):
+            state = "is gone" if now[0] is None else f"is {now[0]} bytes, {before.get('bytes')} when the build planned it"
+            raise InputError(
+                f"{path}: changed while the build read it (it {state}); "
+                "rerun with --overwrite once the input no longer changes"
             )

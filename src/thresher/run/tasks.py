@@ -41,6 +41,7 @@ from thresher.read.sources import read_partition
 from thresher.run import progress
 from thresher.run.deadline import WATCHDOG_GRACE_S, DocumentDeadline, RecordFailures, StuckDocument, collect_stuck
 from thresher.run.heap import trim_heap
+from thresher.run.integrity import check_unchanged_since_plan
 from thresher.run.observe import TaskObserver, record_id_url
 from thresher.run.records import (
     EDGE,
@@ -274,6 +275,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
             else:
                 reporter.tick(passed=1)
     observer.close()
+    check_unchanged_since_plan(work.root, partition.paths)  # truncated or rewritten while it was read
     stats.add_time("read", t_read)
     if bytes_total > bytes_reported:
         reporter.tick(bytes=bytes_total - bytes_reported)
