@@ -39,7 +39,7 @@ from thresher.read.base import Event, Partition, Skip, ordinal_partition
 from thresher.read.readers import reader_spec
 from thresher.read.sources import read_partition
 from thresher.run import progress
-from thresher.run.deadline import WATCHDOG_GRACE_S, DocumentDeadline, StuckDocument, collect_stuck
+from thresher.run.deadline import WATCHDOG_GRACE_S, DocumentDeadline, RecordFailures, StuckDocument, collect_stuck
 from thresher.run.heap import trim_heap
 from thresher.run.observe import TaskObserver, record_id_url
 from thresher.run.records import (
@@ -181,6 +181,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     observer = TaskObserver(stats, work.observed("scan", partition.index, "index"), work.observed("scan", partition.index, "samples"),
                             config.output.card_tokenizer)
     with (
+        RecordFailures(stuck_dir, task) as in_record,  # an exception escaping one record: noted for the retry
         contextlib.ExitStack() as key_spills,
         atomic_open(work.scan_docs(partition.index), "wb", durable=False) as docs_out,
         atomic_open(work.scan_malformed(partition.index), "wb", durable=False) as malformed_out,
@@ -189,6 +190,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
         spills = [key_spills.enter_context(BucketSpill(work.keys(stage.name, partition.index), KEY_BUCKETS)) for stage in corpus]
         items = as_stdin(read_partition(partition, config.input), str(work.path("stdin.bin")))
         while True:
+            in_record.ordinal = None
             t0 = time.perf_counter()
             try:
                 item = next(items, None)
@@ -226,7 +228,13 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                 reporter.tick(dropped=1)
                 continue
             doc: Document = item
+            in_record.ordinal, in_record.step = doc.ordinal, "scan"
             outcome = chain.run(doc) if doc.ordinal not in stuck else stuck_drop(chain, stuck[doc.ordinal])
+            scans: list[Any] = []
+            if outcome is None:
+                # the corpus stages' keys, all computed before any is written: one that raises drops
+                # the document like a stage in the chain does, with nothing of it left in the work files
+                scans, outcome = corpus_scans(corpus, doc, stats)
             if outcome is not None:
                 drop, failures = outcome
                 stats.record_drop(drop, failures)
@@ -238,8 +246,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
             observer.survived(doc)
             t0 = time.perf_counter()
             member_head = (doc.ordinal, id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
-            for si, stage in enumerate(corpus):
-                scanned = stage.scan(doc)
+            for si, scanned in enumerate(scans):
                 if scanned is None:
                     continue
                 offset = payload_sizes[si]
@@ -297,8 +304,28 @@ def read_failure(partition: Partition, exc: Exception) -> Malformed:
     return Malformed("read_error", partition.describe(), f"reading stopped: {type(exc).__name__}: {exc}"[:500])
 
 
+def corpus_scans(corpus: list[Any], doc: Document, stats: Stats) -> tuple[list[Any], tuple[Drop, list[Drop]] | None]:
+    """Each corpus stage's scan of a document that passed the chain; or, when one raises, the
+    document's drop as `<stage>: error` (the exception in `detail`, `event/stage_error` counted)."""
+    scans = []
+    t0 = time.perf_counter()
+    try:
+        for stage in corpus:
+            scans.append(stage.scan(doc))
+    except Exception as exc:  # noqa: BLE001 - one document's failure is its drop, not the task's
+        stats.count("event/stage_error")
+        return [], (Drop(stage.name, "error", detail={"error": f"{type(exc).__name__}: {exc}"[:500]}), [])
+    finally:
+        stats.add_time("dedup.keys", time.perf_counter() - t0)
+    return scans, None
+
+
 def stuck_drop(chain: DocumentChain, stuck: StuckDocument) -> tuple[Drop, list[Drop]]:
-    """The drop of a document that earlier attempts died in (it is not run again)."""
+    """The drop of a document that earlier attempts died or failed in (it is not run again)."""
+    if stuck.errors and not stuck.timed_out:
+        chain.stats.count("event/record_failed_twice")
+        detail = {"skipped": f"{stuck.failures} attempts failed in this record", "error": stuck.error}
+        return Drop(stuck.step or "scan", "error", value=stuck.failures, limit=2, detail=detail), []
     names = [name for name, _, _ in chain.runners]
     stage = names[stuck.stage_index] if 0 <= stuck.stage_index < len(names) else "extract"
     if stuck.timed_out:
