@@ -110,6 +110,7 @@ def run_task(
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     package_logger = logging.getLogger("thresher")
     package_logger.addHandler(handler)
+    progress.set_task(task_id)  # its progress ticks name it: the driver replaces them by its result
     try:
         result = fn(ctx, *args)
     except BaseException:
@@ -119,6 +120,7 @@ def run_task(
             handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
         raise
     finally:
+        progress.set_task(None)
         package_logger.removeHandler(handler)
         handler.close()
         trim_heap()  # workers are long-lived: what the task freed goes back to the system
