@@ -163,6 +163,7 @@ class Pipeline:
         self.chain = DocumentChain(self.config, self.stats)
         self.indexes = [StreamingIndex(s) for s in build_corpus_stages(self.config)]
         self.on_drop = on_drop
+        self._records = 0  # dicts named so far: a dict's id is its place in what this pipeline was given
 
     def process(self, items: Iterable[Document | Malformed | dict[str, Any]]) -> Iterator[Document]:
         stats = self.stats
@@ -171,7 +172,9 @@ class Pipeline:
                 stats.record_seen()
                 stats.record_malformed(item)
                 continue
-            doc = _as_document(item)
+            if isinstance(item, dict):
+                self._records += 1
+            doc = _as_document(item, self._records - 1)
             stats.record_seen()
             outcome = self.chain.run(doc)
             if outcome is None:
@@ -189,13 +192,15 @@ class Pipeline:
             yield doc
 
 
-def _as_document(item: Document | dict[str, Any]) -> Document:
+def _as_document(item: Document | dict[str, Any], position: int) -> Document:
+    """A dict is named by its position among the dicts the pipeline was given (`record_id`), so the
+    same page given twice is two documents with two ids."""
     if isinstance(item, Document):
         return item
-    from thresher.core.document import make_doc_id
+    from thresher.core.document import record_id
 
     record = dict(item)
     url = record.pop("url", None)
     html = record.pop("html", None)
     text = record.pop("text", None) or ""
-    return Document(id=make_doc_id(url, html if html is not None else text), url=url, html=html, text=text, metadata=record)
+    return Document(id=record_id({"row": position}), url=url, html=html, text=text, metadata=record)

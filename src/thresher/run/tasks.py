@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.config import RunConfig
-from thresher.core.document import Document, Drop, Malformed
+from thresher.core.document import Document, Drop, Malformed, record_id
 from thresher.core.stages import comparison_of
 from thresher.core.stats import Stats
 from thresher.dedup.cluster import Decision, Node, cluster, decide, link_identical
@@ -110,6 +110,7 @@ def run_task(
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     package_logger = logging.getLogger("thresher")
     package_logger.addHandler(handler)
+    progress.set_task(task_id)  # its progress ticks name it: the driver replaces them by its result
     try:
         result = fn(ctx, *args)
     except BaseException:
@@ -119,6 +120,7 @@ def run_task(
             handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
         raise
     finally:
+        progress.set_task(None)
         package_logger.removeHandler(handler)
         handler.close()
         trim_heap()  # workers are long-lived: what the task freed goes back to the system
@@ -139,11 +141,15 @@ def describe_task(task_id: str, args: tuple[Any, ...]) -> str:
 
 def as_stdin(items: Iterator[Any], spooled: str) -> Iterator[Any]:
     """Items read from standard input (spooled to `spooled` in the work dir, which is removed after
-    the build) name it `-`, as the user did, in their provenance and locations."""
+    the build) name it `-`, as the user did, in their provenance, locations and ids: an id then
+    does not depend on where the output went."""
     for item in items:
         if isinstance(item, Document):
             if item.source.get("file") == spooled:
+                named_by_place = item.id == record_id(item.source)  # not a plugin reader's own id
                 item.source["file"] = "-"
+                if named_by_place:
+                    item.id = record_id(item.source)
         elif isinstance(item, (Malformed, Skip, Event)) and item.location.startswith(spooled):
             item = dataclasses.replace(item, location="-" + item.location[len(spooled):])
         yield item
@@ -220,7 +226,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                 continue
             if isinstance(item, Skip):
                 stats.record_drop(item.drop)
-                observer.dropped(item.doc_id, item.url, {"location": item.location}, item.drop, None)
+                observer.dropped(item.id, item.url, item.source, item.drop, None)
                 if ctx.write_rejects:
                     rejects_out.write(
                         dumps_line(item.to_record())
