@@ -156,6 +156,11 @@ _CLIMB_TO_SHARE = 0.5  # sweep: 0.35 and 0.65: no change
 # Link density above which a kept block is dropped (tables hold more links legitimately).
 _MAX_KEPT_LINK_DENSITY = 0.5  # sweep: 0.4: -0.0024 AEB, -0.0020 readability; 0.6: +0.0007 AEB, +0.0006 readability, -0.0001 trafilatura-eval (inside the bootstrap intervals: not moved)
 _MAX_KEPT_TABLE_LINK_DENSITY = 0.6
+# A region that names itself the post (`container_bonus`) with at least this many characters, of
+# which the link-density filter would keep less than this share, is a post made of links: its
+# links are kept.
+_LINK_POST_MIN_CHARS = 500
+_LINK_POST_KEPT_SHARE = 0.1
 # Stock phrases ("Share this", "Read more") are recognised only in blocks shorter than this.
 _BOILER_LINE_MAX_CHARS = 80  # sweep: 60: no change
 # Trailing headings shorter than this and trailing non-sentences shorter than
@@ -535,10 +540,11 @@ def choose_title(doc: HtmlDocument) -> str | None:
     return h1s[0] if h1s else None
 
 
-def filter_blocks(chosen: list[Block], title: str | None) -> list[Block]:
+def filter_blocks(chosen: list[Block], title: str | None, keep_links: bool = False) -> list[Block]:
     out: list[Block] = []
     for b in chosen:
-        if b.link_density > (_MAX_KEPT_TABLE_LINK_DENSITY if b.kind == "table" else _MAX_KEPT_LINK_DENSITY):
+        if not keep_links and b.link_density > (
+                _MAX_KEPT_TABLE_LINK_DENSITY if b.kind == "table" else _MAX_KEPT_LINK_DENSITY):
             continue
         if b.kind == "caption":
             continue  # figure captions and credits describe an image, not the text
@@ -653,7 +659,14 @@ class BuiltinExtractor:
             if shares is not None and b.kind not in ("heading", "table") and len(b.text) > 20 and shares[i] < 0.5:
                 continue
             chosen.append(b)
-        return filter_blocks(chosen, title), root
+        kept = filter_blocks(chosen, title)
+        region_chars = sum(b.text_len for b in chosen)
+        if (region_chars >= _LINK_POST_MIN_CHARS and sum(b.text_len for b in kept) < _LINK_POST_KEPT_SHARE * region_chars
+                and container_bonus(root) > 0):
+            # the region names itself the post and is nearly all links: a post that is a link
+            # roll (a bookmark digest, a reading list), not a sidebar
+            kept = filter_blocks(chosen, title, keep_links=True)
+        return kept, root
 
     def _fallback(self, doc: HtmlDocument, deadline: float | None) -> list[Block]:
         """Nothing looked like main content: keep every link-poor block, noscript fallbacks included."""
