@@ -267,7 +267,8 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
     body_inside = declared_body_inside(doc)
     # (`text_mass` counts posts written with <br>: it protects a box from weak class words only; a
     # site <header> or a form with address lines is not a standfirst)
-    verdicts: dict[str, tuple[bool, bool, bool, bool, bool]] = {}  # class names repeat: match each once
+    verdicts: dict[str, tuple[bool, bool, bool, bool, bool]] = {}
+    group_mass: dict[tuple[int, str, str], int] = {}  # class names repeat: match each once
     by_raw: dict[str, str | Literal[False]] = {}  # attribute text -> False (hidden or a furniture role) or its class_id
     ticks = 0
     for node in doc.nodes[1:]:
@@ -321,12 +322,38 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
                 continue
             if mass[node.index] >= content_mass and not protected:
                 continue
+            if not protected and parent is not None and _sibling_group_mass(
+                    node, parent, mass, group_mass) >= content_mass:
+                continue  # one of the sections of the article (`TestReport__Section--Ads` on each)
             if comment_only:
                 if keep_threads:
                     continue
                 thread_chars += node.text_len
             node.flags |= REMOVED
     return thread_chars
+
+
+def _first_class(node: Node) -> str:
+    names = class_id(node).split(None, 1) if node.raw_attrs else None
+    return names[0] if names else ""
+
+
+def _sibling_group_mass(node: Node, parent: Node, mass: list[int], cache: dict[tuple[int, str, str], int]) -> int:
+    """Paragraph mass of `node` and its siblings of the same tag and first class name: an article
+    cut into sections that each carry a furniture word is content as a whole, though no section
+    alone holds enough text to be protected."""
+    first = _first_class(node)
+    if not first:
+        return 0
+    key = (parent.index, node.tag, first)
+    total = cache.get(key)
+    if total is None:
+        total = 0
+        for c in parent.children:
+            if c.__class__ is Node and c.tag == node.tag and c.raw_attrs and _first_class(c) == first:  # type: ignore[union-attr]
+                total += mass[c.index]  # type: ignore[union-attr]
+        cache[key] = total
+    return total
 
 
 def mark_article_cards(doc: HtmlDocument) -> None:
