@@ -110,6 +110,9 @@ _FRAGMENT_CHARS = 100
 _FRAGMENT_WEIGHT = 0.3  # sweep: 0.15: -0.0032 readability; 0.6: -0.0002 trafilatura-eval
 # An excerpt cut with "..." scores this multiple of its goodness (negative: a teaser).
 _TRUNCATED_WEIGHT = -0.5  # sweep: -0.25 and -1.0: no change
+# ... when the page has at least this many of them: one excerpt alone is a paywalled article's lead
+# (its only text), not a list of teasers.
+_MIN_TRUNCATED = 2
 # Text right after a linked heading, shorter than this, is a teaser and scores `_TEASER_WEIGHT` times
 # its goodness.
 _TEASER_MAX_CHARS = 500  # sweep: 300: -0.0003, 800: -0.0002 trafilatura-eval
@@ -398,8 +401,6 @@ def goodness(b: Block) -> float:
         score *= n / _FULL_WEIGHT_CHARS
     if not _SENTENCE_END.search(b.text) and n < _FRAGMENT_CHARS:
         score *= _FRAGMENT_WEIGHT
-    elif _TRUNCATED.search(b.text):
-        score *= _TRUNCATED_WEIGHT
     return score
 
 
@@ -413,6 +414,11 @@ def block_scores(blocks: list[Block]) -> list[float]:
     """Goodness of every block, in context: text right after a linked heading is a teaser, when
     the page has a list of them (a lone post under its linked title is the post)."""
     scores = [goodness(b) for b in blocks]
+    # excerpts cut with "...": teasers when the page lists several, a paywalled article's lead alone
+    cut = [i for i, b in enumerate(blocks) if scores[i] > 0 and b.kind not in ("table", "heading") and _TRUNCATED.search(b.text)]
+    if len(cut) >= _MIN_TRUNCATED:
+        for i in cut:
+            scores[i] *= _TRUNCATED_WEIGHT
     teasers = []
     after_linked_heading = False
     for i, b in enumerate(blocks):
