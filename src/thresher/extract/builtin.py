@@ -326,7 +326,7 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
             if mass[node.index] >= content_mass and not protected:
                 continue
             if not protected and parent is not None and _sibling_group_mass(
-                    node, parent, mass, group_mass) >= content_mass:
+                    node, parent, mass, group_mass) >= content_mass and container_bonus(parent) > 0:
                 continue  # one of the sections of the article (`TestReport__Section--Ads` on each)
             if comment_only:
                 if keep_threads:
@@ -344,7 +344,8 @@ def _first_class(node: Node) -> str:
 def _sibling_group_mass(node: Node, parent: Node, mass: list[int], cache: dict[tuple[int, str, str], int]) -> int:
     """Paragraph mass of `node` and its siblings of the same tag and first class name: an article
     cut into sections that each carry a furniture word is content as a whole, though no section
-    alone holds enough text to be protected."""
+    alone holds enough text to be protected. (Only counted inside a container that names itself
+    the text, `container_bonus`: a sidebar's row of text widgets is not an article.)"""
     first = _first_class(node)
     if not first:
         return 0
