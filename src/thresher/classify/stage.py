@@ -13,6 +13,7 @@ and the manifest record, so a changed model file changes the run's identity.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from thresher.classify.config import ClassifierPlan, ClassifyConfig
@@ -79,7 +80,15 @@ class Classifier:
     def evaluate(self, doc: Document) -> Evaluation:
         """The scores as annotations and the drop, if any, in one pure pass (the runner writes the
         annotations: deciding never mutates)."""
-        scores = self.model.score_list(doc.text)
+        return self.decide(self.model.score_list(doc.text))
+
+    def evaluate_batch(self, docs: Sequence[Document]) -> list[Evaluation]:
+        """`evaluate` of many documents at once (the scan loop's batches, `pipeline.BatchEvaluator`):
+        NumPy scores the batch when installed, with the same float64 scores as `score_list`."""
+        return list(map(self.decide, self.model.scores_batch([doc.text for doc in docs])))
+
+    def decide(self, scores: Sequence[float]) -> Evaluation:
+        """The annotations and the drop, if any, for one document's scores (in label order)."""
         annotations = {key: round(score, DIGITS) for key, score in zip(self.keys, scores, strict=True)}
         if not self.keep_index:
             return Evaluation(annotations, [])
