@@ -34,7 +34,7 @@ from thresher.core.document import Document, Drop, Malformed
 from thresher.core.stages import comparison_of
 from thresher.core.stats import Stats
 from thresher.dedup.cluster import Decision, Node, cluster, decide, link_identical
-from thresher.pipeline import BATCH_CHARS, BATCH_DOCS, DocumentChain, build_corpus_stages
+from thresher.pipeline import BATCH_CHARS, BATCH_DOCS, DocumentChain, Outcome, build_corpus_stages
 from thresher.read.base import Event, Partition, Skip, ordinal_partition
 from thresher.read.readers import reader_spec
 from thresher.read.sources import read_partition
@@ -222,7 +222,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                 batch.append(item)
                 if isinstance(item, Document):
                     batch_chars += len(item.text) + len(item.html or "")
-            judged: dict[int, Any] = {}
+            judged: dict[int, Outcome] = {}
             if batch_docs > 1:
                 docs = [it for it in batch if isinstance(it, Document) and it.ordinal not in stuck]
                 judged = dict(zip(map(id, docs), chain.run_batch(docs), strict=True))
@@ -246,6 +246,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                     reporter.tick(dropped=1)
                     continue
                 doc: Document = item
+                outcome: Outcome
                 if doc.ordinal in stuck:
                     outcome = stuck_drop(chain, stuck[doc.ordinal])
                 else:
