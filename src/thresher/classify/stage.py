@@ -89,10 +89,14 @@ class Classifier:
 
     def decide(self, scores: Sequence[float]) -> Evaluation:
         """The annotations and the drop, if any, for one document's scores (in label order)."""
-        annotations = {key: round(score, DIGITS) for key, score in zip(self.keys, scores, strict=True)}
-        if not self.keep_index:
+        annotations = dict(zip(self.keys, [round(score, DIGITS) for score in scores], strict=True))
+        keep = self.keep_index
+        if not keep:
             return Evaluation(annotations, [])
-        best = max(self.keep_index, key=lambda i: (scores[i], -i))
+        best = keep[0]
+        for i in keep[1:]:  # the best keep label; the first on a tie
+            if scores[i] > scores[best]:
+                best = i
         bound = self.plan.min_score
         if scores[best] >= bound:
             return Evaluation(annotations, [])
