@@ -13,10 +13,13 @@ Tasks:
 - the statistical gate's keep rate on prose in 75 languages.
 
 Measured with CPU time (`time.process_time`): training time, and predictions per CPU second as
-medians of interleaved repeats. thresher scores per text (`score_list`, what the build's stage does)
-and in batches (`scores_batch`, NumPy: `classify apply`/`eval`); fastText per call
-(`FastText.f.predict`, the C++ call under its Python wrapper) and per list (`multilinePredict`).
-fastText is the `fasttext-wheel` package (training needs it; predict-only builds are skipped).
+medians of interleaved repeats. thresher: the build's classifier stage on Documents, in the scan
+loop's batches (`evaluate_batch`, NumPy + SciPy) and one document at a time (`evaluate`, pure
+Python), and `scores_batch` (`classify apply`/`eval`); fastText per call (`FastText.f.predict`, the
+C++ call under its Python wrapper) with the shared tokenization timed, on lines tokenized
+beforehand, and per list (`multilinePredict`). fastText is the `fasttext-wheel` package (training
+needs it; predict-only builds such as `fasttext-predict` are skipped: put a `fasttext-wheel` install
+first on PYTHONPATH).
 
     python benchmarks/classify_eval.py [--repeats 3]    # writes benchmarks/results/classify_eval.json
 """
@@ -44,8 +47,12 @@ RESULTS = ROOT / "benchmarks" / "results" / "classify_eval.json"
 sys.path.insert(0, str(ROOT / "src"))
 
 from thresher.classify import train  # noqa: E402
+from thresher.classify.config import ClassifierPlan  # noqa: E402
 from thresher.classify.features import FeatureExtractor, FeatureSpec  # noqa: E402
 from thresher.classify.metrics import evaluate_scores  # noqa: E402
+from thresher.classify.stage import Classifier  # noqa: E402
+from thresher.core.document import Document  # noqa: E402
+from thresher.pipeline import BATCH_DOCS  # noqa: E402
 
 Example = tuple[str, str]
 TECH_PAGES = ("001", "002", "dropbox-blog", "lazy-image-1", "mathjax", "gitlab-blog", "ietf-1",
@@ -109,6 +116,22 @@ class Thresher(Peer):
         for t in texts:
             score(t)
 
+    def stage(self) -> Any:
+        """The build's classifier stage for this model (keep the first label at 0.5)."""
+        return Classifier(ClassifierPlan(name="m", path="", keep=(self.labels[0],), min_score=0.5), self.model)
+
+    def build_batches(self, docs: Sequence[Document]) -> None:
+        """What the scan loop does with a batch stage: `evaluate_batch` on batches of `BATCH_DOCS`
+        documents, annotations and drops included."""
+        stage = self.stage()
+        for i in range(0, len(docs), BATCH_DOCS):
+            stage.evaluate_batch(docs[i : i + BATCH_DOCS])
+
+    def build_per_document(self, docs: Sequence[Document]) -> None:
+        evaluate = self.stage().evaluate
+        for doc in docs:
+            evaluate(doc)
+
 
 class FastText(Peer):
     name = "fasttext"
@@ -138,6 +161,12 @@ class FastText(Peer):
     def per_text(self, texts: Sequence[str]) -> None:
         predict = self.model.f.predict
         for line in self._lines(texts):
+            predict(line, -1, 0.0, "strict")
+
+    def per_line(self, lines: Sequence[str]) -> None:
+        """The C++ call alone, on lines tokenized beforehand (outside the timing)."""
+        predict = self.model.f.predict
+        for line in lines:
             predict(line, -1, 0.0, "strict")
 
     def batch(self, texts: Sequence[str]) -> None:
@@ -185,14 +214,25 @@ def run_task(name: str, labels: Sequence[str], train_set: Sequence[Example], tes
                           for lab, v in report["labels"].items()},
         }
     # predictions per CPU second, interleaved repeats (every peer once per round), medians
+    # "build_*": the build's classifier stage on Documents (batches as the scan loop makes them, or
+    # one `evaluate` per document), annotations and drops included; fastText per call on the same
+    # token stream (its tokenization timed: a build would pay it), and on lines tokenized beforehand
     speeds: dict[str, list[float]] = {}
+    docs = [Document(id=str(i), text=t) for i, t in enumerate(texts)]
+    for peer in peers:  # one untimed pass: warm caches for every peer
+        if isinstance(peer, Thresher):
+            peer.build_batches(docs)
+        peer.scores(texts)
     for _ in range(repeats):
         for peer in peers:
             if isinstance(peer, Thresher):
-                speeds.setdefault("thresher_per_text", []).append(len(texts) / cpu(lambda p=peer: p.per_text(texts))[1])
+                speeds.setdefault("thresher_build_batches", []).append(len(texts) / cpu(lambda p=peer: p.build_batches(docs))[1])
+                speeds.setdefault("thresher_build_per_document", []).append(len(texts) / cpu(lambda p=peer: p.build_per_document(docs))[1])
                 speeds.setdefault("thresher_batch_numpy", []).append(len(texts) / cpu(lambda p=peer: p.scores(texts))[1])
             elif isinstance(peer, FastText):
                 speeds.setdefault("fasttext_per_call", []).append(len(texts) / cpu(lambda p=peer: p.per_text(texts))[1])
+                lines = peer._lines(texts)
+                speeds.setdefault("fasttext_per_call_pretokenized", []).append(len(texts) / cpu(lambda p=peer, ls=lines: p.per_line(ls))[1])
                 speeds.setdefault("fasttext_list", []).append(len(texts) / cpu(lambda p=peer: p.batch(texts))[1])
             else:
                 speeds.setdefault(peer.name + "_batch", []).append(len(texts) / cpu(lambda p=peer: p.scores(texts))[1])
@@ -200,6 +240,10 @@ def run_task(name: str, labels: Sequence[str], train_set: Sequence[Example], tes
     if "fasttext_per_call" in out["predictions_per_cpu_s"]:
         ft = out["predictions_per_cpu_s"]["fasttext_per_call"]
         out["speed_vs_fasttext_per_call"] = {k: round(v / ft, 3) for k, v in out["predictions_per_cpu_s"].items()}
+        # the ratio of each interleaved round, then the median (the box is shared: rounds drift)
+        for base in ("fasttext_per_call", "fasttext_per_call_pretokenized"):
+            out[f"build_batches_vs_{base}_median_of_round_ratios"] = round(statistics.median(
+                a / b for a, b in zip(speeds["thresher_build_batches"], speeds[base], strict=True)), 3)
     print(name, json.dumps({k: v for k, v in out.items() if k != "peers"}),
           {p: (v["macro_f1"], v["weighted_f1"], v["train_cpu_s"]) for p, v in out["peers"].items()}, flush=True)
     return out

@@ -295,6 +295,37 @@ class Model:
         scores: list[list[float]] = self.normalize_batch(self.logits_batch(texts)).tolist()
         return scores
 
+    def scores_array(self, texts: Sequence[str]) -> Any:
+        """NumPy: the scores of many texts as a float64 array (len(texts), labels), the numbers of
+        `scores_batch`."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, len(self.labels)), dtype=np.float64)
+        return self.normalize_batch(self.logits_batch(texts))
+
+
+def round_array(x: Any, digits: int) -> list[list[float]]:
+    """NumPy: `round(v, digits)` of every value, as nested lists of Python floats, bit for bit.
+
+    Python rounds the exact binary value to `digits` decimals (half to even) and returns the double
+    nearest that decimal. `rint(v * 10^digits) / 10^digits` gives the same double unless `v * 10^digits`
+    lies within rounding error of a half (its integer k is then exact, and an IEEE division of k by
+    the exact power of ten is the double nearest k / 10^digits): those few values are rounded by
+    Python itself."""
+    import numpy as np
+
+    scale = 10.0**digits
+    scaled = x * scale
+    out = np.rint(scaled) / scale
+    near_half = np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6
+    rows: list[list[float]] = out.tolist()
+    if near_half.any():
+        values = x.tolist()
+        for i, j in zip(*np.nonzero(near_half), strict=True):
+            rows[i][j] = round(values[i][j], digits)
+    return rows
+
 
 class _Slots(dict[str, int]):
     """word -> its slot in a `_WordTable`; a new word gets the next slot and is queued for `fill`."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from thresher.classify.config import ClassifierPlan, ClassifyConfig
 from thresher.classify.format import load_model
-from thresher.classify.model import Model
+from thresher.classify.model import Model, numpy_available, round_array
 from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError
 from thresher.core.stages import Evaluation
@@ -84,8 +84,28 @@ class Classifier:
 
     def evaluate_batch(self, docs: Sequence[Document]) -> list[Evaluation]:
         """`evaluate` of many documents at once (the scan loop's batches, `pipeline.BatchEvaluator`):
-        NumPy scores the batch when installed, with the same float64 scores as `score_list`."""
-        return list(map(self.decide, self.model.scores_batch([doc.text for doc in docs])))
+        NumPy scores the batch when installed, with the same float64 scores as `score_list`, and
+        rounds and decides the batch as arrays (`round_array`: Python's rounding, bit for bit)."""
+        texts = [doc.text for doc in docs]
+        if not numpy_available():
+            return [self.decide(self.model.score_list(t)) for t in texts]
+        import numpy as np
+
+        scores = self.model.scores_array(texts)
+        rounded = round_array(scores, DIGITS)
+        keys = self.keys
+        if not self.keep_index:
+            return [Evaluation(dict(zip(keys, row, strict=True)), []) for row in rounded]
+        keep_scores = scores[:, self.keep_index]
+        best = np.argmax(keep_scores, axis=1)  # the first of equal maxima, as `decide`
+        dropped = (keep_scores[np.arange(len(texts)), best] < self.plan.min_score).tolist()
+        best_label = [self.keep_index[b] for b in best.tolist()]
+        out = []
+        for row, drop, label in zip(rounded, dropped, best_label, strict=True):
+            drops = [Drop("classify", "low_score", value=row[label], limit=self.plan.min_score,
+                          detail={"model": self.plan.name, "label": self.model.labels[label]})] if drop else []
+            out.append(Evaluation(dict(zip(keys, row, strict=True)), drops))
+        return out
 
     def decide(self, scores: Sequence[float]) -> Evaluation:
         """The annotations and the drop, if any, for one document's scores (in label order)."""

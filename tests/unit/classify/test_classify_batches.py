@@ -105,3 +105,23 @@ def test_a_batch_call_that_fails_is_judged_again_document_by_document(model_path
     assert chain.run_batch([Document(id=str(i), text=t) for i, t in enumerate(texts)]) == expected
     chain.disable_batches()
     assert not chain.batched
+
+
+@pytest.mark.parametrize("keep", [(), ("good",), ("bad", "good")])
+def test_evaluate_batch_equals_evaluate_for_each_document(model_path, keep):
+    from thresher.classify.config import ClassifierPlan
+    from thresher.classify.stage import load_cached
+
+    stage = Classifier(ClassifierPlan(name="q", path=str(model_path), keep=keep, min_score=0.6), load_cached(str(model_path)))
+    docs = [Document(id=str(i), text=t) for i, (t, _) in enumerate(corpus(300, seed=9))] + [Document(id="e", text="")]
+    assert stage.evaluate_batch(docs) == [stage.evaluate(d) for d in docs]
+
+
+def test_round_array_is_pythons_round_bit_for_bit():
+    np = pytest.importorskip("numpy")
+    from thresher.classify.model import round_array
+
+    values = [k / 10_000 + 0.00005 for k in range(10_000)]  # every half-way decimal at 4 places
+    values += [0.0, 1.0, 0.5, 1e-300, 0.99995, 0.123449999999, 0.12345, 2 / 3]
+    got = round_array(np.array(values).reshape(-1, 2), 4)
+    assert [v for row in got for v in row] == [round(v, 4) for v in values]
