@@ -85,6 +85,8 @@ def resolve_classifiers(config: ClassifyConfig) -> list[dict[str, Any]]:
             )
         record = {"name": plan.name, "path": plan.path, "sha256": model.sha256, "labels": list(model.labels),
                   "keep": list(plan.keep), "min_score": plan.min_score}
+        if isinstance(model, Model) and "heldout" in model.info:  # its held-out calibration, for the report
+            record["heldout"] = model.info["heldout"]
         if plan.tokenizer is not None:
             import hashlib
 

@@ -131,12 +131,16 @@ def run_train(args: argparse.Namespace) -> int:
     t0 = time.process_time()
     model = train(train_part, config, labels=labels)
     seconds = time.process_time() - t0
+    report = evaluate(model, held_out) if held_out else None
+    if report is not None:  # the held-out calibration travels with the model (the build's report draws it)
+        from thresher.classify.calibration import heldout_record
+
+        model.info["heldout"] = heldout_record(report, args.holdout, args.seed)
     digest = save_model(model, args.output)
     counts = ", ".join(f"{lab} {n}" for lab, n in model.info["examples_per_label"].items())
     print(f"trained on {len(train_part)} examples ({counts}) in {seconds:.1f} CPU s ({model.info['trainer']} trainer); "
           f"wrote {args.output} (sha256 {digest[:16]}...)", file=sys.stderr)
-    if held_out:
-        report = evaluate(model, held_out)
+    if report is not None:
         if args.json:
             print(json.dumps(report, indent=2))
         else:
