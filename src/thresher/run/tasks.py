@@ -179,7 +179,8 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     t_read = 0.0
     items_read = 0
     work_cap = config.input.max_work_bytes_per_input_byte
-    observer = TaskObserver(stats, work.observed("scan", partition.index, "index"), work.observed("scan", partition.index, "samples"))
+    observer = TaskObserver(stats, work.observed("scan", partition.index, "index"), work.observed("scan", partition.index, "samples"),
+                            config.output.card_tokenizer)
     with (
         contextlib.ExitStack() as key_spills,
         atomic_open(work.scan_docs(partition.index), "wb", durable=False) as docs_out,
@@ -259,7 +260,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                         rejects_out.write(dumps_line(reject_record(doc, drop, failures)))
                     reporter.tick(dropped=1)
                     continue
-                observer.annotations(doc.annotations, passed=True)
+                observer.survived(doc)
                 t0 = time.perf_counter()
                 member_head = (doc.ordinal, id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
                 for si, stage in enumerate(corpus):
@@ -690,7 +691,8 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
     pieces: list[list[Any]] = []  # [shard, path, records] while the piece is written
     reporter = progress.Throttle("write")
     include_annotations = config.output.include_annotations
-    observer = TaskObserver(stats, work.observed("write", p, "index"), work.observed("write", p, "samples"))
+    observer = TaskObserver(stats, work.observed("write", p, "index"), work.observed("write", p, "samples"),
+                            config.output.card_tokenizer)
 
     def kept_records() -> Any:
         """The output lines of the partition's kept documents. A document without a decision is
@@ -712,6 +714,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
             if decision is not None and decision.drop is not None:
                 stats.record_drop(decision.drop)
                 observer.dropped(record["id"], record.get("url"), record.get("source"), decision.drop, record)
+                observer.corpus_dropped(record)
                 if ctx.write_rejects:
                     record["drop"] = decision.drop.to_record()
                     rejects_out.write(dumps_line(record))
