@@ -191,8 +191,9 @@ class TfidfLogistic(Peer):
     name = "sklearn_tfidf_lr"
 
     def __init__(self, labels: Sequence[str], prep: Callable[[str], str], ngrams: tuple[int, int] = (1, 2),
-                 analyzer: str = "word") -> None:
+                 analyzer: str = "word", class_weight: str | None = None) -> None:
         self.labels, self.prep, self.ngrams, self.analyzer = tuple(labels), prep, ngrams, analyzer
+        self.class_weight = class_weight
 
     def fit(self, examples: Sequence[Example]) -> None:
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -201,7 +202,7 @@ class TfidfLogistic(Peer):
         self.vec = TfidfVectorizer(ngram_range=self.ngrams, analyzer=self.analyzer, token_pattern=r"\S+",
                                    sublinear_tf=True, min_df=1)
         x = self.vec.fit_transform([self.prep(t) for t, _ in examples])
-        self.clf = LogisticRegression(max_iter=2000, C=10.0)
+        self.clf = LogisticRegression(max_iter=2000, C=10.0, class_weight=self.class_weight)
         self.clf.fit(x, [lab for _, lab in examples])
 
     def scores(self, texts: Sequence[str]) -> list[list[float]]:
@@ -357,6 +358,35 @@ def toxicity(repeats: int, prep: Callable[[str], str]) -> dict[str, Any]:
     return out
 
 
+def class_weights(prep: Callable[[str], str]) -> dict[str, Any]:
+    """Davidson 3 classes, same split: unweighted against `class_weight="balanced"` (thresher, and
+    scikit-learn's logistic regression with its own balanced weights; fastText has no class weights)."""
+    data = davidson()
+    train_set, test_set = split(data, 0.2, seed=0)
+    labels = ("hate", "offensive", "neither")
+    texts, gold = [t for t, _ in test_set], [(lab,) for _, lab in test_set]
+    out: dict[str, Any] = {}
+    common = {"epochs": 5, "lr": 0.5, "word_ngrams": 2, "dim": 16, "buckets": 1 << 20}
+    peers: list[tuple[str, Peer]] = [("thresher", Thresher(labels, **common)),
+                                     ("thresher_balanced", Thresher(labels, **common, class_weight="balanced"))]
+    try:
+        import sklearn  # noqa: F401
+
+        peers += [("sklearn_tfidf_lr", TfidfLogistic(labels, prep)),
+                  ("sklearn_tfidf_lr_balanced", TfidfLogistic(labels, prep, class_weight="balanced"))]
+    except ImportError:
+        pass
+    for name, peer in peers:
+        peer.fit(train_set)
+        report = evaluate_scores(labels, "softmax", peer.scores(texts), gold)
+        hate = report["labels"]["hate"]
+        out[name] = {"macro_f1": round(report["macro_f1"], 4), "weighted_f1": round(report["weighted_f1"], 4),
+                     "hate_precision": round(hate["precision"], 4), "hate_recall": round(hate["recall"], 4),
+                     "hate_ece": round(hate["ece"], 4)}
+        print("class weights", name, out[name], flush=True)
+    return out
+
+
 def language_gate(repeats: int, prep: Callable[[str], str]) -> dict[str, Any]:
     sentences = [(t, "en" if lang == "en" else "other") for t, lang in lingua_sentences()]
     train_set, test_set = split(sentences, 0.2, seed=0)
@@ -463,7 +493,7 @@ def statistical_gate() -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--only", default=None, help="run one part: toxicity, lang, boilerplate, training, statistical")
+    parser.add_argument("--only", default=None, help="run one part: toxicity, lang, boilerplate, training, weights, statistical")
     args = parser.parse_args()
     extractor = FeatureExtractor(FeatureSpec())
 
@@ -478,6 +508,7 @@ def main() -> int:
              "lang": lambda: results.update({"lang_en_vs_other": language_gate(args.repeats, prep)}),
              "boilerplate": lambda: results.update({"content_vs_boilerplate": boilerplate(args.repeats, prep)}),
              "training": lambda: results.update({"training_100k": training_speed()}),
+             "weights": lambda: results.update({"class_weights_davidson": class_weights(prep)}),
              "statistical": lambda: results.update({"statistical_gate": statistical_gate()})}
     for name, run in parts.items():
         if args.only in (None, name):
