@@ -34,7 +34,7 @@ from thresher.core.document import Document, Drop, Malformed, record_id
 from thresher.core.stages import comparison_of
 from thresher.core.stats import Stats
 from thresher.dedup.cluster import Decision, Node, cluster, decide, link_identical
-from thresher.pipeline import DocumentChain, build_corpus_stages
+from thresher.pipeline import BATCH_CHARS, BATCH_DOCS, DocumentChain, Outcome, build_corpus_stages
 from thresher.read.base import Event, Partition, Skip, ordinal_partition
 from thresher.read.readers import reader_spec
 from thresher.read.sources import read_partition
@@ -162,7 +162,8 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     # a document that earlier attempts of this task died in is dropped, not run again (run/deadline.py)
     stuck_dir, task = work.path("stuck"), f"scan-{partition.index}"
     deadline_s = config.exec.doc_deadline_s
-    stuck = {o: d for o, d in collect_stuck(stuck_dir, task, deadline_s).items() if d.skip}
+    stuck_log = collect_stuck(stuck_dir, task, deadline_s)
+    stuck = {o: d for o, d in stuck_log.items() if d.skip}
     chain = DocumentChain(config, stats, DocumentDeadline(deadline_s, stuck_dir, task))
     corpus = build_corpus_stages(config)
     payload_sizes = [0 for _ in corpus]
@@ -195,91 +196,118 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     ):
         spills = [key_spills.enter_context(BucketSpill(work.keys(stage.name, partition.index), KEY_BUCKETS)) for stage in corpus]
         items = as_stdin(read_partition(partition, config.input), str(work.path("stdin.bin")))
-        while True:
-            in_record.ordinal = None
-            t0 = time.perf_counter()
-            try:
-                item = next(items, None)
-            except Exception as exc:  # noqa: BLE001 - a third-party decoder's failure stops this input, counted
-                item = read_failure(partition, exc)
-                items = iter(())
-            t_read += time.perf_counter() - t0
-            if item is None:
-                break
-            if isinstance(item, Event):
-                stats.count(f"event/{item.name}")
-                continue
-            items_read += 1
-            if work_cap is not None and items_read % 256 == 0:
-                written = docs_out.tell() + malformed_out.tell() + rejects_out.tell()
-                if written > max(WORK_BYTES_FLOOR, work_cap * bytes_total):
-                    item = work_bytes_stop(partition, written, bytes_total, work_cap)
+        # Batches (pipeline.BatchEvaluator): with a stage that takes them, items are read ahead in
+        # bounded batches and the chain judges the batch's documents at once; the items are then
+        # handled one by one in input order exactly as without batches, so the output is the same.
+        # A retry of a task that a worker died in judges documents alone (a precise crumb).
+        if stuck_log:
+            chain.disable_batches()
+        batch_docs = BATCH_DOCS if chain.batched else 1
+        ended = False
+        while not ended:
+            batch: list[Any] = []
+            batch_chars = 0
+            while len(batch) < batch_docs and batch_chars < BATCH_CHARS:
+                t0 = time.perf_counter()
+                try:
+                    item = next(items, None)
+                except Exception as exc:  # noqa: BLE001 - a third-party decoder's failure stops this input, counted
+                    item = read_failure(partition, exc)
                     items = iter(())
-            stats.record_seen()
-            if isinstance(item, Malformed):
-                stats.record_malformed(item)
-                malformed_out.write(dumps_line({"reason": item.reason, "location": item.location, "detail": item.detail}))
-                if malformed_logged < MALFORMED_LOG_LIMIT:
-                    log.warning("malformed input: %s", item.describe())
-                    malformed_logged += 1
-                reporter.tick(malformed=1)
-                continue
-            if isinstance(item, Skip):
-                stats.record_drop(item.drop)
-                observer.dropped(item.id, item.url, item.source, item.drop, None)
-                if ctx.write_rejects:
-                    rejects_out.write(
-                        dumps_line(item.to_record())
-                    )
-                reporter.tick(dropped=1)
-                continue
-            doc: Document = item
-            in_record.ordinal, in_record.step = doc.ordinal, "scan"
-            outcome = chain.run(doc) if doc.ordinal not in stuck else stuck_drop(chain, stuck[doc.ordinal])
-            scans: list[Any] = []
-            if outcome is None:
-                # the corpus stages' keys, all computed before any is written: one that raises drops
-                # the document like a stage in the chain does, with nothing of it left in the work files
-                scans, outcome = corpus_scans(corpus, doc, stats)
-            if outcome is not None:
-                drop, failures = outcome
-                stats.record_drop(drop, failures)
-                observer.chain_dropped(doc, drop)
-                if ctx.write_rejects:
-                    rejects_out.write(dumps_line(reject_record(doc, drop, failures)))
-                reporter.tick(dropped=1)
-                continue
-            observer.survived(doc)
-            t0 = time.perf_counter()
-            member_head = (doc.ordinal, id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
-            for si, scanned in enumerate(scans):
-                if scanned is None:
+                t_read += time.perf_counter() - t0
+                if item is None:
+                    ended = True
+                    break
+                if isinstance(item, Event):
+                    stats.count(f"event/{item.name}")
                     continue
-                offset = payload_sizes[si]
-                if scanned.payload:
-                    payload_files[si].write(scanned.payload)
-                    payload_sizes[si] += len(scanned.payload)
-                # a key record is the key then the member, which is the same for all of its keys
-                member = MEMBER.pack(*member_head, offset, len(scanned.payload))
-                spill = spills[si]
-                buffers = spill.buffers
-                for key in scanned.keys:
-                    if len(key) != KEY_LEN:
-                        key = (key + bytes(KEY_LEN))[:KEY_LEN]
-                    buf = buffers[key_bucket(key)]
-                    buf += key
-                    buf += member
-                spill.added(len(scanned.keys), len(scanned.keys) * KEY_RECORD.size)
-            stats.add_time("dedup.keys", time.perf_counter() - t0)
-            docs_out.write(b"%d\t" % doc.ordinal + dumps_line(doc.to_record()))
-            survivors += 1
-            position = doc.source.get("offset") if offsets_in_file else None
-            if isinstance(position, int) and position - partition.start > bytes_reported:
-                delta = min(position - partition.start, bytes_total) - bytes_reported
-                bytes_reported += delta
-                reporter.tick(passed=1, bytes=delta)
-            else:
-                reporter.tick(passed=1)
+                items_read += 1
+                if work_cap is not None and items_read % 256 == 0:
+                    written = docs_out.tell() + malformed_out.tell() + rejects_out.tell()
+                    if written > max(WORK_BYTES_FLOOR, work_cap * bytes_total):
+                        item = work_bytes_stop(partition, written, bytes_total, work_cap)
+                        items = iter(())
+                batch.append(item)
+                if isinstance(item, Document):
+                    batch_chars += len(item.text) + len(item.html or "")
+            judged: dict[int, Outcome] = {}
+            if batch_docs > 1:
+                docs = [it for it in batch if isinstance(it, Document) and it.ordinal not in stuck]
+                # an exception escaping a batch is noted under no record (IN_BATCH): the retry, which
+                # finds a stuck log, judges documents alone and so names the record it fails in
+                in_record.ordinal, in_record.step = IN_BATCH, "scan"
+                judged = dict(zip(map(id, docs), chain.run_batch(docs), strict=True))
+            for item in batch:
+                in_record.ordinal = None
+                stats.record_seen()
+                if isinstance(item, Malformed):
+                    stats.record_malformed(item)
+                    malformed_out.write(dumps_line({"reason": item.reason, "location": item.location, "detail": item.detail}))
+                    if malformed_logged < MALFORMED_LOG_LIMIT:
+                        log.warning("malformed input: %s", item.describe())
+                        malformed_logged += 1
+                    reporter.tick(malformed=1)
+                    continue
+                if isinstance(item, Skip):
+                    stats.record_drop(item.drop)
+                    observer.dropped(item.id, item.url, item.source, item.drop, None)
+                    if ctx.write_rejects:
+                        rejects_out.write(
+                            dumps_line(item.to_record())
+                        )
+                    reporter.tick(dropped=1)
+                    continue
+                doc: Document = item
+                in_record.ordinal, in_record.step = doc.ordinal, "scan"
+                outcome: Outcome
+                if doc.ordinal in stuck:
+                    outcome = stuck_drop(chain, stuck[doc.ordinal])
+                else:
+                    outcome = judged[id(doc)] if batch_docs > 1 else chain.run(doc)
+                scans: list[Any] = []
+                if outcome is None:
+                    # the corpus stages' keys, all computed before any is written: one that raises drops
+                    # the document like a stage in the chain does, with nothing of it left in the work files
+                    scans, outcome = corpus_scans(corpus, doc, stats)
+                if outcome is not None:
+                    drop, failures = outcome
+                    stats.record_drop(drop, failures)
+                    observer.chain_dropped(doc, drop)
+                    if ctx.write_rejects:
+                        rejects_out.write(dumps_line(reject_record(doc, drop, failures)))
+                    reporter.tick(dropped=1)
+                    continue
+                observer.survived(doc)
+                t0 = time.perf_counter()
+                member_head = (doc.ordinal, id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
+                for si, scanned in enumerate(scans):
+                    if scanned is None:
+                        continue
+                    offset = payload_sizes[si]
+                    if scanned.payload:
+                        payload_files[si].write(scanned.payload)
+                        payload_sizes[si] += len(scanned.payload)
+                    # a key record is the key then the member, which is the same for all of its keys
+                    member = MEMBER.pack(*member_head, offset, len(scanned.payload))
+                    spill = spills[si]
+                    buffers = spill.buffers
+                    for key in scanned.keys:
+                        if len(key) != KEY_LEN:
+                            key = (key + bytes(KEY_LEN))[:KEY_LEN]
+                        buf = buffers[key_bucket(key)]
+                        buf += key
+                        buf += member
+                    spill.added(len(scanned.keys), len(scanned.keys) * KEY_RECORD.size)
+                stats.add_time("dedup.keys", time.perf_counter() - t0)
+                docs_out.write(b"%d\t" % doc.ordinal + dumps_line(doc.to_record()))
+                survivors += 1
+                position = doc.source.get("offset") if offsets_in_file else None
+                if isinstance(position, int) and position - partition.start > bytes_reported:
+                    delta = min(position - partition.start, bytes_total) - bytes_reported
+                    bytes_reported += delta
+                    reporter.tick(passed=1, bytes=delta)
+                else:
+                    reporter.tick(passed=1)
     observer.close()
     stats.add_time("read", t_read)
     if bytes_total > bytes_reported:
@@ -291,6 +319,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     return ScanResult(stats=stats, survivors=survivors, key_bytes=tuple(tuple(spill.bucket_bytes) for spill in spills))
 
 
+IN_BATCH = -1  # the stuck log's ordinal for an exception that escaped a batch of documents (no document has it)
 WORK_BYTES_FLOOR = 256 * 1024 * 1024  # below this a scan is never stopped for its work bytes
 
 
