@@ -123,8 +123,9 @@ def main() -> int:
                 # explain latency: ids and URLs drawn from the index, looked up in fresh processes
                 # (what a user pays), and in one process (the lookup itself)
                 sys.path.insert(0, str(src_new))
-                from thresher.report.explain import explain
                 import gzip
+
+                from thresher.report.explain import explain
 
                 entries = []
                 for part in sorted((dataset / "index").glob("ids-*.jsonl.gz"))[:50]:

@@ -41,28 +41,54 @@ class PreTokenizing(Protocol):
     def encode_tokens(self, ids: Sequence[Sequence[int]]) -> Any: ...
 
 
-def _stub() -> Encoder:
+def cpu_only(name: str, device: str) -> None:
+    """A NumPy encoder asked for a GPU: said, not silently run on the CPU."""
+    if device == "cuda":
+        raise ConfigError(f"the {name} encoder runs on the CPU only (NumPy); --device cuda needs a transformer encoder (minilm)")
+
+
+def _stub(device: str) -> Encoder:
     from thresher.embed.stub import HashingEncoder
 
+    cpu_only("stub", device)
     return HashingEncoder()
 
 
-def _static() -> Encoder:
+def _static(device: str) -> Encoder:
     from thresher.embed.static import WordLlamaEncoder
 
+    cpu_only("wordllama", device)
     return WordLlamaEncoder()
 
 
-ENCODERS: dict[str, Callable[[], Encoder]] = {
+def _minilm(device: str) -> Encoder:
+    from thresher.embed.transformer import MiniLMEncoder
+
+    return MiniLMEncoder(device=device)
+
+
+def _minilm_onnx(device: str) -> Encoder:
+    from thresher.embed.onnx import MiniLMOnnxEncoder
+
+    return MiniLMOnnxEncoder(device=device)
+
+
+ENCODERS: dict[str, Callable[[str], Encoder]] = {
     "wordllama": _static,  # the packaged static model: the CPU default
+    "minilm": _minilm,  # all-MiniLM-L6-v2 through sentence-transformers (torch; CPU or CUDA)
+    "minilm-onnx": _minilm_onnx,  # the same weights exported to ONNX, run by ONNX Runtime
     "stub": _stub,  # hashed words: deterministic, dependency-light, for tests
 }
 DEFAULT_ENCODER = "wordllama"
+DEVICES = ("auto", "cpu", "cuda")
 
 
-def get_encoder(name: str) -> Encoder:
+def get_encoder(name: str, device: str = "auto") -> Encoder:
+    """The encoder registered as `name`, on `device` (auto: CUDA when present, else the CPU)."""
+    if device not in DEVICES:
+        raise ConfigError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
     try:
         factory = ENCODERS[name]
     except KeyError:
         raise ConfigError(f"unknown encoder {name!r}; known: {', '.join(sorted(ENCODERS))}") from None
-    return factory()
+    return factory(device)
