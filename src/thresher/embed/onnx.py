@@ -72,6 +72,13 @@ def export_onnx(folder: Path, dest: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def require_cuda_provider() -> None:
+    import onnxruntime as ort  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        raise ConfigError("--device cuda: this onnxruntime has no CUDA provider (install onnxruntime-gpu on a CUDA machine)")
+
+
 class MiniLMOnnxEncoder:
     name = "minilm-onnx"
     dimension = 384
@@ -86,8 +93,8 @@ class MiniLMOnnxEncoder:
                               'pip install "thresher[onnx,embed-transformer]"') from exc
         folder = model_folder()
         available = ort.get_available_providers()
-        if device == "cuda" and "CUDAExecutionProvider" not in available:
-            raise ConfigError("--device cuda: this onnxruntime has no CUDA provider (install onnxruntime-gpu on a CUDA machine)")
+        if device == "cuda":
+            require_cuda_provider()
         use_cuda = device in ("cuda", "auto") and "CUDAExecutionProvider" in available
         self.device = "cuda" if use_cuda else "cpu"
         key = export_key(folder)

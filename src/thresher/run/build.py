@@ -82,6 +82,10 @@ def build(
     tests; see `thresher.run.phases.TaskTable`)."""
     config = config or RunConfig()
     preflight(inputs, output, config, rejects=rejects)  # before any task: inputs, extras, outputs
+    if config.embed.encoder_name is not None:
+        from thresher.embed.encoder import check_encoder
+
+        check_encoder(config.embed.encoder_name, config.embed.device)
     place = place_output(output, config.exec.work_dir)
     check_not_nested(inputs, place.target)
     check_output(place, overwrite=overwrite)

@@ -182,3 +182,46 @@ def test_cluster_ranges_hold_about_max_rows_and_a_large_cluster_alone():
 
     assert plan_cluster_ranges([3, 3, 3, 10, 1, 1], 6) == [(0, 2), (2, 3), (3, 4), (4, 6)]
     assert plan_cluster_ranges([0, 0], 6) == [(0, 2)]
+
+
+class PoisonedEncoder:
+    """The stub, raising on any batch holding a text with POISON (a model failing on one document)."""
+
+    def __init__(self):
+        from thresher.embed.stub import HashingEncoder
+
+        self.inner = HashingEncoder()
+        self.name, self.version, self.dimension, self.max_len = "poisoned", "1", 64, 512
+
+    def tokenize_lengths(self, texts):
+        return self.inner.tokenize_lengths(texts)
+
+    def encode(self, texts):
+        if any("POISON" in t for t in texts):
+            raise RuntimeError("model failure")
+        return self.inner.encode(texts)
+
+
+def test_a_document_the_encoder_fails_on_alone_is_dropped_by_name_and_its_batch_mates_kept(tmp_path, monkeypatch):
+    from thresher.embed import encoder as registry
+    from thresher.embed import phase
+
+    monkeypatch.setitem(registry.ENCODERS, "poisoned", lambda device: PoisonedEncoder())
+    monkeypatch.setattr(phase, "_encoders", {})
+    rng = random.Random(3)
+    records = [{"id": f"{i:016x}", "url": f"https://e.example/{i}", "text": " ".join(_doc(i, rng)) + (" POISON" if i == 7 else "")}
+               for i in range(20)]
+    crawl = write_jsonl(tmp_path / "c.jsonl", records)
+    result = build([str(crawl)], tmp_path / "out", local_config(embed={"encoder": "poisoned"}))
+    assert result.stats.to_dict()["drops"]["embed"] == {"encoder_failed": 1}
+    assert result.stats.kept == 19 and result.stats.reconciles()
+    assert result.manifest["embeddings"]["encoder_failed"] == 1 and result.manifest["embeddings"]["records"] == 19
+    assert all("POISON" not in r["text"] for r in _records(tmp_path / "out"))
+
+
+def test_an_unknown_encoder_or_cuda_for_a_numpy_encoder_stops_the_build_before_any_task(corpus, tmp_path):
+    with pytest.raises(ConfigError, match="unknown encoder 'nope'"):
+        build(corpus, tmp_path / "a", local_config(embed={"encoder": "nope"}))
+    with pytest.raises(ConfigError, match="CPU only"):
+        build(corpus, tmp_path / "b", local_config(embed={"encoder": "stub", "device": "cuda"}))
+    assert not (tmp_path / "a" / ".work" / "done").exists() and not (tmp_path / "b" / ".work" / "done").exists()
