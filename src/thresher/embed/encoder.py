@@ -36,7 +36,7 @@ class PreTokenizing(Protocol):
     needed the lengths does not pay for tokenizing twice (tokenizing is about half of a static
     encoder's time)."""
 
-    def tokenize(self, texts: Sequence[str]) -> list[list[int]]: ...
+    def tokenize(self, texts: Sequence[str]) -> list[Any]: ...  # per text its ids: a list or an int array
 
     def encode_tokens(self, ids: Sequence[Sequence[int]]) -> Any: ...
 
