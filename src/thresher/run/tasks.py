@@ -689,10 +689,36 @@ def cluster_task(ctx: TaskContext) -> ClusterResult:
 # -- write --------------------------------------------------------------------------------------
 
 
-def iter_decisions(work: WorkDir, p: int) -> Iterator[Decision]:
+def iter_cluster_decisions(work: WorkDir, p: int) -> Iterator[Decision]:
     """The cluster phase's decisions for partition p (keep or drop per colliding document), in
     ordinal order; none when no document of p collided."""
-    path = work.decisions(p)
+    yield from _read_decisions(work.decisions(p))
+
+
+def later_decisions(work: WorkDir, p: int) -> Path:
+    """Drops decided after the cluster phase for partition p (semantic dedup, `thresher.embed.phase`),
+    in ordinal order, only for documents the cluster phase kept."""
+    return work.decisions(p).with_suffix(".later.jsonl")
+
+
+def iter_decisions(work: WorkDir, p: int) -> Iterator[Decision]:
+    """Every decision the write task applies to partition p, in ordinal order: the cluster phase's,
+    with a later drop replacing a keeper's decision for the same document."""
+    later = _read_decisions(later_decisions(work, p))
+    pending = next(later, None)
+    for decision in iter_cluster_decisions(work, p):
+        while pending is not None and pending.ordinal < decision.ordinal:
+            yield pending
+            pending = next(later, None)
+        if pending is not None and pending.ordinal == decision.ordinal:
+            decision, pending = pending, next(later, None)
+        yield decision
+    while pending is not None:
+        yield pending
+        pending = next(later, None)
+
+
+def _read_decisions(path: Path) -> Iterator[Decision]:
     if path.exists():
         with open(path, "rb") as f:
             for line in f:
