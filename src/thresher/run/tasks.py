@@ -234,7 +234,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                     rejects_out.write(dumps_line(reject_record(doc, drop, failures)))
                 reporter.tick(dropped=1)
                 continue
-            observer.annotations(doc.annotations, passed=True)
+            observer.survived(doc)
             t0 = time.perf_counter()
             member_head = (doc.ordinal, id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
             for si, stage in enumerate(corpus):
@@ -687,6 +687,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
             if decision is not None and decision.drop is not None:
                 stats.record_drop(decision.drop)
                 observer.dropped(record["id"], record.get("url"), record.get("source"), decision.drop, record)
+                observer.corpus_dropped(record)
                 if ctx.write_rejects:
                     record["drop"] = decision.drop.to_record()
                     rejects_out.write(dumps_line(record))

@@ -4,34 +4,10 @@ made and how to read it, generated from the manifest and the stats (no clock, no
 from __future__ import annotations
 
 import json
-from collections import Counter
-from pathlib import Path
 from typing import Any
 
 # languages listed by name in the card; the rest are summed as "other"
 CARD_LANGUAGES = 20
-
-
-def summarize_shards(folder: str | Path, shards: list[dict[str, Any]], fmt: str) -> dict[str, Any]:
-    """What the card says about the text itself, from the assembled shards in `folder`: bytes of
-    text (UTF-8), whitespace-separated tokens, and documents per `lang.code` annotation. Streams the
-    shards once (one record in memory at a time)."""
-    from thresher.write.manifest import _read_records
-    from thresher.write.storage import open_store
-
-    root = open_store(str(folder))
-    text_bytes = 0
-    tokens = 0
-    languages: Counter[str] = Counter()
-    for entry in shards:
-        for record in _read_records(root, entry["path"], fmt):
-            text = record.get("text") or ""
-            text_bytes += len(text.encode("utf-8", "surrogatepass"))
-            tokens += len(text.split())
-            code = (record.get("annotations") or {}).get("lang.code")
-            if code:
-                languages[str(code)] += 1
-    return {"text_bytes": text_bytes, "whitespace_tokens": tokens, "languages": dict(languages)}
 
 
 def _inputs_section(manifest: dict[str, Any]) -> list[str]:
@@ -65,7 +41,7 @@ def _languages_section(summary: dict[str, Any] | None, records: int) -> list[str
 
 
 def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[str, Any] | None = None) -> str:
-    """The card's Markdown; `summary` (from `summarize_shards`) adds the text size and the language mix."""
+    """The card's Markdown; `summary` (`thresher.run.observe.card_summary`) adds the text size and the language mix."""
     seen = stats.get("seen", 0) or 0
 
     def pct(n: int) -> str:
