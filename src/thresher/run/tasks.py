@@ -178,7 +178,8 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     t_read = 0.0
     items_read = 0
     work_cap = config.input.max_work_bytes_per_input_byte
-    observer = TaskObserver(stats, work.observed("scan", partition.index, "index"), work.observed("scan", partition.index, "samples"))
+    observer = TaskObserver(stats, work.observed("scan", partition.index, "index"), work.observed("scan", partition.index, "samples"),
+                            config.output.card_tokenizer)
     with (
         contextlib.ExitStack() as key_spills,
         atomic_open(work.scan_docs(partition.index), "wb", durable=False) as docs_out,
@@ -665,7 +666,8 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
     pieces: list[list[Any]] = []  # [shard, path, records] while the piece is written
     reporter = progress.Throttle("write")
     include_annotations = config.output.include_annotations
-    observer = TaskObserver(stats, work.observed("write", p, "index"), work.observed("write", p, "samples"))
+    observer = TaskObserver(stats, work.observed("write", p, "index"), work.observed("write", p, "samples"),
+                            config.output.card_tokenizer)
 
     def kept_records() -> Any:
         """The output lines of the partition's kept documents. A document without a decision is
