@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from thresher.core.document import Document, Malformed, make_doc_id
+from thresher.core.document import Document, Malformed, record_id
 from thresher.core.errors import InputError
 from thresher.read.base import Event, Partition, ReadItem, make_ordinal
 from thresher.read.config import InputConfig
@@ -34,7 +34,7 @@ def read_html_files(partition: Partition, config: InputConfig) -> Iterator[ReadI
             continue
         html, charset, fell_back = decode_html(data)
         doc = Document(
-            id=make_doc_id(None, data),
+            id=record_id({"file": path}),
             html=html,
             source={"file": path, "charset": charset},
             ordinal=make_ordinal(partition.index, index),

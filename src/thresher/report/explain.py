@@ -201,6 +201,8 @@ def explain(dataset: str | Path, query: str, rerun_inputs: bool = True) -> list[
             kept_id = (drop.get("detail") or {}).get("kept_id")
             if kept_id:
                 ex.kept_instead = index.by_id(kept_id) or {"id": kept_id, "status": "unknown"}
+            elif drop.get("stage") == "read":  # the reader made no document of it: no stage to re-run
+                ex.notes.append("dropped by the reader before any stage ran")
             elif rerun_inputs:
                 try:
                     config = RunConfig.from_dict(manifest.get("config", {}))
