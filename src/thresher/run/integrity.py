@@ -92,12 +92,10 @@ def check_unchanged_since_plan(work_root: Path, paths: Iterable[str]) -> None:
             continue
         try:
             st = os.stat(local_path(path))
-            now: tuple[int | None, int | None] = (st.st_size, st.st_mtime_ns)
         except OSError:
-            now = (None, None)
-        if now != (before.get("bytes"), before["mtime_ns"]):
-            state = "is gone" if now[0] is None else f"is {now[0]} bytes, {before.get('bytes')} when the build planned it"
+            continue  # gone: its reader reported it (malformed/unreadable_file), counted and located
+        if (st.st_size, st.st_mtime_ns) != (before.get("bytes"), before["mtime_ns"]):
             raise InputError(
-                f"{path}: changed while the build read it (it {state}); "
-                "rerun with --overwrite once the input no longer changes"
+                f"{path}: changed while the build read it (it is {st.st_size} bytes, {before.get('bytes')} when the "
+                "build planned it); rerun with --overwrite once the input no longer changes"
             )
