@@ -126,9 +126,9 @@ class RayEngine:
                     ray.init(address=address, **options)
                 else:
                     # a local instance: every server bound to loopback, its session files in a private
-                    # folder. Ray makes its temp root and the folders in it world-writable (again each
-                    # time a worker starts), so the root is a folder inside one that only the user can
-                    # enter, which Ray never touches.
+                    # folder. Ray makes its temp root and the folders in it world-writable (again after
+                    # ray.init: a chmod after it was undone once a task had run), so the root is a folder
+                    # inside one that only the user can enter, which Ray never touches.
                     self.temp_dir = tempfile.mkdtemp(prefix="thresher-ray-")
                     with loopback_only():
                         ray.init(
