@@ -139,10 +139,13 @@ def read_kept(dataset: str | Path, manifest: dict[str, Any], shard: int, row: in
     return None
 
 
-def rerun(config: Any, source: dict[str, Any], doc_id: str) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
+def rerun(
+    config: Any, source: dict[str, Any], doc_id: str, url: str | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
     """Read the document's input record again and run every per-document stage on it, going on
     past a rule set's failures (a transform that drops — empty extraction — ends it). None when the
-    input is gone or no longer holds the document."""
+    input is gone or no longer holds the document: an id names a place in the input, so a record
+    found there with another URL is another record (the file was rewritten)."""
     from thresher.core.document import Document
     from thresher.core.stages import RuleSet, stage_runner
     from thresher.pipeline import build_document_stages
@@ -159,7 +162,7 @@ def rerun(config: Any, source: dict[str, Any], doc_id: str) -> tuple[list[dict[s
             continue
         for item in read_partition(partition, config.input):
             if isinstance(item, Document) and item.id == doc_id:
-                doc = item
+                doc = item if url is None or item.url == url else None
                 break
         if doc is not None:
             break
@@ -209,7 +212,7 @@ def explain(dataset: str | Path, query: str, rerun_inputs: bool = True) -> list[
                 except Exception as exc:  # noqa: BLE001 - a config this version cannot read
                     ex.notes.append(f"cannot re-run: the recorded config does not load here ({exc})")
                 else:
-                    result = rerun(config, entry.get("source") or {}, entry["id"])
+                    result = rerun(config, entry.get("source") or {}, entry["id"], entry.get("url"))
                     if result is None:
                         ex.notes.append("cannot re-run: the input record is no longer where the build read it")
                     else:
