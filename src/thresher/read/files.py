@@ -17,7 +17,10 @@ def read_html_files(partition: Partition, config: InputConfig) -> Iterator[ReadI
         try:
             with open_binary(path) as stream:
                 data = stream.read(config.max_record_bytes + 1)
-        except (InputError, OSError, EOFError) as exc:
+        except EOFError as exc:  # a gzip or zstd stream cut short: named as the JSONL reader names it
+            yield Malformed("truncated_input", path, str(exc) or type(exc).__name__)
+            continue
+        except (InputError, OSError) as exc:
             yield Malformed("unreadable_file", path, str(exc) or type(exc).__name__)
             continue
         except Exception as exc:  # noqa: BLE001 - a codec's own error (zstandard.ZstdError): this file only

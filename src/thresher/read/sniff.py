@@ -32,8 +32,10 @@ def _zstd_reader(raw: BinaryIO) -> BinaryIO:
         import zstandard  # type: ignore[import-not-found]
     except ImportError as exc:
         raise ConfigError("reading .zst input needs the zstd extra: pip install 'thresher[zstd]'") from exc
-    reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-    return io.BufferedReader(reader, 1 << 16)  # type: ignore[arg-type]  # adds readline()
+    from thresher.read.zstd_frames import CheckedZstdReader
+
+    # a cut stream raises EOFError at its end, like gzip (python-zstandard's own reader is silent)
+    return io.BufferedReader(CheckedZstdReader(raw, zstandard), 1 << 16)  # adds readline()
 
 
 def open_binary(path: str) -> BinaryIO:
