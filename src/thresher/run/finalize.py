@@ -39,6 +39,7 @@ class Finished:
     partitions: Sequence[Partition]
     shards: Sequence[ShardFile]
     stats: Stats
+    embeddings: dict[str, Any] | None = None  # the manifest's section on the vector files beside the shards
 
 
 def remove_stale_shards(out: Store, shards: Sequence[ShardFile], previous: Sequence[str]) -> None:
@@ -116,6 +117,8 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
         stats=stats_dict,
     )
     manifest.update(classifier_records(config.classify))  # the models a build ran, with their sha256
+    if done.embeddings is not None:
+        manifest["embeddings"] = done.embeddings
     summary = card_summary(done.stats.counters)
     card = get_format(config.output.format, config.output.compression_level).card(render_card(manifest, stats_dict, summary))
     out.write_bytes("README.md", card.encode("utf-8"))

@@ -114,7 +114,7 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
         "",
         "## Record schema",
         "",
-        "Each line of a shard is one JSON object: `id` (stable, from URL and original content), `url`, `title`,"
+        "Each line of a shard is one JSON object: `id` (unique per input record: from the input file and the record's position), `url`, `title`,"
         " `text`, optional `fetched_at`, `source` (provenance: input file and record position), `metadata`"
         " (input fields kept as they were), `annotations` (per-stage keys such as `dedup.duplicates`).",
         "",
