@@ -363,8 +363,8 @@ def test_card_tokenizer_that_is_not_installed_fails_before_the_scan(built, tmp_p
 def test_explain_rerun_reads_only_the_record_at_its_offset(built, monkeypatch):
     """A rule-dropped document is re-run from its input record: in plain JSONL that record is read
     at its byte offset (ids name the place), not by reading the input from its start."""
-    from thresher.report import explain as explain_module
     from thresher.read import sources
+    from thresher.report import explain as explain_module
 
     crawl, dataset, _ = built
     read = sources.read_partition
