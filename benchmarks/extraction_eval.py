@@ -569,7 +569,10 @@ Standard library only (`src/thresher/extract/`):
   `<meta>` prescan byte for byte, the Encoding Standard's labels) passes the html5lib encoding suite
   (82/82); an undeclared page that is not UTF-8 gets a zero-dependency frequency guess over GBK,
   Big5, Shift_JIS, EUC-JP, EUC-KR, windows-1250..1257, KOI8-R and windows-874: 693 of 696 re-encoded
-  pages decoded exactly, charset-normalizer 465 (`benchmarks/extraction_encoding.py`).
+  pages decoded exactly, charset-normalizer 465 (`benchmarks/extraction_encoding.py`). UTF-16
+  without a BOM is recognised first by its NUL pattern (`read/decode.sniff_utf16`: ASCII markup in
+  UTF-16 has a NUL in every other byte), whatever the transport or `<meta>` says; the WHATWG order
+  alone would read such a page as windows-1252 or UTF-8 with a NUL between letters.
 
 ## What is still short
 
