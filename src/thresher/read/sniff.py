@@ -27,6 +27,18 @@ def compression_of(head: bytes) -> str | None:
     return None
 
 
+def file_is_compressed(path: str) -> bool:
+    """Whether the input at `path` starts with a compression magic (False when it cannot be read)."""
+    from thresher.core.errors import InputError
+    from thresher.read.paths import open_input
+
+    try:
+        with open_input(path) as f:
+            return compression_of(f.read(4)) is not None
+    except (OSError, InputError):
+        return False
+
+
 def _zstd_reader(raw: BinaryIO) -> BinaryIO:
     try:
         import zstandard  # type: ignore[import-not-found]

@@ -37,6 +37,7 @@ from thresher.dedup.cluster import Decision, Node, cluster, decide, link_identic
 from thresher.pipeline import BATCH_CHARS, BATCH_DOCS, DocumentChain, Outcome, build_corpus_stages
 from thresher.read.base import Event, Partition, Skip, ordinal_partition
 from thresher.read.readers import reader_spec
+from thresher.read.sniff import file_is_compressed
 from thresher.read.sources import read_partition
 from thresher.run import progress
 from thresher.run.deadline import WATCHDOG_GRACE_S, DocumentDeadline, RecordFailures, StuckDocument, collect_stuck
@@ -179,7 +180,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     # (uncompressed JSONL, archives); compressed JSONL reports its bytes when the task ends
     spec = reader_spec(partition.kind)
     offsets = spec.offsets if spec is not None else "none"
-    offsets_in_file = offsets == "file" or (offsets == "uncompressed" and not _is_compressed(partition.path))
+    offsets_in_file = offsets == "file" or (offsets == "uncompressed" and not file_is_compressed(partition.path))
     bytes_total = partition_size(partition)
     bytes_reported = 0
     t_read = 0.0
@@ -371,18 +372,6 @@ def stuck_drop(chain: DocumentChain, stuck: StuckDocument) -> tuple[Drop, list[D
         return Drop(stage, "timeout", value=killed_after, limit=limit, detail=detail), []
     chain.stats.count("event/worker_died")
     return Drop(stage, "worker_died", value=stuck.deaths, limit=2, detail={"skipped": "two attempts died in this page"}), []
-
-
-def _is_compressed(path: str) -> bool:
-    from thresher.core.errors import InputError
-    from thresher.read.paths import open_input
-    from thresher.read.sniff import compression_of
-
-    try:
-        with open_input(path) as f:
-            return compression_of(f.read(4)) is not None
-    except (OSError, InputError):
-        return False
 
 
 def partition_size(partition: Partition) -> int:

@@ -82,6 +82,12 @@ def test_the_nearest_cue_wins_and_a_cue_does_not_reach_past_another_number():
     assert phones("Call us at +33 (0)1 49 43 46 51. release 6.2.0.56") == ["+33 (0)1 49 43 46 51"]
 
 
+def test_a_service_line_is_not_a_customer_number():
+    assert phones("Abo- und Kundenservice +49 731 88005-8205") == ["+49 731 88005-8205"]
+    assert phones("Customer service: 030 1234567") == ["030 1234567"]
+    assert phones("Kunden-Nr. 030 1234567") == [] and phones("Customer no. 030 1234567") == []
+
+
 def test_a_number_after_a_sentence_end_or_a_date_is_still_found():
     assert phones("Flight LH 7078 on 17.7.2024. 0120-354-323 (ask for Maria).") == ["0120-354-323"]
     assert phones("Anrufe unter (643) 743 7131. 667 56 47 19 (ask for Maria)") == ["(643) 743 7131", "667 56 47 19"]

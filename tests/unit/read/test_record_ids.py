@@ -150,3 +150,18 @@ def test_ids_are_the_same_on_every_engine(tmp_path: Path) -> None:
         build([str(crawl)], tmp_path / engine, config)
         ids.append(_shard_ids(tmp_path / engine))
     assert ids[0] == ids[1] and len(set(ids[0])) == 30
+
+
+def test_explain_does_not_rerun_another_record_found_at_a_rewritten_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    short = {"url": "https://short.example/", "html": "<html><body><p>too short to keep</p></body></html>"}
+    crawl = write_jsonl(tmp_path / "crawl.jsonl", [short])
+    out = tmp_path / "ds"
+    assert main(["build", str(crawl), "-o", str(out), "--engine", "local", "-q"]) == 0
+    assert main(["explain", str(out), "https://short.example/", "--json"]) == 0
+    [ex] = json.loads(capsys.readouterr().out)
+    assert ex["status"] == "dropped" and ex["rerun"]
+    # the same place now holds another page: the id would match, the URL does not
+    write_jsonl(crawl, [{**short, "url": "https://other.example/"}])
+    assert main(["explain", str(out), "https://short.example/", "--json"]) == 0
+    [ex] = json.loads(capsys.readouterr().out)
+    assert not ex["rerun"] and any("no longer where" in n for n in ex["notes"])

@@ -358,3 +358,24 @@ def test_card_tokenizer_that_is_not_installed_fails_before_the_scan(built, tmp_p
     err = capsys.readouterr().err
     assert "card_tokenizer needs the no_such_package_here package" in err and "Traceback" not in err
     assert not (tmp_path / "ds" / ".work").exists()  # refused before any work
+
+
+def test_explain_rerun_reads_only_the_record_at_its_offset(built, monkeypatch):
+    """A rule-dropped document is re-run from its input record: in plain JSONL that record is read
+    at its byte offset (ids name the place), not by reading the input from its start."""
+    from thresher.read import sources
+    from thresher.report import explain as explain_module
+
+    crawl, dataset, _ = built
+    read = sources.read_partition
+    documents_read = []
+
+    def counting(partition, config):
+        for item in read(partition, config):
+            documents_read.append(item)
+            yield item
+
+    monkeypatch.setattr(sources, "read_partition", counting)
+    [ex] = explain_module.explain(dataset, "https://evil.example/x")  # the 48th record of 50
+    assert ex.status == "dropped" and ex.rerun, "re-run from the input"
+    assert len(documents_read) == 1, f"read {len(documents_read)} records to find one"
