@@ -420,9 +420,12 @@ def decide_task(ctx: TaskContext, p: int) -> DecideResult:
         with open(path, "rb") as f:
             lines += [(json.loads(line)["o"], line) for line in f]
     lines.sort(key=lambda item: item[0])
+    # one decision per document: a semantic task rerun on a resume under another (unhashed)
+    # `semantic_cluster_rows` may have left a file of another range split; its drops are the same
+    unique = [line for i, (o, line) in enumerate(lines) if i == 0 or lines[i - 1][0] != o]
     with atomic_open(later_decisions(ctx.work, p), "wb", durable=False) as out:
-        out.writelines(line for _, line in lines)
-    return DecideResult(dropped=len(lines))
+        out.writelines(unique)
+    return DecideResult(dropped=len(unique))
 
 
 # -- vectors -------------------------------------------------------------------------------------
