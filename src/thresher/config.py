@@ -55,7 +55,8 @@ class RunConfig:
 
             from thresher.classify.stage import resolve_classifiers
 
-            models = [[m["name"], m["sha256"]] for m in resolve_classifiers(self.classify)]
+            models = [[m["name"], m["sha256"], *([m["tokenizer_sha256"]] if "tokenizer_sha256" in m else [])]
+                      for m in resolve_classifiers(self.classify)]
             digest = hashlib.sha256(json.dumps([digest, models]).encode()).hexdigest()[:16]
         return digest
 

@@ -36,6 +36,7 @@ from typing import Any
 from thresher.core.document import Document, Drop
 from thresher.core.stats import Stats
 from thresher.report.sample import BottomK
+from thresher.write.tokens import TokenCounter, token_counter
 
 SAMPLE_PER_RULE = 5
 SAMPLE_TEXT = 2_000  # characters of a sampled document kept for the report
@@ -87,10 +88,14 @@ def _entry_line(doc_id: str | None, url: str | None, entry: dict[str, Any]) -> s
             f"{dumps(entry, ensure_ascii=False, separators=(',', ':'), sort_keys=True)}\n")
 
 
-def text_counters(counters: Any, prefix: str, text: str, annotations: dict[str, Any] | None) -> None:
-    """Add one document's text size, whitespace tokens and language to `prefix/…` counters."""
+def text_counters(counters: Any, prefix: str, text: str, annotations: dict[str, Any] | None,
+                  tokens: TokenCounter | None = None) -> None:
+    """Add one document's text size, whitespace tokens (and `tokens`' count) and language to
+    `prefix/…` counters."""
     counters[f"{prefix}/text_bytes"] += len(text.encode("utf-8", "surrogatepass"))
     counters[f"{prefix}/whitespace_tokens"] += len(text.split())
+    if tokens is not None:
+        counters[f"{prefix}/tokens/{tokens.name}"] += tokens.count(text)
     code = (annotations or {}).get("lang.code")
     if code:
         counters[f"{prefix}/lang/{code}"] += 1
@@ -102,19 +107,24 @@ def card_summary(counters: Any) -> dict[str, Any]:
     def net(key: str) -> int:
         return int(counters.get(f"{CARD}/{key}", 0)) - int(counters.get(f"{CARD_DROPPED}/{key}", 0))
 
-    languages: dict[str, int] = {}
-    lang_prefix = f"{CARD}/lang/"
-    for key in sorted(counters):
-        if key.startswith(lang_prefix):
-            n = net(key[len(CARD) + 1:])
-            if n > 0:
-                languages[key[len(lang_prefix):]] = n
-    return {"text_bytes": net("text_bytes"), "whitespace_tokens": net("whitespace_tokens"), "languages": languages}
+    def by(kind: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        prefix = f"{CARD}/{kind}/"
+        for key in sorted(counters):
+            if key.startswith(prefix):
+                n = net(key[len(CARD) + 1:])
+                if n > 0:
+                    out[key[len(prefix):]] = n
+        return out
+
+    return {"text_bytes": net("text_bytes"), "whitespace_tokens": net("whitespace_tokens"),
+            "languages": by("lang"), "tokens": by("tokens")}
 
 
 class TaskObserver:
-    def __init__(self, stats: Stats, index_path: Path, sample_path: Path) -> None:
+    def __init__(self, stats: Stats, index_path: Path, sample_path: Path, card_tokenizer: str | None = None) -> None:
         self.counters = stats.counters
+        self.tokens = None if card_tokenizer is None else token_counter(card_tokenizer)
         self.index_path = index_path
         self.sample_path = sample_path
         self.index_path.parent.mkdir(parents=True, exist_ok=True)
@@ -152,11 +162,11 @@ class TaskObserver:
     def survived(self, doc: Document) -> None:
         """A document that passed the per-document stages (it goes on to the corpus stages)."""
         self.annotations(doc.annotations, passed=True)
-        text_counters(self.counters, CARD, doc.text, doc.annotations)
+        text_counters(self.counters, CARD, doc.text, doc.annotations, self.tokens)
 
     def corpus_dropped(self, record: dict[str, Any]) -> None:
         """A document a corpus stage (dedup) dropped after the scan counted it as surviving."""
-        text_counters(self.counters, CARD_DROPPED, record.get("text") or "", record.get("annotations"))
+        text_counters(self.counters, CARD_DROPPED, record.get("text") or "", record.get("annotations"), self.tokens)
 
     def dropped(self, doc_id: str | None, url: str | None, source: Any, drop: Drop, record: dict[str, Any] | None) -> None:
         drop_record = drop.to_record()

@@ -144,7 +144,8 @@ class PhaseRunner:
     def phase(self, name: str, calls: list[TaskCall], task_bytes: list[int] | None = None, total_bytes: int = 0) -> list[Any]:
         self.aggregator.start_phase(name, len(calls), total_bytes)
         sizes = task_bytes or [0] * len(calls)
-        return self.engine.run(calls, on_done=lambda i, r: self.aggregator.task_done(sizes[i], r))
+        ids = [c.args[3] for c in calls]  # run_task's (fn, result type, ctx, task id, ...): what its ticks name
+        return self.engine.run(calls, on_done=lambda i, r: self.aggregator.task_done(sizes[i], r, ids[i]))
 
     def close(self) -> None:
         self.engine.close()

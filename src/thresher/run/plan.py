@@ -56,10 +56,10 @@ def reset_workdir(work: WorkDir) -> None:
     for entry in work.root.iterdir():
         if entry.name == "lock":
             continue
-        if entry.is_dir():
-            shutil.rmtree(entry)
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)  # never follows a link inside
         else:
-            entry.unlink()
+            entry.unlink()  # a file, or a link itself (never what it points at)
 
 
 def prepare_workdir(

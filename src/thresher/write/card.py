@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from thresher.write.tokens import TOKENIZER_FILES, token_counter
+
 # languages listed by name in the card; the rest are summed as "other"
 CARD_LANGUAGES = 20
 
@@ -58,6 +60,8 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
         f" {manifest['bytes']:,} bytes in all.",
         *([f"- Text: {summary['text_bytes']:,} bytes (UTF-8), {summary['whitespace_tokens']:,} whitespace tokens."]
           if summary else []),
+        *[f"- Tokens: {n:,} in the `{name}` tokenizer ({TOKENIZER_FILES[name][2]}, file sha256 `{token_counter(name).sha256[:16]}`)."
+          for name, n in ((summary or {}).get("tokens") or {}).items() if name in TOKENIZER_FILES],
         f"- Input: {len(manifest['inputs'])} file(s); {seen} records seen.",
         f"- Kept {stats.get('kept', 0)} ({pct(stats.get('kept', 0))}), dropped {stats.get('dropped', 0)}"
         f" ({pct(stats.get('dropped', 0))}), malformed {stats.get('malformed', 0)} ({pct(stats.get('malformed', 0))}).",
@@ -110,7 +114,7 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
         "",
         "## Record schema",
         "",
-        "Each line of a shard is one JSON object: `id` (stable, from URL and original content), `url`, `title`,"
+        "Each line of a shard is one JSON object: `id` (unique per input record: from the input file and the record's position), `url`, `title`,"
         " `text`, optional `fetched_at`, `source` (provenance: input file and record position), `metadata`"
         " (input fields kept as they were), `annotations` (per-stage keys such as `dedup.duplicates`).",
         "",

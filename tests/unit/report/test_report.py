@@ -316,3 +316,66 @@ def test_card_text_figures_equal_a_reread_of_the_shards(built, tmp_path, engine)
     assert truth["languages"], "the build annotates languages"
     for code, n in truth["languages"].items():
         assert re.search(rf"\| {code} \| {n:,} \|", card), (code, n)
+
+
+def test_card_counts_tokens_in_a_real_tokenizer_when_asked(built, tmp_path):
+    """`--output-card-tokenizer llama2`: the card's token count equals the tokenizer run over every
+    kept record (read back from the shards), and names the vocabulary file by its sha256."""
+    pytest.importorskip("tokenizers", reason="the embed extra (tokenizers) is not installed")
+    from thresher.write.tokens import token_counter
+
+    try:
+        counter = token_counter("llama2")
+    except Exception as exc:  # noqa: BLE001 - the wordllama package (embed extra) is absent
+        pytest.skip(f"the llama2 tokenizer file is not installed: {exc}")
+    import gzip
+
+    crawl, _, _ = built
+    dataset = tmp_path / "ds"
+    assert main(["build", str(crawl), "-o", str(dataset), "--engine", "pool", "--workers", "2", "-q",
+                 "--output-card-tokenizer", "llama2"]) == 0
+    manifest = json.loads((dataset / "manifest.json").read_text(encoding="utf-8"))
+    expected = sum(counter.count(json.loads(line)["text"])
+                   for shard in manifest["shards"] for line in gzip.decompress((dataset / shard["path"]).read_bytes()).splitlines())
+    card = (dataset / "README.md").read_text(encoding="utf-8")
+    assert expected > 1000
+    assert f"- Tokens: {expected:,} in the `llama2` tokenizer" in card and counter.sha256[:16] in card
+    # a whitespace-only card without the option
+    assert "- Tokens:" not in (built[1] / "README.md").read_text(encoding="utf-8")
+
+
+def test_card_tokenizer_that_is_not_installed_fails_before_the_scan(built, tmp_path, monkeypatch, capsys):
+    from thresher.write import tokens
+
+    monkeypatch.setitem(tokens.TOKENIZER_FILES, "llama2", ("no_such_package_here", "t.json", "missing"))
+    tokens.token_counter.cache_clear()
+    crawl, _, _ = built
+    try:
+        assert main(["build", str(crawl), "-o", str(tmp_path / "ds"), "--engine", "local", "-q",
+                     "--output-card-tokenizer", "llama2"]) == 1
+    finally:
+        tokens.token_counter.cache_clear()
+    err = capsys.readouterr().err
+    assert "card_tokenizer needs the no_such_package_here package" in err and "Traceback" not in err
+    assert not (tmp_path / "ds" / ".work").exists()  # refused before any work
+
+
+def test_explain_rerun_reads_only_the_record_at_its_offset(built, monkeypatch):
+    """A rule-dropped document is re-run from its input record: in plain JSONL that record is read
+    at its byte offset (ids name the place), not by reading the input from its start."""
+    from thresher.read import sources
+    from thresher.report import explain as explain_module
+
+    crawl, dataset, _ = built
+    read = sources.read_partition
+    documents_read = []
+
+    def counting(partition, config):
+        for item in read(partition, config):
+            documents_read.append(item)
+            yield item
+
+    monkeypatch.setattr(sources, "read_partition", counting)
+    [ex] = explain_module.explain(dataset, "https://evil.example/x")  # the 48th record of 50
+    assert ex.status == "dropped" and ex.rerun, "re-run from the input"
+    assert len(documents_read) == 1, f"read {len(documents_read)} records to find one"
