@@ -27,6 +27,7 @@ byte-identical on every engine (for a transformer encoder: on the same device an
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 from collections.abc import Iterator
@@ -42,6 +43,7 @@ from thresher.embed.encoder import Encoder, get_encoder
 from thresher.embed.semantic import STAGE, cluster_neighbours, kmeans
 from thresher.embed.vectors import DTYPES, vector_path
 from thresher.read.base import ordinal_partition
+from thresher.run.records import id_bytes
 from thresher.run.tasks import TaskContext, iter_cluster_decisions, iter_scan_docs, later_decisions
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line
@@ -82,12 +84,6 @@ def _files(work: WorkDir, p: int) -> dict[str, Path]:
         "counts": work.path("semantic", f"{stem}.counts"),
         "drops": work.path("semantic", "drops", stem),
     }
-
-
-def _id_bytes(doc_id: str) -> bytes:
-    from thresher.run.records import id_bytes
-
-    return id_bytes(doc_id)
 
 
 # -- results -------------------------------------------------------------------------------------
@@ -226,7 +222,7 @@ def embed_task(ctx: TaskContext, p: int) -> EmbedResult:
             meta = np.zeros(len(keep), dtype=meta_dtype)
             for row, i in enumerate(keep):
                 ordinal, record = chunk[i]
-                meta[row] = (ordinal, _id_bytes(str(record.get("id"))), len(texts[i]),
+                meta[row] = (ordinal, id_bytes(str(record.get("id"))), len(texts[i]),
                              float((record.get("annotations") or {}).get("quality.score", 0.0)))
             meta_out.write(meta.tobytes())
             for i in sorted(failed):
@@ -420,9 +416,12 @@ def decide_task(ctx: TaskContext, p: int) -> DecideResult:
         with open(path, "rb") as f:
             lines += [(json.loads(line)["o"], line) for line in f]
     lines.sort(key=lambda item: item[0])
+    # one decision per document: a semantic task rerun on a resume under another (unhashed)
+    # `semantic_cluster_rows` may have left a file of another range split; its drops are the same
+    unique = [line for i, (o, line) in enumerate(lines) if i == 0 or lines[i - 1][0] != o]
     with atomic_open(later_decisions(ctx.work, p), "wb", durable=False) as out:
-        out.writelines(line for _, line in lines)
-    return DecideResult(dropped=len(lines))
+        out.writelines(unique)
+    return DecideResult(dropped=len(unique))
 
 
 # -- vectors -------------------------------------------------------------------------------------
@@ -461,8 +460,6 @@ def vectors_task(ctx: TaskContext, shard: str, ranges: list[list[int]], dimensio
             out.write(data)
             digest.update(data)
             size += len(data)
-
-        import io
 
         head = io.BytesIO()  # the header np.save writes (format 1.0), so `thresher embed` files match
         np.lib.format.write_array_header_1_0(head, {"descr": DTYPES[config.dtype], "fortran_order": False, "shape": (rows, dimension)})

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from thresher.core.document import Document, Drop, Malformed, record_id
 from thresher.read.base import Event, ReadItem, Skip, make_ordinal
-from thresher.read.decode import decode_html, normalize_charset
+from thresher.read.decode import decode_html, normalize_charset, sniff_utf16
 from thresher.read.warc_config import WarcConfig
 
 # Media types that say nothing about the payload: sniffed when `sniff_untyped` is on.
@@ -209,8 +209,8 @@ def binary_kind(body: bytes) -> str | None:
         if body.startswith(magic):
             return kind
     head = body[:1024]
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None  # UTF-16 text has NUL bytes
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or sniff_utf16(head):
+        return None  # UTF-16 text has NUL bytes (a BOM-less page is known by their pattern)
     return "binary" if b"\x00" in head else None
 
 

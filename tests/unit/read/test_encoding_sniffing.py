@@ -83,6 +83,15 @@ def test_ascii_utf16_without_bom_is_sniffed_by_its_nul_pattern():
     assert decode_html(page.encode("utf-16-le") + b"<")[0].startswith(page)
 
 
+def test_bomless_utf16_is_text_for_the_binary_check():
+    from thresher.read.warc_payload import binary_kind
+
+    page = "<html><body><p>Hello, world, in UTF-16 without a byte order mark.</p></body></html>"
+    assert binary_kind(page.encode("utf-16-le")) is None
+    assert binary_kind(page.encode("utf-16-be")) is None
+    assert binary_kind(b"<html>\0\0\0\x01\x02 not text") == "binary"
+
+
 def test_stray_nuls_in_an_ascii_page_are_not_utf16():
     from thresher.read.decode import decode_html, sniff_utf16
 
