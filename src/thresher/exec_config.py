@@ -33,9 +33,9 @@ class ExecConfig:
     )
     doc_deadline_s: float | None = setting(
         30.0,
-        "hard per-document time limit in seconds, enforced by a timer even inside one long regex or C call; a page "
-        "that passes it is dropped as extract: timeout and counted as event/deadline_exceeded (it depends on machine "
-        "speed, so it is far above any normal page; 0 or none: off)",
+        "hard per-document time limit in CPU seconds, enforced by a timer even inside one long regex or C call; a "
+        "page that passes it is dropped as extract: timeout and counted as event/deadline_exceeded (CPU time, so a "
+        "busy machine does not change it; machine speed does, so it is far above any normal page; 0 or none: off)",
         flag="--doc-deadline",
     )
     keep_work: bool = setting(False, "keep the work directory after a successful build", flag="--keep-work")

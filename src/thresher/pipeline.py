@@ -215,7 +215,7 @@ class DocumentChain:
         except DeadlineExceeded:
             self.stats.count("event/deadline_exceeded")
             doc.html = None
-            return Drop(name or "extract", "timeout", value=round(deadline.elapsed(), 3), limit=deadline.seconds), []
+            return Drop(name or "extract", "timeout", value=round(max(deadline.elapsed(), deadline.seconds or 0.0), 3), limit=deadline.seconds), []
         finally:
             deadline.stop()
         return None

@@ -34,9 +34,9 @@ def test_thousand_adversarial_pages_each_finish_within_the_deadline_plus_one_sec
     chain = DocumentChain(local_config(exec={"doc_deadline_s": DEADLINE_S}, quality={"preset": "default"}))
     slowest = 0.0
     for i, html in enumerate(adversarial_pages(1000)):
-        t0 = time.monotonic()
+        t0 = time.process_time()  # the deadline's clock: CPU time, which a busy machine does not inflate
         chain.run(Document(id=str(i), url=f"https://e.example/{i}", html=html))
-        slowest = max(slowest, time.monotonic() - t0)
+        slowest = max(slowest, time.process_time() - t0)
         assert slowest < DEADLINE_S + 1.0, (i, html[:80])
     # every page was seen by the chain: it either passed or has an attributed drop (none raised)
     assert chain.stats.counters["event/stage_error"] == 0

@@ -8,10 +8,9 @@ text or Markdown. The walk is iterative; removed subtrees (flag `REMOVED`) are s
 from __future__ import annotations
 
 import re
-import time
 from typing import Any, cast
 
-from thresher.extract.base import ExtractionTimeout
+from thresher.extract.base import ExtractionTimeout, cpu_clock
 from thresher.extract.tree import BR, TABLE_INSIDE, LinkText, Node, iter_text
 
 REMOVED = 1
@@ -205,7 +204,7 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
         ticks += 1
         if ticks >= _CHECK_EVERY:
             ticks = 0
-            if deadline is not None and time.monotonic() > deadline:
+            if deadline is not None and cpu_clock() > deadline:
                 raise ExtractionTimeout("segmentation passed the deadline")
         item: Any = pop()  # a Node, str, LinkText or an int marker: `cls` dispatches
         cls = item.__class__

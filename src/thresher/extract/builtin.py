@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import gc
 import re
-import time
 from typing import Any, Literal
 
-from thresher.extract.base import Extraction, ExtractionTimeout
+from thresher.extract.base import Extraction, ExtractionTimeout, cpu_clock
 from thresher.extract.blocks import REMOVED, Block, segment
 from thresher.extract.comments import comment_metadata, find_threads, thread_blocks
 from thresher.extract.hints import (
@@ -278,7 +277,7 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
         ticks += 1
         if ticks >= _CHECK_EVERY:
             ticks = 0
-            if deadline is not None and time.monotonic() > deadline:
+            if deadline is not None and cpu_clock() > deadline:
                 raise ExtractionTimeout("cleaning passed the deadline")
         parent = node.parent
         if parent is not None and parent.flags & REMOVED:

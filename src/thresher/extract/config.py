@@ -24,7 +24,7 @@ class ExtractConfig:
     max_html_bytes: int | None = setting(
         16 * 1024 * 1024, "pages larger than this are dropped as too_large before parsing"
     )
-    timeout_s: float | None = setting(10.0, "per-page extraction time limit in seconds")
+    timeout_s: float | None = setting(10.0, "per-page extraction time limit in CPU seconds (of the extracting thread)")
     min_text_chars: int | None = setting(1, "drop pages whose extracted text is shorter (empty_text)")
     max_control_char_ratio: float | None = setting(
         0.05, "pages whose first 8 KiB has a larger share of control characters are dropped as binary_content"

@@ -6,11 +6,10 @@ page metadata beyond the title; `<html lang>` and the rest come from the built-i
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from thresher.core.errors import ConfigError
-from thresher.extract.base import Extraction, ExtractionTimeout
+from thresher.extract.base import Extraction, ExtractionTimeout, cpu_clock
 from thresher.extract.metadata import extract_metadata
 from thresher.extract.tree import parse
 
@@ -46,7 +45,7 @@ class ResiliparseExtractor:
     def extract(self, html: str, url: str | None = None, deadline: float | None = None) -> Extraction:
         tree = self._tree.parse(html)
         text = self._extract(tree, main_content=True, list_bullets=True, preserve_formatting=True)
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and cpu_clock() > deadline:
             raise ExtractionTimeout("resiliparse passed the deadline")
         metadata = extract_metadata(parse(html[:200_000], deadline))
         return Extraction(text=text or "", title=(tree.title or "").strip() or None, metadata=metadata)

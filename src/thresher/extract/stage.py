@@ -15,10 +15,9 @@ and clears `doc.html`. A document without html already has its text and passes t
 from __future__ import annotations
 
 import re
-import time
 
 from thresher.core.document import Document, Drop
-from thresher.extract.base import ExtractionTimeout, Extractor
+from thresher.extract.base import ExtractionTimeout, Extractor, cpu_clock
 from thresher.extract.config import ExtractConfig
 from thresher.extract.registry import get_extractor
 
@@ -59,7 +58,7 @@ class Extract:
             if ratio > cfg.max_control_char_ratio:
                 doc.html = None
                 return Drop(self.name, "binary_content", value=round(ratio, 3), limit=cfg.max_control_char_ratio)
-        deadline = time.monotonic() + cfg.timeout_s if cfg.timeout_s is not None else None
+        deadline = cpu_clock() + cfg.timeout_s if cfg.timeout_s is not None else None
         try:
             result = self.extractor.extract(html, url=doc.url, deadline=deadline)
         except ExtractionTimeout:

@@ -6,11 +6,10 @@ too long still becomes a `timeout` drop, as with the built-in extractor.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from thresher.core.errors import ConfigError
-from thresher.extract.base import Extraction, ExtractionTimeout
+from thresher.extract.base import Extraction, ExtractionTimeout, cpu_clock
 
 _META_KEYS = {"author": "author", "date": "date", "description": "description", "url": "canonical_url",
               "sitename": "sitename"}
@@ -48,7 +47,7 @@ class TrafilaturaExtractor:
             include_comments=self.comments == "keep",
             with_metadata=False,
         )
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and cpu_clock() > deadline:
             raise ExtractionTimeout("trafilatura passed the deadline")
         meta = lib.extract_metadata(html, default_url=url)
         data = meta.as_dict() if meta is not None else {}

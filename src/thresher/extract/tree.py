@@ -21,9 +21,7 @@ To stay fast in pure Python, elements that extraction never looks at are not mat
 
 from __future__ import annotations
 
-import time
-
-from thresher.extract.base import ExtractionTimeout
+from thresher.extract.base import ExtractionTimeout, cpu_clock
 from thresher.extract.tokenizer import TEXT_TOKEN, decode_text, lower_ascii, parse_attributes, raw_text_end
 
 # Deeper elements are flattened into their deepest materialized ancestor. Real pages stay far
@@ -115,7 +113,7 @@ class HtmlDocument:
 
 
 def parse(html: str, deadline: float | None = None) -> HtmlDocument:
-    """Build the tree of `html`; raise `ExtractionTimeout` past `deadline` (a monotonic time)."""
+    """Build the tree of `html`; raise `ExtractionTimeout` past `deadline` (a `cpu_clock()` value)."""
     doc = HtmlDocument()
     root = doc.root
     nodes = doc.nodes
@@ -146,7 +144,7 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
             ticks += 1
             if ticks >= _CHECK_EVERY:
                 ticks = 0
-                if deadline is not None and time.monotonic() > deadline:
+                if deadline is not None and cpu_clock() > deadline:
                     raise ExtractionTimeout("parsing passed the deadline")
             if space is not None:
                 cur.children.append(space if count("pre") else " ")
