@@ -13,10 +13,13 @@ Tasks:
 - the statistical gate's keep rate on prose in 75 languages.
 
 Measured with CPU time (`time.process_time`): training time, and predictions per CPU second as
-medians of interleaved repeats. thresher scores per text (`score_list`, what the build's stage does)
-and in batches (`scores_batch`, NumPy: `classify apply`/`eval`); fastText per call
-(`FastText.f.predict`, the C++ call under its Python wrapper) and per list (`multilinePredict`).
-fastText is the `fasttext-wheel` package (training needs it; predict-only builds are skipped).
+medians of interleaved repeats. thresher: the build's classifier stage on Documents, in the scan
+loop's batches (`evaluate_batch`, NumPy + SciPy) and one document at a time (`evaluate`, pure
+Python), and `scores_batch` (`classify apply`/`eval`); fastText per call (`FastText.f.predict`, the
+C++ call under its Python wrapper) with the shared tokenization timed, on lines tokenized
+beforehand, and per list (`multilinePredict`). fastText is the `fasttext-wheel` package (training
+needs it; predict-only builds such as `fasttext-predict` are skipped: put a `fasttext-wheel` install
+first on PYTHONPATH).
 
     python benchmarks/classify_eval.py [--repeats 3]    # writes benchmarks/results/classify_eval.json
 """
@@ -44,8 +47,12 @@ RESULTS = ROOT / "benchmarks" / "results" / "classify_eval.json"
 sys.path.insert(0, str(ROOT / "src"))
 
 from thresher.classify import train  # noqa: E402
+from thresher.classify.config import ClassifierPlan  # noqa: E402
 from thresher.classify.features import FeatureExtractor, FeatureSpec  # noqa: E402
 from thresher.classify.metrics import evaluate_scores  # noqa: E402
+from thresher.classify.stage import Classifier  # noqa: E402
+from thresher.core.document import Document  # noqa: E402
+from thresher.pipeline import BATCH_DOCS  # noqa: E402
 
 Example = tuple[str, str]
 TECH_PAGES = ("001", "002", "dropbox-blog", "lazy-image-1", "mathjax", "gitlab-blog", "ietf-1",
@@ -109,6 +116,22 @@ class Thresher(Peer):
         for t in texts:
             score(t)
 
+    def stage(self) -> Any:
+        """The build's classifier stage for this model (keep the first label at 0.5)."""
+        return Classifier(ClassifierPlan(name="m", path="", keep=(self.labels[0],), min_score=0.5), self.model)
+
+    def build_batches(self, docs: Sequence[Document]) -> None:
+        """What the scan loop does with a batch stage: `evaluate_batch` on batches of `BATCH_DOCS`
+        documents, annotations and drops included."""
+        stage = self.stage()
+        for i in range(0, len(docs), BATCH_DOCS):
+            stage.evaluate_batch(docs[i : i + BATCH_DOCS])
+
+    def build_per_document(self, docs: Sequence[Document]) -> None:
+        evaluate = self.stage().evaluate
+        for doc in docs:
+            evaluate(doc)
+
 
 class FastText(Peer):
     name = "fasttext"
@@ -140,6 +163,26 @@ class FastText(Peer):
         for line in self._lines(texts):
             predict(line, -1, 0.0, "strict")
 
+    def build_per_call(self, docs: Sequence[Document], stage: Any) -> None:
+        """fastText as a stage of this build would run it: per document, the shared tokenization
+        and the call; per batch of `BATCH_DOCS`, the scores as an array and the same vectorised
+        decision (annotations, drops) thresher's stage makes (`Classifier.decide_batch`)."""
+        import numpy as np
+
+        predict, keys = self.model.f.predict, ["__label__" + lab for lab in self.labels]
+        for i in range(0, len(docs), BATCH_DOCS):
+            rows = []
+            for doc in docs[i : i + BATCH_DOCS]:
+                got = {label: p for p, label in predict(self.prep(doc.text) + "\n", -1, 0.0, "strict")}
+                rows.append([got.get(key, 0.0) for key in keys])
+            stage.decide_batch(np.array(rows, dtype=np.float64))
+
+    def per_line(self, lines: Sequence[str]) -> None:
+        """The C++ call alone, on lines tokenized beforehand (outside the timing)."""
+        predict = self.model.f.predict
+        for line in lines:
+            predict(line, -1, 0.0, "strict")
+
     def batch(self, texts: Sequence[str]) -> None:
         self.model.f.multilinePredict(self._lines(texts), -1, 0.0, "strict")
 
@@ -148,8 +191,9 @@ class TfidfLogistic(Peer):
     name = "sklearn_tfidf_lr"
 
     def __init__(self, labels: Sequence[str], prep: Callable[[str], str], ngrams: tuple[int, int] = (1, 2),
-                 analyzer: str = "word") -> None:
+                 analyzer: str = "word", class_weight: str | None = None) -> None:
         self.labels, self.prep, self.ngrams, self.analyzer = tuple(labels), prep, ngrams, analyzer
+        self.class_weight = class_weight
 
     def fit(self, examples: Sequence[Example]) -> None:
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -158,7 +202,7 @@ class TfidfLogistic(Peer):
         self.vec = TfidfVectorizer(ngram_range=self.ngrams, analyzer=self.analyzer, token_pattern=r"\S+",
                                    sublinear_tf=True, min_df=1)
         x = self.vec.fit_transform([self.prep(t) for t, _ in examples])
-        self.clf = LogisticRegression(max_iter=2000, C=10.0)
+        self.clf = LogisticRegression(max_iter=2000, C=10.0, class_weight=self.class_weight)
         self.clf.fit(x, [lab for _, lab in examples])
 
     def scores(self, texts: Sequence[str]) -> list[list[float]]:
@@ -185,14 +229,28 @@ def run_task(name: str, labels: Sequence[str], train_set: Sequence[Example], tes
                           for lab, v in report["labels"].items()},
         }
     # predictions per CPU second, interleaved repeats (every peer once per round), medians
+    # "build_*": the build's classifier stage on Documents (batches as the scan loop makes them, or
+    # one `evaluate` per document), annotations and drops included; fastText per call on the same
+    # token stream (its tokenization timed: a build would pay it), and on lines tokenized beforehand
     speeds: dict[str, list[float]] = {}
+    docs = [Document(id=str(i), text=t) for i, t in enumerate(texts)]
+    stage = next(p for p in peers if isinstance(p, Thresher)).stage()
+    for peer in peers:  # one untimed pass: warm caches for every peer
+        if isinstance(peer, Thresher):
+            peer.build_batches(docs)
+        peer.scores(texts)
     for _ in range(repeats):
         for peer in peers:
             if isinstance(peer, Thresher):
-                speeds.setdefault("thresher_per_text", []).append(len(texts) / cpu(lambda p=peer: p.per_text(texts))[1])
+                speeds.setdefault("thresher_build_batches", []).append(len(texts) / cpu(lambda p=peer: p.build_batches(docs))[1])
+                speeds.setdefault("thresher_build_per_document", []).append(len(texts) / cpu(lambda p=peer: p.build_per_document(docs))[1])
                 speeds.setdefault("thresher_batch_numpy", []).append(len(texts) / cpu(lambda p=peer: p.scores(texts))[1])
             elif isinstance(peer, FastText):
                 speeds.setdefault("fasttext_per_call", []).append(len(texts) / cpu(lambda p=peer: p.per_text(texts))[1])
+                speeds.setdefault("fasttext_build_per_call", []).append(
+                    len(texts) / cpu(lambda p=peer: p.build_per_call(docs, stage))[1])
+                lines = peer._lines(texts)
+                speeds.setdefault("fasttext_per_call_pretokenized", []).append(len(texts) / cpu(lambda p=peer, ls=lines: p.per_line(ls))[1])
                 speeds.setdefault("fasttext_list", []).append(len(texts) / cpu(lambda p=peer: p.batch(texts))[1])
             else:
                 speeds.setdefault(peer.name + "_batch", []).append(len(texts) / cpu(lambda p=peer: p.scores(texts))[1])
@@ -200,6 +258,10 @@ def run_task(name: str, labels: Sequence[str], train_set: Sequence[Example], tes
     if "fasttext_per_call" in out["predictions_per_cpu_s"]:
         ft = out["predictions_per_cpu_s"]["fasttext_per_call"]
         out["speed_vs_fasttext_per_call"] = {k: round(v / ft, 3) for k, v in out["predictions_per_cpu_s"].items()}
+        # the ratio of each interleaved round, then the median (the box is shared: rounds drift)
+        for base in ("fasttext_per_call", "fasttext_per_call_pretokenized", "fasttext_build_per_call"):
+            out[f"build_batches_vs_{base}_median_of_round_ratios"] = round(statistics.median(
+                a / b for a, b in zip(speeds["thresher_build_batches"], speeds[base], strict=True)), 3)
     print(name, json.dumps({k: v for k, v in out.items() if k != "peers"}),
           {p: (v["macro_f1"], v["weighted_f1"], v["train_cpu_s"]) for p, v in out["peers"].items()}, flush=True)
     return out
@@ -293,6 +355,35 @@ def toxicity(repeats: int, prep: Callable[[str], str]) -> dict[str, Any]:
         train_set, test_set = split(examples, 0.2, seed=0)
         peers = make_peers(labels, prep, common_t, common_f, {"ngrams": (1, 2)})
         out[task] = run_task(task, labels, train_set, test_set, peers, repeats)
+    return out
+
+
+def class_weights(prep: Callable[[str], str]) -> dict[str, Any]:
+    """Davidson 3 classes, same split: unweighted against `class_weight="balanced"` (thresher, and
+    scikit-learn's logistic regression with its own balanced weights; fastText has no class weights)."""
+    data = davidson()
+    train_set, test_set = split(data, 0.2, seed=0)
+    labels = ("hate", "offensive", "neither")
+    texts, gold = [t for t, _ in test_set], [(lab,) for _, lab in test_set]
+    out: dict[str, Any] = {}
+    common = {"epochs": 5, "lr": 0.5, "word_ngrams": 2, "dim": 16, "buckets": 1 << 20}
+    peers: list[tuple[str, Peer]] = [("thresher", Thresher(labels, **common)),
+                                     ("thresher_balanced", Thresher(labels, **common, class_weight="balanced"))]
+    try:
+        import sklearn  # noqa: F401
+
+        peers += [("sklearn_tfidf_lr", TfidfLogistic(labels, prep)),
+                  ("sklearn_tfidf_lr_balanced", TfidfLogistic(labels, prep, class_weight="balanced"))]
+    except ImportError:
+        pass
+    for name, peer in peers:
+        peer.fit(train_set)
+        report = evaluate_scores(labels, "softmax", peer.scores(texts), gold)
+        hate = report["labels"]["hate"]
+        out[name] = {"macro_f1": round(report["macro_f1"], 4), "weighted_f1": round(report["weighted_f1"], 4),
+                     "hate_precision": round(hate["precision"], 4), "hate_recall": round(hate["recall"], 4),
+                     "hate_ece": round(hate["ece"], 4)}
+        print("class weights", name, out[name], flush=True)
     return out
 
 
@@ -402,7 +493,7 @@ def statistical_gate() -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--only", default=None, help="run one part: toxicity, lang, boilerplate, training, statistical")
+    parser.add_argument("--only", default=None, help="run one part: toxicity, lang, boilerplate, training, weights, statistical")
     args = parser.parse_args()
     extractor = FeatureExtractor(FeatureSpec())
 
@@ -417,6 +508,7 @@ def main() -> int:
              "lang": lambda: results.update({"lang_en_vs_other": language_gate(args.repeats, prep)}),
              "boilerplate": lambda: results.update({"content_vs_boilerplate": boilerplate(args.repeats, prep)}),
              "training": lambda: results.update({"training_100k": training_speed()}),
+             "weights": lambda: results.update({"class_weights_davidson": class_weights(prep)}),
              "statistical": lambda: results.update({"statistical_gate": statistical_gate()})}
     for name, run in parts.items():
         if args.only in (None, name):

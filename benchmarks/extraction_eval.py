@@ -41,6 +41,7 @@ import re
 import statistics
 import subprocess
 import sys
+import unicodedata
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
@@ -187,8 +188,17 @@ def page_language(path: str) -> str:
     return m.group(1).decode().lower() if m else "unknown"
 
 
+# Invisible format characters (soft hyphen, zero-width space, word joiner, zero-width no-break
+# space): some extractors keep them and some drop them, and neither changes the text a reader sees.
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u2060\ufeff"))
+
+
 def _fold(text: str) -> str:
-    return " ".join((text or "").split())
+    """Snippet comparison form: NFC (canonically equivalent spellings, such as a precomposed or a
+    decomposed Bengali letter, are the same text), invisible format characters removed, runs of
+    white space as one space. Applied to every extractor's output and to the snippets alike."""
+    text = unicodedata.normalize("NFC", text or "").translate(_INVISIBLE)
+    return " ".join(text.split())
 
 
 def score_trafilatura(outputs: dict[str, dict[str, Any]], gold: dict[str, dict[str, Any]],

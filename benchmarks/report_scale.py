@@ -51,7 +51,7 @@ def ablate(src: Path) -> None:
     once and finalize writes no index or samples."""
     observe = src / "thresher" / "run" / "observe.py"
     text = observe.read_text()
-    for method in ("annotations", "dropped", "chain_dropped", "kept", "close"):
+    for method in ("annotations", "survived", "corpus_dropped", "dropped", "chain_dropped", "kept", "close"):
         text = text.replace(f"    def {method}(self", f"    def {method}(self, *_a, **_k) -> None:  # ablated\n        return\n\n    def _orig_{method}(self", 1)
     text = text.replace("self._index = open(", "self._index = None and open(", 1)
     observe.write_text(text)
@@ -73,7 +73,12 @@ def main() -> int:
     ap.add_argument("--ablate", action="store_true",
                     help="baseline = the measured revision with the build's observations (index, samples, "
                          "histograms) switched off by a patch: the cost of exactly those")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="interleaved A/B builds per size; 0 builds once with this revision only (no cost ratio)")
+    ap.add_argument("--corpus", choices=("demo", "text"), default="demo",
+                    help="demo: the demo crawl's HTML pages; text: generated text records "
+                         "(engines_scaling.write_text_corpus), cheap enough for a 1M-document dataset")
+    ap.add_argument("--sentences", type=int, default=None, help="with --corpus text: N sentences a document")
     ap.add_argument("--out", default=str(ROOT / "results" / "report_scale.json"))
     args = ap.parse_args()
     sys.path.insert(0, str(REPO / "src"))
@@ -98,11 +103,21 @@ def main() -> int:
             results["new"] = args.new
         try:
             for n in [int(x) for x in args.sizes.split(",")]:
-                crawl = write_crawl(tmp / f"crawl-{n}.jsonl", n_pages=n)
-                row: dict = {"documents_in": n}
+                if args.corpus == "text":
+                    sys.path.insert(0, str(ROOT))
+                    from engines_scaling import write_text_corpus
+
+                    crawl = tmp / f"text-{n}.jsonl"
+                    write_text_corpus(crawl, n, max_sentences=args.sentences)
+                else:
+                    crawl = write_crawl(tmp / f"crawl-{n}.jsonl", n_pages=n)
+                row: dict = {"documents_in": n, "corpus": args.corpus, "sentences": args.sentences}
                 cpu_new, cpu_old = [], []
-                for r in range(args.repeats):
-                    for label, src, sink in (("new", src_new, cpu_new), ("old", base_tree / "src", cpu_old)):
+                runs = [(("new", src_new, cpu_new), ("old", base_tree / "src", cpu_old))] * args.repeats
+                if args.repeats == 0:
+                    runs = [(("new", src_new, cpu_new),)]
+                for r, pair in enumerate(runs):
+                    for label, src, sink in pair:
                         out = tmp / f"ds-{n}-{label}-{r}"
                         cpu, wall, _ = run(thresher(src, "build", str(crawl), "-o", str(out), "--workers", "2", "-q"), src)
                         sink.append(cpu)
@@ -111,8 +126,11 @@ def main() -> int:
                             dataset = out
                         elif label == "old" or r > 0:
                             subprocess.run(["rm", "-rf", str(out)])
-                row["build_cpu_s"] = {"new": round(statistics.median(cpu_new), 3), "baseline": round(statistics.median(cpu_old), 3)}
-                row["build_cpu_ratio"] = round(statistics.median(cpu_new) / statistics.median(cpu_old), 4)
+                if cpu_old:
+                    row["build_cpu_s"] = {"new": round(statistics.median(cpu_new), 3), "baseline": round(statistics.median(cpu_old), 3)}
+                    row["build_cpu_ratio"] = round(statistics.median(cpu_new) / statistics.median(cpu_old), 4)
+                else:
+                    row["build_cpu_s"] = {"new": round(cpu_new[0], 3)}
                 cpu, wall, _ = run(thresher(src_new, "report", str(dataset), "-o", str(tmp / "r.html"), "-q"), src_new)
                 row["report_cpu_s"] = round(cpu, 3)
                 row["report_bytes"] = (tmp / "r.html").stat().st_size
@@ -123,8 +141,9 @@ def main() -> int:
                 # explain latency: ids and URLs drawn from the index, looked up in fresh processes
                 # (what a user pays), and in one process (the lookup itself)
                 sys.path.insert(0, str(src_new))
-                from thresher.report.explain import explain
                 import gzip
+
+                from thresher.report.explain import explain
 
                 entries = []
                 for part in sorted((dataset / "index").glob("ids-*.jsonl.gz"))[:50]:

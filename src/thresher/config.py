@@ -16,6 +16,7 @@ from thresher.core.config import config_hash, from_dict, merge, section, to_dict
 from thresher.core.errors import ConfigError
 from thresher.decontam.config import DecontamConfig
 from thresher.dedup.config import DedupConfig
+from thresher.embed.config import EmbedConfig
 from thresher.exec_config import ExecConfig
 from thresher.extract.config import ExtractConfig
 from thresher.lang.config import LangConfig
@@ -37,6 +38,7 @@ class RunConfig:
     dedup: DedupConfig = section(DedupConfig, "duplicate removal")
     decontam: DecontamConfig = section(DecontamConfig, "benchmark decontamination (off unless benchmark files are given)")
     pii: PiiConfig = section(PiiConfig, "personal data redaction (off unless types are given)")
+    embed: EmbedConfig = section(EmbedConfig, "embeddings beside the shards and semantic dedup (off unless --embed or --semantic-dedup)")
     output: OutputConfig = section(OutputConfig, "output shards")
     exec: ExecConfig = section(ExecConfig, "execution (does not change the output)", hashed=False)
 
@@ -53,7 +55,8 @@ class RunConfig:
 
             from thresher.classify.stage import resolve_classifiers
 
-            models = [[m["name"], m["sha256"]] for m in resolve_classifiers(self.classify)]
+            models = [[m["name"], m["sha256"], *([m["tokenizer_sha256"]] if "tokenizer_sha256" in m else [])]
+                      for m in resolve_classifiers(self.classify)]
             digest = hashlib.sha256(json.dumps([digest, models]).encode()).hexdigest()[:16]
         return digest
 

@@ -9,16 +9,40 @@ memory; `Pipeline.process` runs them with an in-memory index, first seen wins.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from thresher import stage_cache
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop, Malformed
-from thresher.core.stages import CorpusStage, CountsIntoStats, RuleSet, Stage, stage_runner
+from thresher.core.stages import CorpusStage, CountsIntoStats, Evaluation, RuleSet, Stage, stage_runner
 from thresher.core.stats import Stats
 from thresher.normalize.text import Normalize
 from thresher.run.deadline import DeadlineExceeded, DocumentDeadline
+
+Outcome = tuple[Drop, list[Drop]] | None  # what `DocumentChain.run` returns for one document
+
+# Bounds on one batch of the scan loop (`run/tasks.py`): documents, and characters of their text or
+# HTML. They bound the memory a batch holds; they never change the output (see `BatchEvaluator`).
+BATCH_DOCS = 512
+BATCH_CHARS = 8 << 20
+
+
+@runtime_checkable
+class BatchEvaluator(Protocol):
+    """A per-document stage that can also judge many documents in one call (a model that scores a
+    batch with NumPy or ONNX Runtime at a fraction of the per-call cost).
+
+    The contract that keeps output byte-identical whether or not batches are used, on any engine and
+    worker count: `evaluate_batch(docs)[i]` equals `evaluate(docs[i])` for every i, whatever the
+    other documents of the batch (a pure function of the one document). The chain still calls
+    `evaluate` where it has no batch (the library `Pipeline`, `explain`, a batch that failed)."""
+
+    name: str
+
+    def evaluate(self, doc: Document) -> Evaluation: ...
+
+    def evaluate_batch(self, docs: Sequence[Document]) -> list[Evaluation]: ...
 
 
 def build_document_stages(config: RunConfig) -> list[Stage]:
@@ -68,26 +92,112 @@ class DocumentChain:
         self.config = config
         self.stages = build_document_stages(config)
         self.runners = [(stage.name, stage_runner(stage), isinstance(stage, RuleSet)) for stage in self.stages]
+        # the stages that take batches, by position (None: per document only); see `disable_batches`
+        self.batch_stages: list[BatchEvaluator | None] = [
+            stage if isinstance(stage, BatchEvaluator) else None for stage in self.stages]
         self.stats = stats if stats is not None else Stats()
         self.deadline = deadline if deadline is not None else DocumentDeadline(config.exec.doc_deadline_s)
         for stage in self.stages:  # stages that count into the run's stats (languages seen, PII replaced)
             if isinstance(stage, CountsIntoStats):
                 stage.bind_stats(self.stats)
 
-    def run(self, doc: Document) -> tuple[Drop, list[Drop]] | None:
+    def disable_batches(self) -> None:
+        """Judge every document alone (a retried scan task does, so that a worker that died inside a
+        batch call is attributed to the one document it died in)."""
+        self.batch_stages = [None] * len(self.stages)
+
+    @property
+    def batched(self) -> bool:
+        """Whether any stage takes batches (only then does the scan loop read ahead)."""
+        return any(self.batch_stages)
+
+    def run(self, doc: Document) -> Outcome:
         """None when the document passes every stage; else the attributed drop and all failures
         of the stage that dropped it. Counts are left to the caller (`seen`, `kept`, `dropped`).
 
         No document can stop or stall the caller: a stage that raises drops the document as
         `<stage>: error` (the exception in `detail`), and one that runs past the deadline
         (`exec.doc_deadline_s`, see `thresher.run.deadline`) as `<stage>: timeout`."""
+        return self._run_span(doc, 0, len(self.runners))
+
+    def run_batch(self, docs: Sequence[Document]) -> list[Outcome]:
+        """`run` of each document, with every `BatchEvaluator` stage called once on the documents
+        that reached it: the stages before it run document by document, the batch stage on the
+        survivors, then the stages after it, and so on. The outcomes equal `run`'s, document by
+        document (the stages are pure per document; a batch stage's contract says the same of its
+        batch). A batch call that raises or runs past the deadline is not attributed to the whole
+        batch: that stage is run again document by document, as `run` would have."""
+        outcomes: list[Outcome] = [None] * len(docs)
+        alive = list(range(len(docs)))
+        start = 0
+        for index, batch_stage in enumerate(self.batch_stages):
+            if batch_stage is None:
+                continue
+            alive = self._run_span_each(docs, alive, outcomes, start, index)
+            if alive:
+                alive = self._run_batch_stage(index, batch_stage, docs, alive, outcomes)
+            start = index + 1
+        self._run_span_each(docs, alive, outcomes, start, len(self.runners))
+        return outcomes
+
+    def _run_span_each(self, docs: Sequence[Document], alive: list[int], outcomes: list[Outcome], lo: int, hi: int) -> list[int]:
+        if lo >= hi:
+            return alive
+        survivors = []
+        for i in alive:
+            outcome = self._run_span(docs[i], lo, hi)
+            if outcome is None:
+                survivors.append(i)
+            else:
+                outcomes[i] = outcome
+        return survivors
+
+    def _run_batch_stage(self, index: int, stage: BatchEvaluator, docs: Sequence[Document], alive: list[int],
+                         outcomes: list[Outcome]) -> list[int]:
+        batch = [docs[i] for i in alive]
+        name = self.runners[index][0]
+        deadline = self.deadline
+        t0 = time.perf_counter()
+        # the crumb names the batch's first document: a worker that dies inside the batch call is
+        # retried with batches off (`scan_task`), so the retry attributes it to the right document
+        deadline.start(batch[0].ordinal)
+        try:
+            deadline.entering(index)
+            evaluations = stage.evaluate_batch(batch)
+            if len(evaluations) != len(batch):
+                raise ValueError(f"evaluate_batch returned {len(evaluations)} evaluations for {len(batch)} documents")
+        except (Exception, DeadlineExceeded):  # noqa: BLE001 - judged again one document at a time, as `run` does
+            deadline.stop()
+            self.timings_add(name, time.perf_counter() - t0)
+            self.stats.count("event/batch_fallback")
+            return self._run_span_each(docs, alive, outcomes, index, index + 1)
+        finally:
+            deadline.stop()
+        self.timings_add(name, time.perf_counter() - t0)
+        is_rule_set = self.runners[index][2]
+        survivors = []
+        for i, doc, evaluation in zip(alive, batch, evaluations, strict=True):
+            doc.annotations.update(evaluation.annotations)
+            if evaluation.drops:
+                outcomes[i] = (evaluation.drops[0], evaluation.drops if is_rule_set else [])
+            else:
+                survivors.append(i)
+        return survivors
+
+    def timings_add(self, name: str, seconds: float) -> None:
+        timings = self.stats.timings
+        timings[name] = timings.get(name, 0.0) + seconds
+
+    def _run_span(self, doc: Document, lo: int, hi: int) -> Outcome:
+        """Stages `lo..hi-1` on one document (`run` is the whole chain)."""
         timings = self.stats.timings
         clock = time.perf_counter
         deadline = self.deadline
         name = ""
         deadline.start(doc.ordinal)
         try:
-            for index, (name, run, is_rule_set) in enumerate(self.runners):
+            for index in range(lo, hi):
+                name, run, is_rule_set = self.runners[index]
                 deadline.entering(index)
                 t0 = clock()
                 try:
@@ -163,6 +273,7 @@ class Pipeline:
         self.chain = DocumentChain(self.config, self.stats)
         self.indexes = [StreamingIndex(s) for s in build_corpus_stages(self.config)]
         self.on_drop = on_drop
+        self._records = 0  # dicts named so far: a dict's id is its place in what this pipeline was given
 
     def process(self, items: Iterable[Document | Malformed | dict[str, Any]]) -> Iterator[Document]:
         stats = self.stats
@@ -171,7 +282,9 @@ class Pipeline:
                 stats.record_seen()
                 stats.record_malformed(item)
                 continue
-            doc = _as_document(item)
+            if isinstance(item, dict):
+                self._records += 1
+            doc = _as_document(item, self._records - 1)
             stats.record_seen()
             outcome = self.chain.run(doc)
             if outcome is None:
@@ -189,13 +302,15 @@ class Pipeline:
             yield doc
 
 
-def _as_document(item: Document | dict[str, Any]) -> Document:
+def _as_document(item: Document | dict[str, Any], position: int) -> Document:
+    """A dict is named by its position among the dicts the pipeline was given (`record_id`), so the
+    same page given twice is two documents with two ids."""
     if isinstance(item, Document):
         return item
-    from thresher.core.document import make_doc_id
+    from thresher.core.document import record_id
 
     record = dict(item)
     url = record.pop("url", None)
     html = record.pop("html", None)
     text = record.pop("text", None) or ""
-    return Document(id=make_doc_id(url, html if html is not None else text), url=url, html=html, text=text, metadata=record)
+    return Document(id=record_id({"row": position}), url=url, html=html, text=text, metadata=record)

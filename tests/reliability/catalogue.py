@@ -73,6 +73,7 @@ class Case:
 
 GOOD = page(1)
 ARTICLE2 = ARTICLE.replace("Sentence", "Another sentence")
+PAGES = b"".join(page(i) for i in range(200))  # distinct pages, two zstd blocks
 CASES: list[Case] = [
     # -- JSON Lines: records ----------------------------------------------------------------------
     Case("invalid_json", {"a.jsonl": GOOD + b"{oops\n"}, {"kept": 1, "malformed/invalid_json": 1}, "a.jsonl:2"),
@@ -119,12 +120,16 @@ CASES: list[Case] = [
     Case("zstd_garbage_after_magic", {"a.jsonl.zst": b"\x28\xb5\x2f\xfd" + b"garbage" * 10}, {"malformed/corrupt_input": 1}, "a.jsonl.zst",
          needs="zstandard"),
     Case("zstd_truncated", {"a.jsonl.zst": None}, {}, needs="zstandard"),
+    Case("zstd_truncated_in_frame_header", {"a.jsonl.zst": None}, {}, needs="zstandard"),
+    Case("zstd_two_frames", {"a.jsonl.zst": None}, {}, needs="zstandard"),
+    Case("zstd_second_frame_cut", {"a.jsonl.zst": None}, {}, needs="zstandard"),
+    Case("html_zst_truncated", {"d/a.html.zst": None}, {}, needs="zstandard"),
     # -- HTML files ----------------------------------------------------------------------------
     Case("html_empty", {"d/a.html": b""}, {"seen": 0, "event/empty_file": 1}),
     Case("html_binary", {"d/a.html": b"<" + bytes(range(256)) * 40}, {"drop/extract/binary_content": 1}),
     Case("html_nul_charset", {"d/a.html": b'<meta charset="ut\x00f-8">' + ARTICLE.encode()}, {"kept": 1}),
     Case("html_bogus_charset", {"d/a.html": b'<meta charset="no-such-codec">' + ARTICLE.encode()}, {"kept": 1}),
-    Case("html_gz_truncated", {"d/a.html.gz": gz(ARTICLE.encode() * 20)[:-30]}, {"malformed/unreadable_file": 1}, "a.html.gz"),
+    Case("html_gz_truncated", {"d/a.html.gz": gz(ARTICLE.encode() * 20)[:-30]}, {"malformed/truncated_input": 1}, "a.html.gz"),
     Case("html_run_of_b", {"d/a.html": b"<b" * 20_000}, {"seen": 1}),
     Case("html_js_comparisons", {"d/a.html": b"<html><body><p>" + b"if(a<b&&c<d)" * 20_000}, {"seen": 1}),
     Case("html_open_quotes", {"d/a.html": b'<a "' * 20_000}, {"seen": 1}),
@@ -176,9 +181,24 @@ def _late_files() -> None:
             corrupt = data[: len(data) // 2] + bytes(64) + data[len(data) // 2 + 64 :]
             CASES[i] = Case(case.name, {"a.jsonl.zst": corrupt}, {"malformed/corrupt_input": 1}, "a.jsonl.zst", needs="zstandard")
         elif case.name == "zstd_truncated":
-            data = zst(GOOD * 200)
-            # zstandard ends a cut frame without an error: the cut line is the one reported
-            CASES[i] = Case(case.name, {"a.jsonl.zst": data[: len(data) - 10]}, {"malformed/invalid_json": 1}, "a.jsonl.zst:", needs="zstandard")
+            # python-zstandard ends a cut frame silently; the frame walker names it, at the line where
+            # the stream broke (the records decoded before the cut are kept; the second block is lost)
+            data = zst(PAGES)
+            CASES[i] = Case(case.name, {"a.jsonl.zst": data[: len(data) - 10]},
+                            {"seen": 161, "malformed/truncated_input": 1, "malformed/invalid_json": 0}, "a.jsonl.zst:161",
+                            needs="zstandard")
+        elif case.name == "zstd_truncated_in_frame_header":
+            CASES[i] = Case(case.name, {"a.jsonl.zst": zst(PAGES)[:6]}, {"seen": 1, "malformed/truncated_input": 1},
+                            "a.jsonl.zst:1", needs="zstandard")
+        elif case.name == "zstd_two_frames":  # `cat a.zst b.zst`: both frames read, nothing reported
+            CASES[i] = Case(case.name, {"a.jsonl.zst": zst(GOOD) + zst(line({"url": "https://e.example/2", "html": ARTICLE2}))},
+                            {"kept": 2, "malformed": 0}, needs="zstandard")
+        elif case.name == "zstd_second_frame_cut":
+            CASES[i] = Case(case.name, {"a.jsonl.zst": zst(page(1)) + zst(page(2))[:-3]}, {"kept": 1, "malformed/truncated_input": 1},
+                            "a.jsonl.zst:2", needs="zstandard")
+        elif case.name == "html_zst_truncated":
+            CASES[i] = Case(case.name, {"d/a.html.zst": zst(ARTICLE.encode() * 20)[:-5]}, {"seen": 1, "malformed/truncated_input": 1},
+                            "a.html.zst", needs="zstandard")
         elif case.name == "parquet_nan_metadata":
             rows = [{"url": "https://e.example/p", "html": ARTICLE, "score": float("nan")}]
             CASES[i] = Case(case.name, {"a.parquet": parquet_bytes(rows)}, {"kept": 1}, needs="pyarrow")

@@ -85,3 +85,67 @@ def scan_task_with_regex_stage(ctx: Any, partition: Any) -> dict[str, Any]:
 
     with _with_stage(CatastrophicRegex()):
         return scan_task(ctx, partition)
+
+
+BOOM_MARK = "/boom"
+
+
+class BoomTag:
+    """A transform that tags pages whose URL ends in /boom (for the patched bookkeeping below)."""
+
+    name = "test.tag"
+
+    def transform(self, doc: Document) -> Drop | None:
+        if doc.url and doc.url.endswith(BOOM_MARK):
+            doc.annotations["test.boom"] = True
+        return None
+
+
+def _raise_on_tagged(original: Any) -> Any:
+    def annotations(self: Any, values: dict[str, Any], passed: bool) -> Any:
+        if values.get("test.boom"):
+            raise KeyError("a bookkeeping bug this record's values trigger")
+        return original(self, values, passed)
+
+    return annotations
+
+
+def scan_task_failing_after_the_chain(ctx: Any, partition: Any) -> dict[str, Any]:
+    """A scan in which an exception escapes the processing of one record, outside any stage (the
+    run's own bookkeeping): the task fails at that record on every attempt."""
+    from thresher.run.observe import TaskObserver
+    from thresher.run.tasks import scan_task
+
+    original = TaskObserver.annotations
+    TaskObserver.annotations = _raise_on_tagged(original)  # type: ignore[method-assign]
+    try:
+        with _with_stage(BoomTag()):
+            return scan_task(ctx, partition)
+    finally:
+        TaskObserver.annotations = original  # type: ignore[method-assign]
+
+
+class _RaisingScan:
+    """A corpus stage whose scan raises for /boom pages (its other methods are the wrapped stage's)."""
+
+    def __init__(self, stage: Any) -> None:
+        self._stage = stage
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stage, name)
+
+    def scan(self, doc: Document) -> Any:
+        if doc.url and doc.url.endswith(BOOM_MARK):
+            raise ValueError("a key function bug")
+        return self._stage.scan(doc)
+
+
+def scan_task_with_raising_corpus_scan(ctx: Any, partition: Any) -> dict[str, Any]:
+    import thresher.run.tasks as tasks
+
+    original = tasks.build_corpus_stages
+    tasks.build_corpus_stages = lambda config: [_RaisingScan(s) if i == 0 else s for i, s in enumerate(original(config))]
+    try:
+        return tasks.scan_task(ctx, partition)
+    finally:
+        tasks.build_corpus_stages = original

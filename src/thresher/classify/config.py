@@ -4,7 +4,9 @@ high enough on, and the bounds.
     --classifier quality=q.thc,tox=tox.thc --classifier-keep quality:good,tox:neither \
         --classifier-min-score quality:0.5,tox:0.8
 
-A model given without `NAME=` is named after its file's stem. A keep entry is `LABEL` (when one
+A model given without `NAME=` is named after its file's stem. A path ending `.onnx` is a user's
+transformer model (the `onnx` extra), read with the `tokenizer.json` beside it or the one
+`--classifier-tokenizer NAME=PATH` names. A keep entry is `LABEL` (when one
 model runs) or `NAME:LABEL`; a model without a keep entry only annotates. A min-score entry is
 `SCORE` (every model) or `NAME:SCORE`. Whether the files exist and hold the labels is checked when
 the build starts (`thresher.classify.stage.resolve_classifiers`): a config never reads files.
@@ -24,6 +26,7 @@ class ClassifierPlan:
     path: str
     keep: tuple[str, ...]  # empty: annotate only
     min_score: float
+    tokenizer: str | None = None  # an ONNX model's tokenizer.json (None: not an ONNX model)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,6 +42,11 @@ class ClassifyConfig:
     min_score: tuple[str, ...] = setting(
         ("0.5",), "the score a keep label needs: SCORE for every model, or NAME:SCORE", flag="--classifier-min-score",
     )
+    tokenizers: tuple[str, ...] | None = setting(
+        None, "tokenizer.json of an ONNX classifier (a --classifier path ending .onnx): NAME=PATH each; default: "
+        "tokenizer.json beside the model", flag="--classifier-tokenizer",
+    )
+    onnx_max_len: int = setting(256, "ONNX classifiers: tokens of a document scored (the rest is cut)")
 
     def __post_init__(self) -> None:
         self.plan()  # raises ValueError (a ConfigError when built from flags or TOML) on a contradiction
@@ -82,4 +90,22 @@ class ClassifyConfig:
                 raise ValueError(f"--classifier-min-score {entry!r}: no classifier named {name!r}")
             else:
                 scores[name] = score
-        return [ClassifierPlan(name, path, tuple(keep[name]), scores.get(name, default)) for name, path in models.items()]
+        tokenizers: dict[str, str] = {}
+        for entry in self.tokenizers or ():
+            name, sep, path = entry.partition("=")
+            if not sep:
+                if len(models) != 1:
+                    raise ValueError(f"--classifier-tokenizer {entry!r}: name the model (NAME=PATH)")
+                name, path = next(iter(models)), entry
+            if name not in models or not models[name].lower().endswith(".onnx"):
+                raise ValueError(f"--classifier-tokenizer {entry!r}: no ONNX classifier named {name!r}")
+            tokenizers[name] = path
+        if self.onnx_max_len < 1:
+            raise ValueError("classify.onnx_max_len must be at least 1")
+        plans = []
+        for name, path in models.items():
+            tokenizer = None
+            if path.lower().endswith(".onnx"):
+                tokenizer = tokenizers.get(name, str(PurePath(path).parent / "tokenizer.json"))
+            plans.append(ClassifierPlan(name, path, tuple(keep[name]), scores.get(name, default), tokenizer))
+        return plans

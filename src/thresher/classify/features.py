@@ -155,7 +155,7 @@ class _CharIds(dict[str, tuple[int, ...]]):
         return found
 
 
-_SEPARATOR = "\x00"  # joins a batch's texts: a token of its own, never part of a word
+SEPARATOR = "\x00"  # joins a batch's texts: a token of its own, never part of a word
 
 
 class FeatureExtractor:
@@ -169,6 +169,15 @@ class FeatureExtractor:
         # fastText's end-of-text word: every text has it, so its row acts as a learned bias (a text
         # of one or two words is otherwise scored on those alone); it has no character n-grams
         self._eos = mix64((spec.hash_seed << 32) | zlib.crc32(b"</s>"))
+
+    @property
+    def eos_hash(self) -> int:
+        """The 64-bit hash of the end-of-text word."""
+        return self._eos
+
+    def word_hash(self, token: str) -> int:
+        """A word's 64-bit hash (cached)."""
+        return self._hashes[token]
 
     def tokens(self, text: str) -> list[str]:
         spec = self.spec
@@ -218,8 +227,8 @@ class FeatureExtractor:
         n_texts = len(texts)
         pieces = [t[: spec.max_chars] for t in texts]
         words = spec.tokenizer == "words"
-        joined = (_SEPARATOR if words else " " + _SEPARATOR + " ").join(pieces)
-        if n_texts == 0 or joined.count(_SEPARATOR) != n_texts - 1:  # a text holds the separator itself
+        joined = (SEPARATOR if words else " " + SEPARATOR + " ").join(pieces)
+        if n_texts == 0 or joined.count(SEPARATOR) != n_texts - 1:  # a text holds the separator itself
             return self._batch_per_text(texts, words_only)
         if spec.lowercase:
             joined = joined.lower()
@@ -227,9 +236,9 @@ class FeatureExtractor:
         n = len(tokens)
         hashes = np.fromiter(map(self._hashes.__getitem__, tokens), dtype=np.uint64, count=n)
         # separators are the tokens with the separator's hash that are the separator (CRC-32 collides)
-        is_sep = hashes == np.uint64(self._hashes[_SEPARATOR])
+        is_sep = hashes == np.uint64(self._hashes[SEPARATOR])
         for i in np.flatnonzero(is_sep).tolist():
-            is_sep[i] = tokens[i] == _SEPARATOR
+            is_sep[i] = tokens[i] == SEPARATOR
         keep = ~is_sep
         owner = np.cumsum(is_sep)[keep]
         hashes = hashes[keep]
@@ -238,9 +247,9 @@ class FeatureExtractor:
             starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
             within = np.arange(len(hashes)) - starts[owner] < spec.max_tokens
             hashes, owner = hashes[within], owner[within]
-            kept_tokens = [t for t, k in zip((t for t in tokens if t != _SEPARATOR), within.tolist(), strict=True) if k]
+            kept_tokens = [t for t, k in zip((t for t in tokens if t != SEPARATOR), within.tolist(), strict=True) if k]
         else:
-            kept_tokens = [t for t in tokens if t != _SEPARATOR] if spec.char_ngrams else []
+            kept_tokens = [t for t in tokens if t != SEPARATOR] if spec.char_ngrams else []
         buckets = np.uint64(spec.buckets)
         # each text's words, then its end-of-text word
         per_text = np.bincount(owner, minlength=n_texts) + 1

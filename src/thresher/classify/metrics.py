@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from thresher.classify.calibration import calibration_bins, expected_calibration_error
 from thresher.classify.model import Model
 
 THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -77,9 +78,11 @@ def evaluate_scores(
             fp_t = sum(1 for s, g in zip(column, positive, strict=True) if not g and s >= t)
             p_t, r_t, _ = _prf(tp_t, fp_t, sum(positive) - tp_t)
             at.append({"threshold": t, "precision": p_t, "recall": r_t, "kept": tp_t + fp_t})
+        calibration = calibration_bins(column, positive)
         per_label[label] = {
             "support": sum(positive), "precision": precision, "recall": recall, "f1": f1,
             "roc_auc": roc_auc(column, positive), "at_threshold": at,
+            "calibration": calibration, "ece": expected_calibration_error(calibration),
         }
     support = sum(v["support"] for v in per_label.values())
     return {
@@ -110,11 +113,12 @@ def render_report(report: dict[str, Any]) -> str:
         f"examples {report['examples']}  accuracy {report['accuracy']:.4f}  "
         f"macro F1 {report['macro_f1']:.4f}  weighted F1 {report['weighted_f1']:.4f}",
         "",
-        f"{'label':<20} {'support':>8} {'precision':>9} {'recall':>7} {'F1':>7} {'ROC AUC':>8}",
+        f"{'label':<20} {'support':>8} {'precision':>9} {'recall':>7} {'F1':>7} {'ROC AUC':>8} {'ECE':>7}",
     ]
     for label, v in report["labels"].items():
         auc = "-" if v["roc_auc"] is None else f"{v['roc_auc']:.4f}"
-        lines.append(f"{label:<20} {v['support']:>8} {v['precision']:>9.4f} {v['recall']:>7.4f} {v['f1']:>7.4f} {auc:>8}")
+        lines.append(f"{label:<20} {v['support']:>8} {v['precision']:>9.4f} {v['recall']:>7.4f} {v['f1']:>7.4f} {auc:>8}"
+                     f" {v['ece']:>7.4f}")
     lines += ["", "precision / recall / kept when keeping score >= threshold:"]
     labels = list(report["labels"])
     lines.append(f"{'threshold':>9}  " + "  ".join(f"{lab[:22]:>22}" for lab in labels))

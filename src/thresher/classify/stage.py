@@ -8,39 +8,68 @@ Drop: `Drop("classify", "low_score", value=best keep score, limit=bound, detail=
 Models are loaded once per process (`load_cached`, keyed by path, size and mtime) and verified
 (format version, sha256) when the build starts: `resolve_classifiers` is what the config hash
 and the manifest record, so a changed model file changes the run's identity.
+
+Two kinds of model: a `.thc` file (thresher's linear classifier) and a user's ONNX sequence
+classifier (`.onnx`, with its `tokenizer.json`; the `onnx` extra). Both take the scan loop's
+batches (`pipeline.BatchEvaluator`). A `.thc` batch gives each document exactly the scores it gets
+alone. ONNX Runtime's kernels may round a text's logits differently in another batch shape (its
+padded length), in the last bits; the batches are the same on every engine and worker count (the
+scan loop forms them from a partition's documents alone), so a build's output is still
+deterministic, and a document judged alone (the library `Pipeline`, `explain`, a retried task) is
+scored as a batch of one.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from thresher.classify.config import ClassifierPlan, ClassifyConfig
 from thresher.classify.format import load_model
-from thresher.classify.model import Model
+from thresher.classify.model import Model, numpy_available, round_array
 from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError
 from thresher.core.stages import Evaluation
 
 DIGITS = 4
-_loaded: dict[tuple[str, int, int], Model] = {}
+_loaded: dict[tuple[Any, ...], Any] = {}
 
 
 def annotation_keys(name: str, labels: tuple[str, ...] | list[str]) -> list[str]:
     return [f"classify.{name}.{label}" for label in labels]
 
 
-def load_cached(path: str) -> Model:
-    """The model at `path`, loaded (and checksum-verified) once per process."""
+def load_cached(path: str, tokenizer: str | None = None, max_len: int = 256) -> Any:
+    """The model at `path` (a `Model`, or an `OnnxClassifier` with `tokenizer`), loaded and
+    checked once per process."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
         raise ConfigError(f"classifier model not found: {path}") from None
-    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    key: tuple[Any, ...] = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    if tokenizer is not None:
+        try:
+            tst = os.stat(tokenizer)
+        except FileNotFoundError:
+            raise ConfigError(f"tokenizer of ONNX classifier {path} not found: {tokenizer} (--classifier-tokenizer)") from None
+        key += (os.path.abspath(tokenizer), tst.st_size, tst.st_mtime_ns, max_len)
     model = _loaded.get(key)
     if model is None:
-        model = _loaded[key] = load_model(path)
+        if tokenizer is not None:
+            from thresher.classify.transformer import OnnxClassifier
+
+            # one thread: pool and Ray run one worker per core already, and a fixed thread count
+            # keeps ONNX Runtime's reductions the same from one run to the next
+            model = OnnxClassifier(path, tokenizer, max_len=max_len, threads=1, providers=["CPUExecutionProvider"])
+        else:
+            model = load_model(path)
+        _loaded[key] = model
     return model
+
+
+def _load(plan: ClassifierPlan, config: ClassifyConfig) -> Any:
+    return load_cached(plan.path, plan.tokenizer, config.onnx_max_len)
 
 
 def resolve_classifiers(config: ClassifyConfig) -> list[dict[str, Any]]:
@@ -48,14 +77,23 @@ def resolve_classifiers(config: ClassifyConfig) -> list[dict[str, Any]]:
     keep, bound). Raises `ConfigError` / `ModelFileError` with one line before any work starts."""
     resolved = []
     for plan in config.plan():
-        model = load_cached(plan.path)
+        model = _load(plan, config)
         missing = [label for label in plan.keep if label not in model.labels]
         if missing:
             raise ConfigError(
                 f"--classifier-keep {missing[0]!r}: classifier {plan.name!r} ({plan.path}) has labels {', '.join(model.labels)}"
             )
-        resolved.append({"name": plan.name, "path": plan.path, "sha256": model.sha256, "labels": list(model.labels),
-                         "keep": list(plan.keep), "min_score": plan.min_score})
+        record = {"name": plan.name, "path": plan.path, "sha256": model.sha256, "labels": list(model.labels),
+                  "keep": list(plan.keep), "min_score": plan.min_score}
+        if isinstance(model, Model) and "heldout" in model.info:  # its held-out calibration, for the report
+            record["heldout"] = model.info["heldout"]
+        if plan.tokenizer is not None:
+            import hashlib
+
+            with open(plan.tokenizer, "rb") as f:
+                record |= {"tokenizer": plan.tokenizer, "tokenizer_sha256": hashlib.sha256(f.read()).hexdigest(),
+                           "max_len": config.onnx_max_len}
+        resolved.append(record)
     return resolved
 
 
@@ -69,9 +107,10 @@ class Classifier:
 
     name = "classify"
 
-    def __init__(self, plan: ClassifierPlan, model: Model) -> None:
+    def __init__(self, plan: ClassifierPlan, model: Any) -> None:
         self.plan = plan
         self.model = model
+        self.onnx = not isinstance(model, Model)
         self.keys = annotation_keys(plan.name, model.labels)
         self.annotates = tuple(self.keys)
         self.keep_index = [model.labels.index(label) for label in plan.keep]
@@ -79,11 +118,48 @@ class Classifier:
     def evaluate(self, doc: Document) -> Evaluation:
         """The scores as annotations and the drop, if any, in one pure pass (the runner writes the
         annotations: deciding never mutates)."""
-        scores = self.model.score_list(doc.text)
-        annotations = {key: round(score, DIGITS) for key, score in zip(self.keys, scores, strict=True)}
+        if self.onnx:
+            return self.evaluate_batch([doc])[0]
+        return self.decide(self.model.score_list(doc.text))
+
+    def evaluate_batch(self, docs: Sequence[Document]) -> list[Evaluation]:
+        """`evaluate` of many documents at once (the scan loop's batches, `pipeline.BatchEvaluator`):
+        NumPy scores the batch when installed, with the same float64 scores as `score_list`, and
+        rounds and decides the batch as arrays (`round_array`: Python's rounding, bit for bit)."""
+        texts = [doc.text for doc in docs]
+        if not self.onnx and not numpy_available():
+            return [self.decide(self.model.score_list(t)) for t in texts]
+        return self.decide_batch(self.model.scores_array(texts))
+
+    def decide_batch(self, scores: Any) -> list[Evaluation]:
+        """`decide` of each row of a float64 score array (texts x labels), as arrays."""
+        import numpy as np
+
+        rounded = round_array(scores, DIGITS)
+        keys = self.keys
         if not self.keep_index:
+            return [Evaluation(dict(zip(keys, row, strict=True)), []) for row in rounded]
+        keep_scores = scores[:, self.keep_index]
+        best = np.argmax(keep_scores, axis=1)  # the first of equal maxima, as `decide`
+        dropped = (keep_scores[np.arange(len(scores)), best] < self.plan.min_score).tolist()
+        best_label = [self.keep_index[b] for b in best.tolist()]
+        out = []
+        for row, drop, label in zip(rounded, dropped, best_label, strict=True):
+            drops = [Drop("classify", "low_score", value=row[label], limit=self.plan.min_score,
+                          detail={"model": self.plan.name, "label": self.model.labels[label]})] if drop else []
+            out.append(Evaluation(dict(zip(keys, row, strict=True)), drops))
+        return out
+
+    def decide(self, scores: Sequence[float]) -> Evaluation:
+        """The annotations and the drop, if any, for one document's scores (in label order)."""
+        annotations = dict(zip(self.keys, [round(score, DIGITS) for score in scores], strict=True))
+        keep = self.keep_index
+        if not keep:
             return Evaluation(annotations, [])
-        best = max(self.keep_index, key=lambda i: (scores[i], -i))
+        best = keep[0]
+        for i in keep[1:]:  # the best keep label; the first on a tie
+            if scores[i] > scores[best]:
+                best = i
         bound = self.plan.min_score
         if scores[best] >= bound:
             return Evaluation(annotations, [])
@@ -103,4 +179,4 @@ class Classifier:
 
 
 def build_classifier_stages(config: ClassifyConfig) -> list[Classifier]:
-    return [Classifier(plan, load_cached(plan.path)) for plan in config.plan()]
+    return [Classifier(plan, _load(plan, config)) for plan in config.plan()]

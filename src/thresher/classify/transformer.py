@@ -125,14 +125,18 @@ class OnnxClassifier:
             out[list(batch.indices)] = logits
         return out if out is not None else np.zeros((0, len(self.labels)))
 
-    def scores_batch(self, texts: Sequence[str]) -> list[list[float]]:
-        """Softmax scores of every label for each text, in input order."""
+    def scores_array(self, texts: Sequence[str]) -> Any:
+        """Softmax scores of every label for each text, in input order, as a float64 array."""
         np = self._np
         logits = self.logits_batch(texts)
         if len(logits) == 0:
-            return []
+            return np.zeros((0, len(self.labels)), dtype=np.float64)
         e = np.exp(logits - logits.max(axis=1, keepdims=True))
-        return (e / e.sum(axis=1, keepdims=True)).tolist()  # type: ignore[no-any-return]
+        return e / e.sum(axis=1, keepdims=True)
+
+    def scores_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        """Softmax scores of every label for each text, in input order."""
+        return self.scores_array(texts).tolist()  # type: ignore[no-any-return]
 
     def scores(self, text: str) -> dict[str, float]:
         return dict(zip(self.labels, self.scores_batch([text])[0], strict=True))

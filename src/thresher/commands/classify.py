@@ -47,6 +47,9 @@ def register(subparsers: Any) -> None:
     t.add_argument("--max-tokens", type=int, default=10_000, help="words of a text used for features")
     t.add_argument("--trainer", choices=("auto", "python", "numpy"), default="auto",
                    help="auto: NumPy when installed (the fast extra)")
+    t.add_argument("--class-weight", default=None, metavar="balanced|LABEL=W,...",
+                   help="weigh examples by label for imbalanced data: 'balanced' (examples / (labels x examples of the"
+                        " label)) or LABEL=W pairs (others 1); default: every example once")
     t.add_argument("--json", action="store_true", help="print the held-out report as JSON")
     t.set_defaults(handler=run_train)
 
@@ -118,7 +121,7 @@ def run_train(args: argparse.Namespace) -> int:
         spec = FeatureSpec(buckets=args.buckets, word_ngrams=args.word_ngrams, char_ngrams=_char_ngrams(args.char_ngrams),
                            max_chars=args.max_chars, max_tokens=args.max_tokens, tokenizer=args.tokenizer)
         config = TrainConfig(dim=args.dim, epochs=args.epochs, lr=args.lr, loss=args.loss, seed=args.seed,
-                             trainer=args.trainer, features=spec)
+                             trainer=args.trainer, class_weight=args.class_weight, features=spec)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     examples = load_examples(sources, args.text_field, args.label_field)
@@ -128,12 +131,16 @@ def run_train(args: argparse.Namespace) -> int:
     t0 = time.process_time()
     model = train(train_part, config, labels=labels)
     seconds = time.process_time() - t0
+    report = evaluate(model, held_out) if held_out else None
+    if report is not None:  # the held-out calibration travels with the model (the build's report draws it)
+        from thresher.classify.calibration import heldout_record
+
+        model.info["heldout"] = heldout_record(report, args.holdout, args.seed)
     digest = save_model(model, args.output)
     counts = ", ".join(f"{lab} {n}" for lab, n in model.info["examples_per_label"].items())
     print(f"trained on {len(train_part)} examples ({counts}) in {seconds:.1f} CPU s ({model.info['trainer']} trainer); "
           f"wrote {args.output} (sha256 {digest[:16]}...)", file=sys.stderr)
-    if held_out:
-        report = evaluate(model, held_out)
+    if report is not None:
         if args.json:
             print(json.dumps(report, indent=2))
         else:

@@ -27,6 +27,7 @@ def register(subparsers: Any) -> None:
         "dedup",
         help="report duplicate clusters (writes no dataset)",
         description=__doc__,
+        usage="%(prog)s INPUT... [options]",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     add_input_arguments(p, quiet_help="no progress on stderr")

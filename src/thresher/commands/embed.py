@@ -17,6 +17,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("dataset", help="dataset directory (holding manifest.json)")
     p.add_argument("--encoder", choices=sorted(ENCODERS), default=DEFAULT_ENCODER,
                    help=f"the model (default {DEFAULT_ENCODER}: packaged static embeddings, CPU, no torch)")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="where a transformer encoder runs: cuda (an error when absent), cpu, or auto (cuda when present)")
     p.add_argument("--dtype", choices=["float16", "float32"], default="float16", help="the vector files' element type (default float16)")
     p.add_argument("--batch-size", type=int, default=64, help="most texts per batch (default 64)")
     p.add_argument("--batch-tokens", type=int, default=None,
@@ -34,7 +36,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from thresher.write.manifest import load_manifest
 
-    encoder = get_encoder(args.encoder)
+    encoder = get_encoder(args.encoder, args.device)
     section = load_manifest(args.dataset).get("embeddings") or {}
     reuse = args.semantic_dedup and (section.get("encoder"), section.get("version")) == (encoder.name, encoder.version)
     if not reuse:

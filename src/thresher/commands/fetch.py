@@ -15,14 +15,16 @@ from thresher.fetch.config import FetchConfig
 _DEST = "fetch__"
 
 
-def add_fetch_flags(parser: argparse.ArgumentParser) -> None:
+def add_fetch_flags(parser: argparse.ArgumentParser, *, shown: bool = True) -> None:
+    """The fetch settings as flags; `shown=False` keeps them out of the parser's --help (`build`,
+    whose help points to `thresher fetch --help` instead)."""
     group = parser.add_argument_group("fetch settings")
     for ff in flat_fields(FetchConfig):
         flag = "--" + ff.path[-1].replace("_", "-")
         default = "none" if ff.default is None else ",".join(ff.default) if isinstance(ff.default, tuple) else ff.default
         if isinstance(ff.default, tuple) and len(str(default)) > 60:
             default = f"{len(ff.default)} entries"
-        help_text = f"{ff.help} (default: {default})"
+        help_text = f"{ff.help} (default: {default})" if shown else argparse.SUPPRESS
         if ff.type is bool:
             group.add_argument(flag, dest=_DEST + ff.path[-1], action=argparse.BooleanOptionalAction,
                                default=argparse.SUPPRESS, help=help_text)

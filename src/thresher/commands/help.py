@@ -57,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
     verb = verb_parser(parser, topic)
     if verb is not None:
         sys.stdout.write(full_help(verb))
+        if topic in sections():  # `dedup` is a verb and a settings section: both are asked for
+            sys.stdout.write("\n" + section_help(topic))
         return 0
     sys.stdout.write(section_help(topic))
     return 0

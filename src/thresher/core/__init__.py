@@ -1,6 +1,6 @@
 """The data model every stage shares. Standard library only, no I/O (a test enforces it)."""
 
-from thresher.core.document import Document, Drop, Malformed, make_doc_id
+from thresher.core.document import Document, Drop, Malformed, make_doc_id, record_id
 from thresher.core.errors import (
     ConfigError,
     DatasetError,
@@ -21,4 +21,5 @@ __all__ = [
     "ThresherError",
     "WorkDirError",
     "make_doc_id",
+    "record_id",
 ]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,9 +13,11 @@ from typing import Any
 class Document:
     """One page on its way through the pipeline.
 
-    `id` is derived from the input record (URL and original content), never from its position, so
-    the same record gets the same id in any run. `ordinal` fixes "first" and the output order: it is
-    `(input partition << 40) | record index` and is assigned by the reader, independent of engine.
+    `id` names the input record: readers derive it from where the record is (`record_id`: the input
+    file as named and the record's place in it), so two records never share one, even when they hold
+    the same page, and the same record gets the same id in any run, config, engine or worker count.
+    `ordinal` fixes "first" and the output order: it is `(input partition << 40) | record index` and
+    is assigned by the reader, independent of engine.
     `html` is transient: extraction consumes it and sets it to `None`.
     """
 
@@ -60,12 +63,35 @@ class Document:
         )
 
 
-def make_doc_id(url: str | None, content: str | bytes) -> str:
-    """A stable 16-hex-digit id from the record's URL and original content.
+# The parts of a document's `source` that place it in its input: the file as the plan names it, the
+# byte offset of the record (JSONL line, WARC record), the offset inside a file-level gzip member,
+# the Parquet row. Other source fields (charset, WARC-Record-ID) describe the record, not its place.
+PLACE_FIELDS = ("file", "offset", "inner_offset", "row")
 
-    Two records with the same URL and content are the same record; the id does not depend on the
-    extractor or any later stage, so rejects and outputs of different configs can be joined on it.
+
+def record_id(source: Mapping[str, Any]) -> str:
+    """The id of the input record at `source`'s place: 16 hex digits of a hash of its input file
+    and its position in it (`PLACE_FIELDS`).
+
+    Unique per input record by construction (the same page at two places gets two ids), and
+    deterministic: positions are absolute in the file, so the id depends neither on how the input
+    was split into partitions nor on any config, engine, worker count or resume. Rejects and outputs
+    of different configs join on it; a reader's own drops (`read.base.Skip`) get the id the document
+    would have had. A caller-supplied id (`input.id_field`) is kept beside it as `metadata.source_id`.
     """
+    h = hashlib.blake2b(digest_size=8, person=b"thresher-record")
+    for name in PLACE_FIELDS:
+        value = source.get(name)
+        if value is not None:
+            h.update(f"{name}={value}".encode("utf-8", "surrogatepass"))
+            h.update(b"\x00")
+    return h.hexdigest()
+
+
+def make_doc_id(url: str | None, content: str | bytes) -> str:
+    """A stable 16-hex-digit id from a URL and content, for documents that come from no input file
+    (a plugin's generated records). Readers use `record_id`: this one gives the same page twice the
+    same id."""
     h = hashlib.blake2b(digest_size=8)
     h.update((url or "").encode("utf-8", "surrogatepass"))
     h.update(b"\x00")

@@ -38,9 +38,14 @@ def encode_texts(
     out = np.zeros((len(texts), encoder.dimension), dtype=np.float32)
     failed: list[int] = []
 
-    def run(indices: list[int]) -> None:
-        # an encoder that raises on a batch: retried by halves, so one bad text costs only itself
-        # (a zero row, listed in `failed`), never its batch-mates' vectors
+    # an encoder that raises on a batch: retried by halves, so one bad text costs only itself (a
+    # zero row, listed in `failed`), never its batch-mates' vectors. An explicit stack, not a
+    # recursive closure: a closure that calls itself is a reference cycle, and it kept every
+    # chunk's texts, token ids and vectors alive until the cyclic GC ran (embed's memory grew
+    # shard after shard: docs/embeddings.md)
+    pending = [list(batch.indices) for batch in reversed(plan.batches)]
+    while pending:
+        indices = pending.pop()
         try:
             if token_ids is not None and isinstance(encoder, PreTokenizing):
                 rows = encoder.encode_tokens([token_ids[i] for i in indices])
@@ -49,15 +54,11 @@ def encode_texts(
         except Exception:  # noqa: BLE001 - any model error; the document is named, not lost silently
             if len(indices) == 1:
                 failed.append(indices[0])
-                return
-            half = len(indices) // 2
-            run(indices[:half])
-            run(indices[half:])
-            return
+            else:
+                half = len(indices) // 2
+                pending += [indices[half:], indices[:half]]
+            continue
         out[indices] = rows
-
-    for batch in plan.batches:
-        run(list(batch.indices))
     return Encoded(
         vectors=out,
         plan=plan,

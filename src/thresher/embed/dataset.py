@@ -18,6 +18,7 @@ from thresher.core.errors import ConfigError, DatasetError
 from thresher.embed.batched import encode_texts
 from thresher.embed.encoder import Encoder
 from thresher.embed.vectors import DTYPES, embedding_section, load_vectors, npy_bytes, vector_path
+from thresher.run.heap import trim_heap
 from thresher.write.atomic import dumps_json
 from thresher.write.manifest import MANIFEST, _read_records, _store, load_manifest
 
@@ -66,6 +67,7 @@ def embed_dataset(
     dtype: str = "float16",
     max_batch_size: int = 64,
     max_batch_tokens: int | None = None,
+    plan_docs: int = 4096,
     on_shard: Callable[[str, int], None] | None = None,
 ) -> EmbedReport:
     """Write a vector file beside every shard of `dataset` and list them in its manifest."""
@@ -76,28 +78,54 @@ def embed_dataset(
     fmt = manifest.get("format", "jsonl.gz")
     report = EmbedReport(encoder.name, encoder.version, encoder.dimension, dtype)
     for shard in manifest["shards"]:
-        texts = []
+        import numpy as np
+
+        rows: list[Any] = []
+        texts: list[str] = []
+        batching = {"max_batch_size": max_batch_size, "max_batch_tokens": max_batch_tokens}
+        first = report.records
+        # batches are planned over plan_docs texts at a time, as in the build: memory is one chunk
+        # of texts and token ids plus the shard's vectors (its rows x dimension in `dtype`)
         for record in read_shards_of(store, shard, fmt):
             text = record.get("text")
             texts.append(text if isinstance(text, str) else "")
-        encoded = encode_texts(encoder, texts, max_batch_size=max_batch_size, max_batch_tokens=max_batch_tokens)
-        data = npy_bytes(encoded.vectors, dtype)
+            if len(texts) >= plan_docs:
+                rows.append(_encode_chunk(encoder, texts, report, shard["path"], dtype, batching))
+                texts = []
+        if texts or not rows:
+            rows.append(_encode_chunk(encoder, texts, report, shard["path"], dtype, batching))
+        for entry in report.failed:
+            if entry["shard"] == shard["path"]:
+                entry["row"] -= first
+        data = npy_bytes(np.concatenate(rows), dtype)
+        rows.clear()
         rel = vector_path(shard["path"])
         store.write_bytes(rel, data)
-        report.files.append({"shard": shard["path"], "path": rel, "rows": len(texts), "bytes": len(data),
+        count = report.records - first
+        report.files.append({"shard": shard["path"], "path": rel, "rows": count, "bytes": len(data),
                              "sha256": hashlib.sha256(data).hexdigest()})
-        report.records += len(texts)
-        report.tokens += encoded.plan.real_tokens
-        report.padded_tokens += encoded.plan.padded_tokens
-        report.batches += len(encoded.plan.batches)
-        report.truncated += encoded.truncated
-        report.empty += encoded.empty
-        report.failed += [{"shard": shard["path"], "row": i} for i in encoded.failed]
+        del data
+        trim_heap()  # the chunk's token-id lists freed: returned to the system, not kept as heap
         if on_shard is not None:
-            on_shard(shard["path"], len(texts))
+            on_shard(shard["path"], count)
     manifest["embeddings"] = report.section()
     store.write_bytes(MANIFEST, dumps_json(manifest).encode("utf-8"))  # atomic replace (write.storage)
     return report
+
+
+def _encode_chunk(encoder: Encoder, texts: list[str], report: EmbedReport, shard: str, dtype: str,
+                  batching: dict[str, Any]) -> Any:
+    """One plan chunk of a shard encoded: its rows in `dtype`, its counts added to `report`
+    (a failed row is listed by its position in the dataset until the shard is done)."""
+    encoded = encode_texts(encoder, texts, **batching)
+    report.failed.extend({"shard": shard, "row": report.records + i} for i in encoded.failed)
+    report.records += len(texts)
+    report.tokens += encoded.plan.real_tokens
+    report.padded_tokens += encoded.plan.padded_tokens
+    report.batches += len(encoded.plan.batches)
+    report.truncated += encoded.truncated
+    report.empty += encoded.empty
+    return encoded.vectors.astype(DTYPES[dtype])
 
 
 def read_shards_of(store: Any, shard: dict[str, Any], fmt: str) -> Iterator[dict[str, Any]]:

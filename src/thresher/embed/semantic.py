@@ -32,6 +32,7 @@ from thresher.write.manifest import read_shards
 
 STAGE = "dedup.semantic"
 _BLOCK = 2048  # rows of a cluster's similarity block
+_BLOCK_CELLS = 16 * 1024 * 1024  # cosines held at once (64 MiB of float32), whatever the cluster size
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,13 +88,15 @@ def kmeans(sample: Any, k: int, *, iterations: int, seed: int) -> Any:
         if assign is not None and np.array_equal(new, assign):
             break
         assign = new
-        for j in range(k):
-            members = sample[assign == j]
-            if len(members):  # an empty cluster keeps its centroid
-                c = members.sum(axis=0)
-                norm = float(np.linalg.norm(c))
-                if norm > 0:
-                    centroids[j] = c / norm
+        # each cluster's members summed in sample order (sorted once, not one mask per cluster);
+        # an empty cluster keeps its centroid
+        counts = np.bincount(assign, minlength=k)
+        filled = np.flatnonzero(counts)
+        starts = (np.cumsum(counts) - counts)[filled]
+        sums = np.add.reduceat(sample[np.argsort(assign, kind="stable")], starts, axis=0)
+        norms = np.linalg.norm(sums, axis=1)
+        nonzero = norms > 0
+        centroids[filled[nonzero]] = sums[nonzero] / norms[nonzero, None]
     return centroids
 
 
@@ -136,14 +139,17 @@ def _spill(dataset: Any, centroids: Any, folder: Path) -> list[int]:
     return sizes
 
 
-def _cluster_duplicates(vectors: Any, threshold: float) -> list[tuple[int, int, float]]:
-    """(row, kept row, cosine) for each duplicate of a cluster whose rows are in dataset order."""
+def cluster_neighbours(vectors: Any, threshold: float) -> list[tuple[int, int, float]]:
+    """(row, kept row, cosine) for each duplicate of a cluster whose rows are in keep order (the
+    keep policy's rank: dataset order for `first`). A block of rows is compared with every earlier
+    row at a time, the block shrinking as the cluster grows so that it holds ~_BLOCK_CELLS cosines."""
     import numpy as np
 
     m = len(vectors)
+    block = max(1, min(_BLOCK, _BLOCK_CELLS // max(1, m)))
     best_earlier = np.full(m, -np.inf, dtype=np.float32)
-    for s in range(0, m, _BLOCK):
-        e = min(m, s + _BLOCK)
+    for s in range(0, m, block):
+        e = min(m, s + block)
         sims = vectors[s:e] @ vectors[:e].T
         earlier = np.arange(e)[None, :] < np.arange(s, e)[:, None]
         best_earlier[s:e] = np.max(np.where(earlier, sims, -np.inf), axis=1) if e > 1 else -np.inf
@@ -186,7 +192,7 @@ def semantic_duplicates(dataset: str | Path, config: SemanticDedupConfig, stats:
             if size < 2:
                 continue
             vectors = np.fromfile(folder / f"{j}.vec", dtype=np.float32).reshape(size, -1)
-            found = _cluster_duplicates(vectors, config.threshold)
+            found = cluster_neighbours(vectors, config.threshold)
             if not found:
                 continue
             with open(folder / f"{j}.ids", encoding="utf-8") as f:

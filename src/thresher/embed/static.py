@@ -56,13 +56,17 @@ class WordLlamaEncoder:
         self.max_len = max_len
         self.version = f"{metadata.version('wordllama')}/l2_supercat_256"
 
-    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
-        # in slices: an Encoding also carries token strings, offsets and masks, several times the
-        # ids' size, so a whole shard at once would be a large transient peak
-        ids: list[list[int]] = []
+    def tokenize(self, texts: Sequence[str]) -> list[Any]:
+        """Each text's token ids as an int32 array. In slices: an Encoding also carries token
+        strings, offsets and masks, several times the ids' size. Not as lists: a chunk's ids as
+        Python ints (~40 bytes each, millions per chunk) left the allocator's arenas fragmented, and
+        embed's peak memory crept up shard after shard (benchmarks/embed_scale.py, docs/embeddings.md)."""
+        import numpy as np
+
+        ids: list[Any] = []
         for start in range(0, len(texts), 1024):
             chunk = list(texts[start : start + 1024])
-            ids += [e.ids for e in self._tokenizer.encode_batch(chunk, add_special_tokens=False)]
+            ids += [np.asarray(e.ids, dtype=np.int32) for e in self._tokenizer.encode_batch(chunk, add_special_tokens=False)]
         return ids
 
     def tokenize_lengths(self, texts: Sequence[str]) -> list[int]:
@@ -74,7 +78,7 @@ class WordLlamaEncoder:
     def encode_tokens(self, token_ids: Sequence[Sequence[int]]) -> Any:
         import numpy as np
 
-        ids = [list(row[: self.max_len]) for row in token_ids]
+        ids = [row[: self.max_len] for row in token_ids]
         width = max((len(r) for r in ids), default=0)
         out = np.zeros((len(ids), self.dimension), dtype=np.float32)
         if width == 0:

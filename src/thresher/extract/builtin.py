@@ -37,6 +37,7 @@ from thresher.extract.hints import (
     FURNITURE_TAGS,
     POSITIVE,
     STRONG_NEGATIVE,
+    STRONG_NOT_COMMENTS,
     WEAK_NEGATIVE,
     class_id,
     is_hidden,
@@ -61,6 +62,12 @@ _WORD = re.compile(r"\w+")
 _TRUNCATED = re.compile(r"(?:\s(?:…|\.\.\.)|[\[(](?:…|\.\.\.)[\])])\s*$")
 _SENTENCE_END = re.compile(r"[.!?…。！？:;\"”»)]\s*$")
 _CHECK_EVERY = 4096
+# Error output of a server script printed into the page ("Warning: Use of undefined constant ... in
+# /path/plugin.php on line 928"), often repeated once per widget: long, sentence-like and link-free,
+# so it would outscore a short post, but it is never the page's text.
+_SERVER_DIAGNOSTIC = re.compile(
+    r"^(?:PHP )?(?:Warning|Notice|Deprecated|Fatal error|Parse error|Strict Standards|Catchable fatal error)"
+    r"\s*:.*\bon line \d+\s*$", re.M)
 # Selection moves into a child that holds this share of the positive goodness of its parent.
 # Calibrated on AEB and the trafilatura set together: F1 on both is flat from 0.93 to 0.99.
 _DESCEND_SHARE = 0.97
@@ -103,6 +110,9 @@ _FRAGMENT_CHARS = 100
 _FRAGMENT_WEIGHT = 0.3  # sweep: 0.15: -0.0032 readability; 0.6: -0.0002 trafilatura-eval
 # An excerpt cut with "..." scores this multiple of its goodness (negative: a teaser).
 _TRUNCATED_WEIGHT = -0.5  # sweep: -0.25 and -1.0: no change
+# ... when the page has at least this many of them: one excerpt alone is a paywalled article's lead
+# (its only text), not a list of teasers.
+_MIN_TRUNCATED = 2
 # Text right after a linked heading, shorter than this, is a teaser and scores `_TEASER_WEIGHT` times
 # its goodness.
 _TEASER_MAX_CHARS = 500  # sweep: 300: -0.0003, 800: -0.0002 trafilatura-eval
@@ -120,6 +130,13 @@ _MIN_LINE_BREAKS = 8
 # Paragraph characters that protect a box from its class words, at least (the share
 # `_CONTENT_MASS_SHARE` of the page's paragraph mass is the other bound).
 _MIN_CONTENT_MASS = 400  # sweep: 250: -0.0006, 600: -0.0010 trafilatura-eval
+# Comment threads (removed for their class words alone) are the page's content when they hold at
+# least this many characters while the selection beside them keeps fewer than
+# `_THREADS_AS_PAGE_MAX_KEPT` characters and less than `_THREADS_AS_PAGE_SHARE` of theirs: a forum
+# thread or a live ticker, not an article with comments under it.
+_THREADS_AS_PAGE_CHARS = 1000
+_THREADS_AS_PAGE_MAX_KEPT = 300
+_THREADS_AS_PAGE_SHARE = 0.1
 # A consent banner is removed even as a wrapper unless it holds this share of the page's text.
 _CONSENT_WRAPPER_SHARE = 0.9
 # A box with a furniture word and a content word too is kept above this share of the page's text or
@@ -142,6 +159,11 @@ _CLIMB_TO_SHARE = 0.5  # sweep: 0.35 and 0.65: no change
 # Link density above which a kept block is dropped (tables hold more links legitimately).
 _MAX_KEPT_LINK_DENSITY = 0.5  # sweep: 0.4: -0.0024 AEB, -0.0020 readability; 0.6: +0.0007 AEB, +0.0006 readability, -0.0001 trafilatura-eval (inside the bootstrap intervals: not moved)
 _MAX_KEPT_TABLE_LINK_DENSITY = 0.6
+# A region that names itself the post (`container_bonus`) with at least this many characters, of
+# which the link-density filter would keep less than this share, is a post made of links: its
+# links are kept.
+_LINK_POST_MIN_CHARS = 500
+_LINK_POST_KEPT_SHARE = 0.1
 # Stock phrases ("Share this", "Read more") are recognised only in blocks shorter than this.
 _BOILER_LINE_MAX_CHARS = 80  # sweep: 60: no change
 # Trailing headings shorter than this and trailing non-sentences shorter than
@@ -219,18 +241,26 @@ def declared_body_inside(doc: HtmlDocument) -> list[bool]:
     return inside
 
 
-def _class_verdict(ci: str) -> tuple[bool, bool, bool, bool]:
-    """(strong furniture word, weak furniture word, content word, never content) for a class+id."""
+def _class_verdict(ci: str) -> tuple[bool, bool, bool, bool, bool]:
+    """(strong furniture word, weak furniture word, content word, never content, a comment thread
+    and nothing else) for a class+id."""
     low, tokens = tokens_of(ci)
     strong = STRONG_NEGATIVE.search(low, tokens)
     weak = not strong and WEAK_NEGATIVE.search(low, tokens)
     if not (strong or weak):
-        return False, False, False, False
-    return strong, weak, POSITIVE.search(low, tokens), COMMENTS.search(low, tokens) or CONSENT.search(low, tokens)
+        return False, False, False, False, False
+    comments = COMMENTS.search(low, tokens)
+    comment_only = comments and not STRONG_NOT_COMMENTS.search(low, tokens) and not weak
+    return strong, weak, POSITIVE.search(low, tokens), comments or CONSENT.search(low, tokens), comment_only
 
 
-def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_noscript: bool = False) -> None:
+def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_noscript: bool = False,
+                     keep_threads: bool = False) -> int:
+    """Flag boilerplate subtrees `REMOVED`. Returns the characters of the outermost subtrees
+    removed only for naming a comment thread; `keep_threads` keeps those instead (a forum or a
+    live ticker whose posts are the page)."""
     total = doc.root.text_len or 1
+    thread_chars = 0
     mass, text_mass = paragraph_mass(doc)
     # A subtree holding this much of the page's paragraph text is content whatever its class says
     # (`banners-contenido-nota`, a "sticky sidebar" plugin on the main column).
@@ -240,7 +270,8 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
     body_inside = declared_body_inside(doc)
     # (`text_mass` counts posts written with <br>: it protects a box from weak class words only; a
     # site <header> or a form with address lines is not a standfirst)
-    verdicts: dict[str, tuple[bool, bool, bool, bool]] = {}  # class names repeat: match each once
+    verdicts: dict[str, tuple[bool, bool, bool, bool, bool]] = {}
+    group_mass: dict[tuple[int, str, str], int] = {}  # class names repeat: match each once
     by_raw: dict[str, str | Literal[False]] = {}  # attribute text -> False (hidden or a furniture role) or its class_id
     ticks = 0
     for node in doc.nodes[1:]:
@@ -286,7 +317,7 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
         verdict = verdicts.get(ci)
         if verdict is None:
             verdict = verdicts[ci] = _class_verdict(ci)
-        strong, weak, positive, protected = verdict
+        strong, weak, positive, protected, comment_only = verdict
         if weak and (text_mass[node.index] >= _STANDFIRST_CHARS or body_inside[node.index]):
             continue  # a weak word (widget, header, read-more) on a box that holds real paragraphs
         if strong or (weak and share <= _WEAK_SHARE):
@@ -294,7 +325,39 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
                 continue
             if mass[node.index] >= content_mass and not protected:
                 continue
+            if not protected and parent is not None and _sibling_group_mass(
+                    node, parent, mass, group_mass) >= content_mass and container_bonus(parent) > 0:
+                continue  # one of the sections of the article (`TestReport__Section--Ads` on each)
+            if comment_only:
+                if keep_threads:
+                    continue
+                thread_chars += node.text_len
             node.flags |= REMOVED
+    return thread_chars
+
+
+def _first_class(node: Node) -> str:
+    names = class_id(node).split(None, 1) if node.raw_attrs else None
+    return names[0] if names else ""
+
+
+def _sibling_group_mass(node: Node, parent: Node, mass: list[int], cache: dict[tuple[int, str, str], int]) -> int:
+    """Paragraph mass of `node` and its siblings of the same tag and first class name: an article
+    cut into sections that each carry a furniture word is content as a whole, though no section
+    alone holds enough text to be protected. (Only counted inside a container that names itself
+    the text, `container_bonus`: a sidebar's row of text widgets is not an article.)"""
+    first = _first_class(node)
+    if not first:
+        return 0
+    key = (parent.index, node.tag, first)
+    total = cache.get(key)
+    if total is None:
+        total = 0
+        for c in parent.children:
+            if c.__class__ is Node and c.tag == node.tag and c.raw_attrs and _first_class(c) == first:  # type: ignore[union-attr]
+                total += mass[c.index]  # type: ignore[union-attr]
+        cache[key] = total
+    return total
 
 
 def mark_article_cards(doc: HtmlDocument) -> None:
@@ -313,6 +376,13 @@ def mark_article_cards(doc: HtmlDocument) -> None:
                 doc.nodes[i].flags |= REMOVED
 
 
+def _threads_are_the_page(chosen: list[Block], thread_chars: int) -> bool:
+    """The selection beside the removed comment threads is no article: a few lines (a "log in to
+    comment" form, a match timeline) next to thousands of characters of posts."""
+    kept = sum(b.text_len for b in chosen)
+    return kept < _THREADS_AS_PAGE_MAX_KEPT and kept < _THREADS_AS_PAGE_SHARE * thread_chars
+
+
 def goodness(b: Block) -> float:
     """How much a block looks like main-content text (positive) or furniture (negative)."""
     n = b.text_len
@@ -323,6 +393,8 @@ def goodness(b: Block) -> float:
         return _LONG_HEADING_WEIGHT * (n - _LONG_HEADING_CHARS) if n > _LONG_HEADING_CHARS else 0.0
     if b.kind == "table":
         return _TABLE_WEIGHT * n * (1.0 - ld)
+    if " on line " in b.text and is_server_diagnostic(b.text):
+        return -float(n)
     if n < _SHORT_BLOCK_CHARS:
         return -_SHORT_BLOCK_PENALTY * n
     score = n * (1.0 - _LINK_PENALTY * ld)
@@ -330,15 +402,24 @@ def goodness(b: Block) -> float:
         score *= n / _FULL_WEIGHT_CHARS
     if not _SENTENCE_END.search(b.text) and n < _FRAGMENT_CHARS:
         score *= _FRAGMENT_WEIGHT
-    elif _TRUNCATED.search(b.text):
-        score *= _TRUNCATED_WEIGHT
     return score
+
+
+def is_server_diagnostic(text: str) -> bool:
+    """Every line of the block is a script's error message (`_SERVER_DIAGNOSTIC`)."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    return bool(lines) and len(_SERVER_DIAGNOSTIC.findall(text)) >= len(lines)
 
 
 def block_scores(blocks: list[Block]) -> list[float]:
     """Goodness of every block, in context: text right after a linked heading is a teaser, when
     the page has a list of them (a lone post under its linked title is the post)."""
     scores = [goodness(b) for b in blocks]
+    # excerpts cut with "...": teasers when the page lists several, a paywalled article's lead alone
+    cut = [i for i, b in enumerate(blocks) if scores[i] > 0 and b.kind not in ("table", "heading") and _TRUNCATED.search(b.text)]
+    if len(cut) >= _MIN_TRUNCATED:
+        for i in cut:
+            scores[i] *= _TRUNCATED_WEIGHT
     teasers = []
     after_linked_heading = False
     for i, b in enumerate(blocks):
@@ -493,13 +574,16 @@ def choose_title(doc: HtmlDocument) -> str | None:
     return h1s[0] if h1s else None
 
 
-def filter_blocks(chosen: list[Block], title: str | None) -> list[Block]:
+def filter_blocks(chosen: list[Block], title: str | None, keep_links: bool = False) -> list[Block]:
     out: list[Block] = []
     for b in chosen:
-        if b.link_density > (_MAX_KEPT_TABLE_LINK_DENSITY if b.kind == "table" else _MAX_KEPT_LINK_DENSITY):
+        if not keep_links and b.link_density > (
+                _MAX_KEPT_TABLE_LINK_DENSITY if b.kind == "table" else _MAX_KEPT_LINK_DENSITY):
             continue
         if b.kind == "caption":
             continue  # figure captions and credits describe an image, not the text
+        if " on line " in b.text and is_server_diagnostic(b.text):
+            continue
         if b.text_len < _BOILER_LINE_MAX_CHARS and BOILER_LINE.match(b.text.strip(" .:!|»›>-–—")):
             continue
         out.append(b)
@@ -542,11 +626,19 @@ class BuiltinExtractor:
         try:
             doc = parse(html, deadline)
             metadata = extract_metadata(doc, url)
-            mark_boilerplate(doc, deadline)
+            thread_chars = mark_boilerplate(doc, deadline)
             mark_article_cards(doc)
             title = choose_title(doc)
             blocks = segment(doc.root, deadline)
             chosen, region = self._select(doc, blocks, title)
+            if thread_chars >= _THREADS_AS_PAGE_CHARS and _threads_are_the_page(chosen, thread_chars):
+                # what is left beside the threads is a form or a timeline: the posts are the page
+                for node in doc.nodes:
+                    node.flags &= ~REMOVED
+                mark_boilerplate(doc, deadline, keep_threads=True)
+                mark_article_cards(doc)
+                blocks = segment(doc.root, deadline)
+                chosen, region = self._select(doc, blocks, title)
             if not chosen:
                 chosen, region = self._fallback(doc, deadline), doc.root
             text, tables = render(chosen, self.text_format, self.tables)
@@ -601,7 +693,14 @@ class BuiltinExtractor:
             if shares is not None and b.kind not in ("heading", "table") and len(b.text) > 20 and shares[i] < 0.5:
                 continue
             chosen.append(b)
-        return filter_blocks(chosen, title), root
+        kept = filter_blocks(chosen, title)
+        region_chars = sum(b.text_len for b in chosen)
+        if (region_chars >= _LINK_POST_MIN_CHARS and sum(b.text_len for b in kept) < _LINK_POST_KEPT_SHARE * region_chars
+                and container_bonus(root) > 0):
+            # the region names itself the post and is nearly all links: a post that is a link
+            # roll (a bookmark digest, a reading list), not a sidebar
+            kept = filter_blocks(chosen, title, keep_links=True)
+        return kept, root
 
     def _fallback(self, doc: HtmlDocument, deadline: float | None) -> list[Block]:
         """Nothing looked like main content: keep every link-poor block, noscript fallbacks included."""

@@ -60,6 +60,12 @@ STRONG_NEGATIVE = Vocabulary(
     "calltoaction skiplink skip-link jumplink jump-link sr-only visually-hidden visuallyhidden screen-reader "
     "screenreader element-invisible caption photo-credit image-credit",
 )
+# The strong words less the comment-thread ones: a box named only for comments may be a forum's posts.
+STRONG_NOT_COMMENTS = Vocabulary(
+    words=" ".join(STRONG_NEGATIVE.words),
+    prefixes=" ".join(STRONG_NEGATIVE.prefixes),
+    substrings=" ".join(w for w in STRONG_NEGATIVE.substrings if w not in ("comment", "disqus")),
+)
 COMMENTS = Vocabulary(substrings="comment disqus reply replies respond discussion forum")
 # Consent and cookie layers can hold more text than the page itself (per-vendor descriptions).
 CONSENT = Vocabulary(

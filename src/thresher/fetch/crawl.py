@@ -19,6 +19,7 @@ from thresher.core.errors import ConfigError, InputError
 from thresher.fetch.config import FetchConfig
 from thresher.fetch.exchange import trace_config
 from thresher.fetch.fetcher import Fetcher, Outcome
+from thresher.fetch.marker import MARKER, marker_record
 from thresher.fetch.plan import HostEntry, PlanReader, PlanSummary, build_plan, iter_hosts
 from thresher.fetch.politeness import HostRegistry
 from thresher.fetch.safety import PinnedResolver, Resolve
@@ -158,6 +159,8 @@ def fetch_urls(
     _require_extra()
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
+    # first: a reader given this folder takes its WARC files only, even of a crawl still running
+    write_json_atomic(output / MARKER, marker_record(WARC_DIR))
     from thresher import __version__
 
     writer = WarcLog(output, config, f"thresher/{__version__}", opener=opener)

@@ -82,6 +82,8 @@ def refusal_reason(address: str | IPAddress) -> str | None:
 
 def literal_address(host: str) -> str | None:
     """The address of a host that is an IP literal (`127.0.0.1`, `[::1]`), else None."""
+    if ":" not in host and not host.replace(".", "").isdigit():
+        return None  # a name (checked before every request: skip the parse and its exception)
     try:
         return str(ipaddress.ip_address(host[1:-1] if host.startswith("[") else host))
     except ValueError:

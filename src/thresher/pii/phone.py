@@ -2,25 +2,27 @@
 
 A linear regular expression finds runs of digits and phone punctuation that start and end with a
 digit (or `+`/`(`) and are not inside a longer number; `is_phone` then decides by shape, because
-most digit runs in web text are not phone numbers:
+most digit runs in web text are not phone numbers, and `phone_context` by the words around it:
 
 - international: `+` and a country calling code assigned by the ITU (E.164), 8 to 15 digits in all,
-  grouped by spaces, hyphens or dots (one kind), an optional `(0)` trunk prefix;
-- national (per `regions`): US/CA (NANP: `(212) 555-0147`, `212-555-0147`, `212.555.0147`, area code
-  and exchange starting 2-9), GB (`020 7946 0958`, `01632 960123`), DE (`030 1234567`,
-  `030/1234567`, `0171-1234567`), FR (`01 23 45 67 89`). A national number needs its separators: a
-  bare run of ten digits is as likely an ISBN-10 or an order number.
-
-Dates, versions and ISBNs never reach ten digits in a national shape; product codes do
-(`Art.-Nr. 0815-471112`), so a catalogue word just before the number (`ISBN`, `SKU`, `Art.-Nr.`,
-`part`, `model`, `order`, `ref`, `serial`) rejects it (card numbers use the same check).
+  grouped by spaces, hyphens or dots (one kind), an optional `(0)` trunk prefix, total length checked
+  for countries whose plan has fixed lengths;
+- national (per `regions`, see `phone_plans`): US/CA (NANP), GB, DE, FR, ES, IT, NL, IN, JP, BR, AU,
+  each with its plan's leading digits, length and grouping. A national number needs its separators:
+  a bare run of ten digits is as likely an ISBN-10 or an order number.
+- context: the nearest cue word decides when there is one (`Tel.` accepts; `order`, `parcel`,
+  `voucher code`, `euros` reject); a *weak* national shape (space-separated groups without a trunk
+  prefix, `896 621 4904`) needs a telephone cue, because counts and customer numbers are written so.
 """
 
 from __future__ import annotations
 
 import re
 
-REGIONS = ("US", "GB", "DE", "FR")
+from thresher.pii.phone_context import nearest_cue
+from thresher.pii.phone_plans import REGIONS, NationalFormat, formats_for, national_shape
+
+__all__ = ["REGIONS", "CANDIDATE", "CATALOGUE_CONTEXT", "find_phones", "is_phone"]
 
 # Runs that start at a `+`, `(` or digit not preceded by a word character or number punctuation, and
 # end at a digit not followed by more of a number. Bounded length: linear scanning.
@@ -30,15 +32,13 @@ CANDIDATE = re.compile(
     r"(?<![\w+.\-/(])(?:\+|(?<!\d[ .\-])\(?)\d[\d ().\-/]{5,22}\d(?!\w|[.\-/]?\d)"
 )
 
-_NANP = re.compile(r"(?:\+?1[ .\-])?(?:\([2-9]\d\d\) ?|[2-9]\d\d(?P<s>[ .\-]))[2-9]\d\d(?(s)(?P=s)|[ .\-])\d{4}")
-_GB = re.compile(r"(?:\(0[1-9]\d{1,3}\)|0[1-9]\d{1,3}) \d{3,4} ?\d{3,4}")
-_DE = re.compile(r"(?:\(0[1-9]\d{1,4}\) ?|0[1-9]\d{1,4}[ /\-])\d{3,8}(?:[ \-]\d{1,5})?")
-_FR = re.compile(r"0[1-9](?P<s>[ .\-])\d\d(?:(?P=s)\d\d){3}")
 # separators delimit the groups, so the pattern is unambiguous (no backtracking between groups)
 _INTERNATIONAL = re.compile(r"\+\d{1,15}(?:[ .\-]\d{1,12}){0,7}")
 _SEPARATORS = re.compile(r"[ .\-]")
 _PAREN_GROUP = re.compile(r" ?\((\d{1,5})\) ?")
 
+# A catalogue word just before a digit run (card numbers use it; phones judge the wider context in
+# `phone_context`).
 CATALOGUE_CONTEXT = re.compile(
     r"(?:\b(?:isbn(?:-1[03])?|issn|sku|ean|upc|art\.?-?\s*nr\.?|art\.|article|part|p/n|item|model|order|ref(?:erence)?\.?|"
     r"serial|"
@@ -100,44 +100,59 @@ def _international(candidate: str) -> bool:
     return (len(separators) == 1 or separators == {" ", "-"}) and cc <= first <= cc + 1
 
 
-def _national(candidate: str, regions: tuple[str, ...]) -> bool:
-    digits = sum(ch.isdigit() for ch in candidate)
-    if "US" in regions and digits in (10, 11) and _NANP.fullmatch(candidate):
-        return True
-    if "GB" in regions and digits in (10, 11) and _GB.fullmatch(candidate):
-        return True
-    if "DE" in regions and 9 <= digits <= 12 and _DE.fullmatch(candidate):
-        return True
-    return "FR" in regions and digits == 10 and _FR.fullmatch(candidate) is not None
-
-
 def is_phone(candidate: str, regions: tuple[str, ...]) -> bool:
-    """Whether a candidate run (from `CANDIDATE`) has the shape of a phone number (module doc)."""
+    """Whether a candidate run (from `CANDIDATE`) has the shape of a phone number, context aside
+    (module doc)."""
+    return _shape(candidate, formats_for(regions)) is not None
+
+
+def _shape(candidate: str, formats: tuple[NationalFormat, ...]) -> bool | None:
+    """None when `candidate` is no phone number in any enabled form, else whether its shape is weak."""
     if candidate.startswith("+"):
-        return _international(candidate)
+        return False if _international(candidate) else None
     if candidate.count("(") != candidate.count(")") or candidate.count("(") > 1:
-        return False
-    return _national(candidate, regions)
+        return None
+    return national_shape(candidate, formats)
 
 
 def find_phones(text: str, regions: tuple[str, ...]) -> list[tuple[int, int]]:
     """Spans of phone numbers in `text`. A candidate that does not validate is retried without its
     trailing space-separated groups ("call +44 20 7946 0958 20 times" is a number and a count),
-    unless it has more digits than any phone number (then it is an account or card number)."""
+    unless it has more digits than any phone number (then it is an account or card number), and then
+    from its second group ("on 17.7.2024. 0120-354-323"); scanning resumes at the end of what was
+    taken. A valid shape is then judged by its context (module doc)."""
+    formats = formats_for(regions)
     spans = []
-    for m in CANDIDATE.finditer(text):
-        start = m.start()
-        if sum(ch.isdigit() for ch in m.group(0)) > 15:  # E.164 allows 15 digits: a longer run is one number
-            continue
-        if CATALOGUE_CONTEXT.search(text[max(0, start - 16) : start]):
-            continue
-        candidate = m.group(0)
-        while True:
-            if is_phone(candidate, regions):
-                spans.append((start, start + len(candidate)))
+    pos, n = 0, len(text)
+    while pos < n:
+        m = CANDIDATE.search(text, pos)
+        if m is None:
+            break
+        start, candidate = m.start(), m.group(0)
+        pos = m.end()
+        stop = candidate.find(". ")  # a sentence ends there: "(643) 743 7131. 667 56 47 19"
+        if stop > 0:
+            candidate = candidate[:stop]
+        opened = candidate.rfind("(")
+        if opened > 0 and ")" not in candidate[opened:]:  # "+55 11 99923-4495 (24/7": a remark after it
+            candidate = candidate[:opened].rstrip(" ().-/")
+        taken = False
+        # E.164 allows 15 digits: a longer run is one number (an account, a card), no phone inside it
+        while sum(ch.isdigit() for ch in candidate) <= 15:
+            weak = _shape(candidate, formats)
+            if weak is not None:
+                end = start + len(candidate)
+                cue = nearest_cue(text, start, end)
+                if cue == "phone" or (cue is None and not weak):
+                    spans.append((start, end))
+                    pos, taken = end, True
                 break
             cut = candidate.rfind(" ")
             if cut < 6:
                 break
             candidate = candidate[:cut].rstrip(" ().-/")
+        if not taken:
+            space = m.group(0).find(" ")
+            if space > 0:
+                pos = start + space + 1
     return spans

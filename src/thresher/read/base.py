@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from thresher.core.document import Document, Drop, Malformed, make_doc_id
+from thresher.core.document import Document, Drop, Malformed, record_id
 
 # A reader kind registered in `thresher.read.readers` ("jsonl", "html", "warc", "parquet", or a plugin's).
 PartitionKind = str
@@ -63,9 +63,9 @@ class Skip:
     url: str | None = None
     doc_id: str | None = None
 
-    def to_record(self) -> dict[str, Any]:
-        """The reject record in the schema of every other reject: `id` (the reader's, else one from
-        the URL and the record's place), `url`, `source` (file and byte offset), `drop`."""
+    @property
+    def source(self) -> dict[str, Any]:
+        """The record's place as a document's `source` holds it: file and byte offset."""
         path, _, place = self.location.rpartition("@")
         offset, _, inner = place.partition("+")
         source: dict[str, Any] = {"file": self.location}
@@ -73,8 +73,17 @@ class Skip:
             source = {"file": path, "offset": int(offset)}
             if inner:
                 source["inner_offset"] = int(inner)
-        record_id = self.doc_id or make_doc_id(self.url, self.location)
-        return {"id": record_id, "url": self.url, "source": source, "drop": self.drop.to_record()}
+        return source
+
+    @property
+    def id(self) -> str:
+        """The reader's id, else the one a document at this place would have had (`record_id`)."""
+        return self.doc_id or record_id(self.source)
+
+    def to_record(self) -> dict[str, Any]:
+        """The reject record in the schema of every other reject: `id`, `url`, `source` (file and
+        byte offset), `drop`."""
+        return {"id": self.id, "url": self.url, "source": self.source, "drop": self.drop.to_record()}
 
 
 @dataclass(frozen=True, slots=True)

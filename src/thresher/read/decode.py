@@ -6,6 +6,13 @@ never valid UTF-8 by accident, while pages that declare a legacy charset but are
 crawls; trusting the declaration there turns every accented letter into mojibake. A declared UTF-16
 or UTF-32 is always trusted (its ASCII-range text is also valid UTF-8).
 
+UTF-16 without a BOM is recognised by its NUL bytes before anything else: markup is ASCII, and
+ASCII in UTF-16 puts a NUL in every other byte (the odd ones little-endian, the even ones
+big-endian), a pattern no ASCII-compatible encoding produces. The WHATWG algorithm has no such step
+(it never detects UTF-16 without a BOM), but it leaves the last guess to the user agent, and a
+browser shown such a page reads UTF-16 (Chromium's detector does); reading it as UTF-8 instead
+would give text with a NUL between every letter.
+
 The fallback is cp1252 with undecodable bytes replaced: every byte sequence decodes, and Western
 pages mislabelled as UTF-8 (the most common mistake) come out right. The charset used and whether
 a fallback happened are recorded on the document (`source.charset`, event counters).
@@ -40,11 +47,38 @@ def meta_charset(data: bytes) -> str | None:
     return python_codec(encoding) if encoding else None
 
 
+# Bytes looked at for the UTF-16 NUL pattern, and the share of the NUL side's bytes that must be NUL
+# (a page's head is ASCII markup; a few non-ASCII letters in a title are all that lowers the
+# share) while at most `_UTF16_MAX_OTHER_NULS` of the other side's are.
+_UTF16_SNIFF_BYTES = 1024
+_UTF16_MIN_NULS = 0.9
+_UTF16_MAX_OTHER_NULS = 0.1
+
+
+def sniff_utf16(data: bytes) -> str | None:
+    """"utf-16-le" or "utf-16-be" for a BOM-less page whose first bytes have UTF-16's NUL
+    pattern (ASCII text, one NUL per character), else None."""
+    head = data[:_UTF16_SNIFF_BYTES]
+    pairs = len(head) // 2
+    if pairs < 2 or b"\0" not in head:
+        return None
+    even = head[0:2 * pairs:2].count(0) / pairs
+    odd = head[1:2 * pairs:2].count(0) / pairs
+    if odd >= _UTF16_MIN_NULS and even <= _UTF16_MAX_OTHER_NULS:
+        return "utf-16-le"
+    if even >= _UTF16_MIN_NULS and odd <= _UTF16_MAX_OTHER_NULS:
+        return "utf-16-be"
+    return None
+
+
 def decode_html(data: bytes, declared: str | None = None) -> tuple[str, str, bool]:
     """Decode an HTML payload. Returns (text, charset used, fell_back)."""
     for bom, enc in _BOM:
         if data.startswith(bom):
             return data[len(bom):].decode(enc, "replace"), enc, False
+    utf16 = sniff_utf16(data)
+    if utf16:
+        return data.decode(utf16, "replace"), utf16, False
     declared_codec = normalize_charset(declared)
     tried: list[str] = []
     if not (declared_codec or "").startswith(("utf-16", "utf-32")) and not data.isascii():

@@ -1,8 +1,8 @@
 """One input record (a JSON object, a Parquet row) to a `Document`, by the configured field names.
 
 Shared by the JSONL and Parquet readers so both apply the same rules: the URL, `html` and `text`
-fields are taken out, every other field is kept as metadata, the id comes from the URL and the
-original content, and a wrong type or missing field is a `Malformed` naming it.
+fields are taken out, every other field is kept as metadata, the id comes from the record's place
+(`core.document.record_id`; a caller's id field is kept as `metadata.source_id`), and a wrong type or missing field is a `Malformed` naming it.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from thresher.core.document import Document, Malformed, make_doc_id
+from thresher.core.document import Document, Malformed, record_id
 from thresher.read.config import InputConfig
 from thresher.read.decode import decode_html
 
@@ -39,7 +39,6 @@ def document_from_fields(
     if html is None and body is None:
         return Malformed("missing_content", where, f"neither {config.html_field!r} nor {config.text_field!r}")
     source = dict(source or {})
-    content = html if html is not None else body
     if isinstance(html, bytes):
         html, charset, _ = decode_html(html, None)
         source["charset"] = charset
@@ -48,7 +47,8 @@ def document_from_fields(
     if config.id_field and config.id_field in metadata:
         metadata["source_id"] = metadata.pop(config.id_field)
     return Document(
-        id=make_doc_id(url, content or ""),
+        # the JSONL reader places its records (and so names them) after parsing: no source yet
+        id=record_id(source) if source else "",
         text=body or "" if html is None else "",
         url=url,
         title=title if isinstance(title, str) else None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from thresher.core.document import Document, Malformed, make_doc_id
+from thresher.core.document import Document, Malformed, record_id
 from thresher.core.errors import InputError
 from thresher.read.base import Event, Partition, ReadItem, make_ordinal
 from thresher.read.config import InputConfig
@@ -17,7 +17,10 @@ def read_html_files(partition: Partition, config: InputConfig) -> Iterator[ReadI
         try:
             with open_binary(path) as stream:
                 data = stream.read(config.max_record_bytes + 1)
-        except (InputError, OSError, EOFError) as exc:
+        except EOFError as exc:  # a gzip or zstd stream cut short: named as the JSONL reader names it
+            yield Malformed("truncated_input", path, str(exc) or type(exc).__name__)
+            continue
+        except (InputError, OSError) as exc:
             yield Malformed("unreadable_file", path, str(exc) or type(exc).__name__)
             continue
         except Exception as exc:  # noqa: BLE001 - a codec's own error (zstandard.ZstdError): this file only
@@ -31,7 +34,7 @@ def read_html_files(partition: Partition, config: InputConfig) -> Iterator[ReadI
             continue
         html, charset, fell_back = decode_html(data)
         doc = Document(
-            id=make_doc_id(None, data),
+            id=record_id({"file": path}),
             html=html,
             source={"file": path, "charset": charset},
             ordinal=make_ordinal(partition.index, index),

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import BinaryIO
 
-from thresher.core.document import Document, Malformed
+from thresher.core.document import Document, Malformed, record_id
 from thresher.core.errors import InputError
 from thresher.read.base import Event, Partition, ReadItem, make_ordinal
 from thresher.read.config import InputConfig
@@ -173,6 +173,7 @@ def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
                 item.ordinal = make_ordinal(partition.index, index)
                 # the byte offset, not the line number: it is the same however the file is split
                 item.source = {"file": path, "offset": line_start}
+                item.id = record_id(item.source)
             else:
                 item = replace(item, location=locate(line_start, line_no))
             index += 1

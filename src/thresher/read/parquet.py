@@ -2,9 +2,9 @@
 
 Columns are mapped by the same input settings as JSONL fields: `url_field`, `html_field`,
 `text_field`, `id_field` (a caller-supplied id, kept as `metadata.source_id`); a `title` column
-becomes the title; every other column is kept in `metadata`. Documents are exactly what the JSONL
-reader makes of the same record (same id, text, metadata), located by row: `source = {"file",
-"row"}`.
+becomes the title; every other column is kept in `metadata`. Documents are what the JSONL reader
+makes of the same record (same text, metadata), located by row: `source = {"file", "row"}`, and
+named by that place (`record_id`).
 
 Problems are located, counted and never stop the run: a file that is not Parquet, or lacks both
 content columns, or has a content column of the wrong type, is one `Malformed` for the file (no row

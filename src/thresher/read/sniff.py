@@ -27,13 +27,27 @@ def compression_of(head: bytes) -> str | None:
     return None
 
 
+def file_is_compressed(path: str) -> bool:
+    """Whether the input at `path` starts with a compression magic (False when it cannot be read)."""
+    from thresher.core.errors import InputError
+    from thresher.read.paths import open_input
+
+    try:
+        with open_input(path) as f:
+            return compression_of(f.read(4)) is not None
+    except (OSError, InputError):
+        return False
+
+
 def _zstd_reader(raw: BinaryIO) -> BinaryIO:
     try:
         import zstandard  # type: ignore[import-not-found]
     except ImportError as exc:
         raise ConfigError("reading .zst input needs the zstd extra: pip install 'thresher[zstd]'") from exc
-    reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-    return io.BufferedReader(reader, 1 << 16)  # type: ignore[arg-type]  # adds readline()
+    from thresher.read.zstd_frames import CheckedZstdReader
+
+    # a cut stream raises EOFError at its end, like gzip (python-zstandard's own reader is silent)
+    return io.BufferedReader(CheckedZstdReader(raw, zstandard), 1 << 16)  # adds readline()
 
 
 def open_binary(path: str) -> BinaryIO:

@@ -1,7 +1,8 @@
 """From the user's input arguments to a deterministic list of partitions, and from a partition to
 the items read from it.
 
-Inputs may be files, `-` (stdin), directories (every file below, sorted) or glob patterns. Each
+Inputs may be files, `-` (stdin), directories (every file below, sorted; of a crawl folder that
+`thresher fetch` made, its WARC files only) or glob patterns. Each
 file's format is the configured one or is sniffed from its first decompressed bytes. The plan
 depends only on the inputs and the config, never on the engine or worker count: it fixes ordinals
 and therefore "first" and the output order.
@@ -9,13 +10,15 @@ and therefore "first" and the output order.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from thresher.core.document import Malformed
 from thresher.core.errors import InputError
 from thresher.read.base import Partition, ReadItem
 from thresher.read.config import InputConfig
-from thresher.read.paths import glob_files, input_size, is_dir, is_file, list_files, open_input
+from thresher.read.paths import glob_files, input_size, is_dir, is_file, is_url, list_files, local_path, open_input
 from thresher.read.readers import reader_spec, specs
 from thresher.read.sniff import compression_of, peek_decompressed, sniff_format
 
@@ -29,7 +32,7 @@ def expand_inputs(inputs: Iterable[str]) -> list[str]:
         if item == "-":
             paths.append(item)
         elif is_dir(item):
-            paths.extend(list_files(item))
+            paths.extend(folder_files(item))
         elif _GLOB_CHARS & set(item) and not is_file(item):
             matches = glob_files(item)
             if not matches:
@@ -40,6 +43,58 @@ def expand_inputs(inputs: Iterable[str]) -> list[str]:
     if not paths:
         raise InputError("no input files")
     return paths
+
+
+def folder_files(folder: str) -> list[str]:
+    """Every file below `folder`, sorted, except that a crawl folder made by `thresher fetch` (it
+    carries the fetcher's marker, `thresher.fetch.marker`) gives its WARC archive alone: not its
+    fetch log, stats or plan. Crawl folders below `folder` are found too (local folders)."""
+    from thresher.fetch.marker import MARKER
+
+    files = list_files(folder)
+    archives = _crawl_archives(folder, MARKER)
+    if not archives:
+        return files
+    kept = []
+    for path in files:
+        inside = [(root, archive) for root, archive in archives if _below(path, root)]
+        if not inside or any(_below(path, archive) for _, archive in inside):
+            kept.append(path)
+    top = archives[0] if archives[0][0] == _norm(folder) else None
+    if top is not None and not any(_below(path, top[1]) for path in kept):
+        raise InputError(f"{folder}: a thresher crawl with no WARC file yet (nothing fetched: see its fetch-log.jsonl)")
+    return kept
+
+
+def _norm(path: str) -> str:
+    return path.rstrip("/") if is_url(path) else os.path.abspath(local_path(path))
+
+
+def _below(path: str, folder: str) -> bool:
+    return _norm(path).startswith(folder.rstrip("/") + "/")
+
+
+def _crawl_archives(folder: str, marker: str) -> list[tuple[str, str]]:
+    """(crawl root, its archive folder) of each marked crawl at or below `folder`, the folder itself
+    first; below a URL prefix only the prefix itself is looked at."""
+    from thresher.fetch.marker import archive_of
+
+    root = _norm(folder)
+    if is_url(folder):
+        candidates = [f"{root}/{marker}"]
+    else:
+        found = sorted(str(p) for p in Path(root).rglob(marker) if p.is_file())
+        candidates = sorted(found, key=lambda p: (os.path.dirname(p) != root, p))
+    out = []
+    for candidate in candidates:
+        if not is_file(candidate):
+            continue
+        with open_input(candidate) as f:
+            archive = archive_of(f.read(64 * 1024).decode("utf-8", "replace"))
+        if archive is not None:
+            base = candidate[: -len(marker) - 1]
+            out.append((base, f"{base}/{archive}"))
+    return out
 
 
 def format_of(path: str, config: InputConfig) -> str:

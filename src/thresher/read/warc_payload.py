@@ -8,7 +8,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from thresher.core.document import Document, Drop, Malformed, make_doc_id
+from thresher.core.document import Document, Drop, Malformed, record_id
 from thresher.read.base import Event, ReadItem, Skip, make_ordinal
 from thresher.read.decode import decode_html, normalize_charset
 from thresher.read.warc_config import WarcConfig
@@ -268,8 +268,7 @@ def to_items(
         label = normalize_charset(declared) or "utf-8"  # an unknown label (or one with a NUL): UTF-8
         text = block.decode(label, "replace")
         source["charset"] = label
-        doc_id = make_doc_id(url, block)
-        yield Document(id=doc_id, text=text, url=url, source=source, fetched_at=fetched_at, ordinal=ordinal)
+        yield Document(id=record_id(source), text=text, url=url, source=source, fetched_at=fetched_at, ordinal=ordinal)
         return
 
     declared_lower = declared_type.lower()
@@ -314,7 +313,7 @@ def to_items(
     if fell_back:
         yield Event("charset_fallback", where, used)
     yield Document(
-        id=make_doc_id(url, body),
+        id=record_id(source),
         html=html,
         url=url,
         source=source,

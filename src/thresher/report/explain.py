@@ -139,11 +139,25 @@ def read_kept(dataset: str | Path, manifest: dict[str, Any], shard: int, row: in
     return None
 
 
+def _seekable(partition: Any, offset: int) -> bool:
+    """Whether a reader can start at `offset` of this partition: a byte range of uncompressed text
+    records (split JSONL), where a document's offset is its line's position in the file."""
+    from thresher.read.readers import reader_spec
+    from thresher.read.sniff import file_is_compressed
+
+    spec = reader_spec(partition.kind)
+    if spec is None or spec.offsets != "uncompressed" or file_is_compressed(partition.path):
+        return False
+    return partition.start <= offset and (partition.end is None or offset < partition.end)
+
+
 def rerun(config: Any, source: dict[str, Any], doc_id: str) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
     """Read the document's input record again and run every per-document stage on it, going on
     past a rule set's failures (a transform that drops — empty extraction — ends it). None when the
     input is gone or no longer holds the document."""
-    from thresher.core.document import Document
+    import dataclasses
+
+    from thresher.core.document import Document, Malformed
     from thresher.core.stages import RuleSet, stage_runner
     from thresher.pipeline import build_document_stages
     from thresher.read.sources import plan_partitions, read_partition
@@ -154,6 +168,14 @@ def rerun(config: Any, source: dict[str, Any], doc_id: str) -> tuple[list[dict[s
     offset = source.get("offset")
     doc: Document | None = None
     for partition in plan_partitions([str(path)], config.input):
+        if isinstance(offset, int) and _seekable(partition, offset):
+            # ids name the record's place, so the record at `offset` is read alone, not the input
+            # up to it: a lookup in a 10 GB JSONL costs one line (falls through when it is not there)
+            at = dataclasses.replace(partition, start=offset, end=None)
+            first = next((i for i in read_partition(at, config.input) if isinstance(i, (Document, Malformed))), None)
+            if isinstance(first, Document) and first.id == doc_id:
+                doc = first
+                break
         # a byte-range partition that ends before the record's offset cannot hold it
         if isinstance(offset, int) and partition.end is not None and partition.end <= offset:
             continue
@@ -201,6 +223,8 @@ def explain(dataset: str | Path, query: str, rerun_inputs: bool = True) -> list[
             kept_id = (drop.get("detail") or {}).get("kept_id")
             if kept_id:
                 ex.kept_instead = index.by_id(kept_id) or {"id": kept_id, "status": "unknown"}
+            elif drop.get("stage") == "read":  # the reader made no document of it: no stage to re-run
+                ex.notes.append("dropped by the reader before any stage ran")
             elif rerun_inputs:
                 try:
                     config = RunConfig.from_dict(manifest.get("config", {}))

@@ -43,6 +43,7 @@ SECTIONS = [
     ("funnel", "Funnel"),
     ("drops", "Drops by stage and rule"),
     ("metrics", "Quality metrics"),
+    ("classifiers", "Classifiers"),
     ("languages", "Languages"),
     ("lengths", "Lengths"),
     ("dedup", "Duplicates"),
@@ -182,6 +183,10 @@ def render_report(data: ReportData) -> str:
         body += "<p>No quality metric was measured (quality filtering off).</p>"
     parts.append(_section("metrics", "Quality metrics", body))
 
+    classifiers = manifest.get("classifiers") or []
+    if classifiers:
+        parts.append(_section("classifiers", "Classifiers", _classifiers_body(classifiers, stats)))
+
     # languages
     if data.languages or data.language_dropped:
         langs = sorted(set(data.languages) | set(data.language_dropped), key=lambda c: (-data.languages[c], c))
@@ -254,7 +259,8 @@ def render_report(data: ReportData) -> str:
     body += f"<details><summary>Kept documents ({len(data.kept_examples)} shown)</summary>{''.join(_doc(e) for e in data.kept_examples)}</details>"
     parts.append(_section("examples", "Examples", body))
 
-    nav = "".join(f"<a href='#{a}'>{escape(t)}</a>" for a, t in SECTIONS)
+    sections = [(a, t) for a, t in SECTIONS if a != "classifiers" or classifiers]
+    nav = "".join(f"<a href='#{a}'>{escape(t)}</a>" for a, t in sections)
     title = f"thresher report — {data.dataset}"
     header = (
         f"<h1>{escape(title)}</h1><p class='muted'>thresher {escape(str(manifest.get('thresher_version', '?')))}, "
@@ -269,6 +275,39 @@ def render_report(data: ReportData) -> str:
         f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"
         f"{header}{''.join(parts)}</body></html>\n"
     )
+
+
+def _classifiers_body(classifiers: list[dict[str, Any]], stats: dict[str, Any]) -> str:
+    """The models a build ran (from the manifest), the documents each dropped, and the calibration
+    of each model's scores on its held-out split (recorded in the model file by `classify train`)."""
+    from thresher.classify.calibration import calibration_svg, expected_calibration_error
+
+    dropped = (stats.get("drops", {}) or {}).get("classify", {}).get("low_score", 0)
+    rows = []
+    for c in classifiers:
+        held = c.get("heldout") or {}
+        rows.append((c.get("name", "?"), ", ".join(c.get("labels", [])), ", ".join(c.get("keep", [])) or "(annotates only)",
+                     c.get("min_score", ""), str(c.get("sha256", ""))[:16],
+                     held.get("examples", "-"), f"{held['macro_f1']:.4f}" if "macro_f1" in held else "-"))
+    body = _table(["model", "labels", "keep", "min score", "sha256", "held-out texts", "held-out macro F1"], rows,
+                  [False, False, False, True, False, True, True])
+    body += f"<p>{_n(int(dropped))} documents dropped by the classifiers (<code>classify / low_score</code>).</p>"
+    cells = []
+    for c in classifiers:
+        curves = (c.get("heldout") or {}).get("calibration") or {}
+        name = str(c.get("name", "?"))
+        if not curves:
+            cells.append(f"<div><h3>{escape(name)}</h3><p class='muted'>The model file records no held-out "
+                         "calibration (train it with <code>thresher classify train --holdout F</code>).</p></div>")
+            continue
+        label = f"Calibration of {name} on its held-out split"
+        table = _table(["label", "bins", "ECE"], [(lab, sum(1 for b in bins if b["count"]), f"{expected_calibration_error(bins):.4f}")
+                                                  for lab, bins in curves.items()], [False, True, True])
+        cells.append(f"<div><h3>{escape(name)}</h3>{calibration_svg(curves, label)}{table}</div>")
+    body += ("<p class='legend'>Reliability diagrams: per label, the share of held-out texts that carry the label "
+             "against their mean score, in ten score bins (point area: texts in the bin); the dashed diagonal is "
+             "perfect calibration; ECE is the count-weighted mean gap.</p>")
+    return body + f"<div class='grid'>{''.join(cells)}</div>"
 
 
 def _bounds_text(lo: float | None, hi: float | None) -> str:

@@ -65,19 +65,23 @@ class IndexWriter:
         return f
 
     def add(self, entry: dict[str, Any]) -> None:
+        self.add_line(entry.get("id"), entry.get("url"),
+                      json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
+
+    def add_line(self, doc_id: str | None, url: str | None, line: str) -> None:
+        """Add an entry given as its JSON (sorted keys, compact separators) with its id and URL:
+        the build's merge passes the tasks' lines through without decoding them."""
         self.documents += 1
-        doc_id = entry.get("id")
-        url = entry.get("url")
         # part lines are "<sort key>\t<JSON>": a bucket sorts on the key without decoding its lines
         if doc_id is not None:
-            line = json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
             self._part("ids", _bucket(doc_id, self.buckets)).write(f"{_tab_free(doc_id)}\t{line}\n")
         if url:
-            # a record dropped by the reader (a WARC revisit) has no id: its URL entry holds it whole
-            pair = {"url": url, "id": doc_id} if doc_id is not None else {"url": url, "id": None, "entry": entry}
-            self._part("urls", _bucket(url, self.buckets)).write(
-                f"{_tab_free(url)}\t{json.dumps(pair, ensure_ascii=False, sort_keys=True, separators=(',', ':'))}\n"
-            )
+            url_json = json.dumps(url, ensure_ascii=False)
+            # a record dropped by the reader (a WARC revisit) has no id: its URL entry holds it whole;
+            # written by hand in the key order json.dumps(sort_keys=True) gives (entry, id, url)
+            pair = (f'{{"id":{json.dumps(doc_id, ensure_ascii=False)},"url":{url_json}}}' if doc_id is not None
+                    else f'{{"entry":{line},"id":null,"url":{url_json}}}')
+            self._part("urls", _bucket(url, self.buckets)).write(f"{_tab_free(url)}\t{pair}\n")
 
     def close_parts(self) -> None:
         for f in self._open.values():
@@ -99,7 +103,7 @@ class IndexWriter:
                 data = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
                 target = out / f"{kind}-{b:04x}.jsonl.gz"
                 tmp = target.with_suffix(f".tmp-{os.getpid()}")
-                with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+                with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
                     gz.write(data)
                 os.replace(tmp, target)
                 if part.exists():

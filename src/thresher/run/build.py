@@ -30,10 +30,13 @@ from thresher.run.phases import (
     cluster_phase,
     publish_phase,
     scan_and_group,
+    semantic_phases,
+    vectors_phase,
     write_phase,
 )
 from thresher.run.plan import prepare_workdir
 from thresher.run.preflight import preflight
+from thresher.run.results import ShardFile
 from thresher.run.safety import check_not_nested, listed_shards, own_manifest, remember_previous_shards
 from thresher.run.tasks import TaskContext
 from thresher.run.workdir import BuildLock
@@ -79,6 +82,10 @@ def build(
     tests; see `thresher.run.phases.TaskTable`)."""
     config = config or RunConfig()
     preflight(inputs, output, config, rejects=rejects)  # before any task: inputs, extras, outputs
+    if config.embed.encoder_name is not None:
+        from thresher.embed.encoder import check_encoder
+
+        check_encoder(config.embed.encoder_name, config.embed.device)
     place = place_output(output, config.exec.work_dir)
     check_not_nested(inputs, place.target)
     check_output(place, overwrite=overwrite)
@@ -110,20 +117,29 @@ def _build_locked(request: BuildRequest) -> BuildResult:
         remember_previous_shards(work, listed)  # after the plan: a changed plan resets the work dir
         grouped = scan_and_group(runner, partitions)
         clustered = cluster_phase(runner, grouped)
+        embedded = None
+        if config.embed.enabled:
+            clustered, embedded = semantic_phases(runner, clustered)
         shards, write_stats = write_phase(runner, clustered)
         stats = grouped.stats + write_stats
+        embeddings = None
+        written = list(shards)  # the files beside the manifest this build wrote (published, cleaned)
+        if embedded is not None:
+            vector_files, embeddings = vectors_phase(runner, clustered, embedded, shards)
+            written += [ShardFile(path=v.path, records=v.rows, bytes=v.bytes, sha256=v.sha256) for v in vector_files]
         if place.publishes:
-            publish_phase(runner, shards, place.stage, place.location)
+            publish_phase(runner, written, place.stage, place.location)
     finally:
         runner.close()
     aggregator = runner.aggregator
     aggregator.start_phase("finalize", 1)
     for phase, seconds in aggregator.phase_seconds.items():
         stats.add_time(f"phase.{phase}", seconds)  # wall clock per phase, for scaling models
-    done = Finished(config=config, inputs=request.inputs, partitions=partitions, shards=shards, stats=stats)
+    done = Finished(config=config, inputs=request.inputs, partitions=partitions, shards=shards, stats=stats,
+                    embeddings=embeddings)
     manifest = finalize(place.target, work, done, request.rejects)
     aggregator.task_done()
     aggregator.emit(final=True)
     if not config.exec.keep_work:
-        clean_stage(place, shards)
+        clean_stage(place, written)
     return BuildResult(place.shown, manifest, stats)

@@ -16,7 +16,8 @@ Two layers, so that one pathological page can neither stall a build nor stop it:
    finds the crumb and the dump, and drops that document as a timeout without running it.
    A worker that died inside a document for any other reason (a segfault in a decoder, the OOM
    killer) is noted the same way, and a document that two attempts died in is skipped
-   (`<stage>: worker_died`).
+   (`<stage>: worker_died`). So is a document in which an exception escaped the processing of two
+   attempts (`RecordFailures`: `<step>: error`), whatever raised it.
 
 A timer only exists in the main thread of a process with `setitimer` (POSIX). Elsewhere (a library
 caller's thread) layer 1 is off and only the stages' own cooperative time limits apply.
@@ -164,16 +165,48 @@ class DocumentDeadline:
 
 @dataclass(frozen=True, slots=True)
 class StuckDocument:
-    """A document that an earlier attempt of the task died in."""
+    """A document that an earlier attempt of the task died in, or failed in."""
 
     ordinal: int
     stage_index: int
     timed_out: bool  # the kill timer ended it (else: the process died for another reason)
     deaths: int  # attempts that died in it
+    errors: int = 0  # attempts whose exception escaped while they processed it (`RecordFailures`)
+    step: str = ""  # where the last such exception was raised
+    error: str = ""  # that exception, as `Type: message`
+
+    @property
+    def failures(self) -> int:
+        return self.deaths + self.errors
 
     @property
     def skip(self) -> bool:
-        return self.timed_out or self.deaths >= 2
+        """Drop it instead of running it: a timeout needs no second try; anything else, two."""
+        return self.timed_out or self.failures >= 2
+
+
+class RecordFailures:
+    """While a task processes records: which record (`ordinal`) and step it is in. When an exception
+    escapes that processing it is noted in the task's stuck log, so that the retry skips a record two
+    attempts failed in (`collect_stuck`) instead of failing on it until the retries run out.
+
+    An `OSError` (disk full, a file that vanished) is the environment's failure, not the record's:
+    it is not noted, so a retry after the disk is freed runs every record."""
+
+    def __init__(self, stuck_dir: str | Path, task: str) -> None:
+        self.log_path = Path(stuck_dir) / f"{task}.jsonl"
+        self.ordinal: int | None = None
+        self.step = ""
+
+    def __enter__(self) -> RecordFailures:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        if self.ordinal is not None and isinstance(exc, Exception) and not isinstance(exc, OSError):
+            line = json.dumps({"o": self.ordinal, "step": self.step, "error": f"{type(exc).__name__}: {exc}"[:500]})
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.log_path, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
 
 
 def collect_stuck(stuck_dir: str | Path, task: str, seconds: float | None) -> dict[int, StuckDocument]:
@@ -205,13 +238,20 @@ def collect_stuck(stuck_dir: str | Path, task: str, seconds: float | None) -> di
                 except ValueError:
                     continue
                 o = entry["o"]
-                before = stuck.get(o)
-                stuck[o] = StuckDocument(
-                    o,
-                    int(entry.get("stage", 0)),
-                    bool(entry.get("timed_out")) or (before is not None and before.timed_out),
-                    (before.deaths if before is not None else 0) + 1,
-                )
+                before = stuck.get(o) or StuckDocument(o, 0, False, 0)
+                if "error" in entry:  # an exception escaped while an attempt processed it
+                    stuck[o] = StuckDocument(
+                        o, before.stage_index, before.timed_out, before.deaths, before.errors + 1,
+                        str(entry.get("step", "")), str(entry["error"]),
+                    )
+                else:  # an attempt died in it
+                    stuck[o] = StuckDocument(
+                        o,
+                        int(entry.get("stage", 0)),
+                        bool(entry.get("timed_out")) or before.timed_out,
+                        before.deaths + 1,
+                        before.errors, before.step, before.error,
+                    )
     except FileNotFoundError:
         pass
     return stuck

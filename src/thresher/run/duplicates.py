@@ -48,7 +48,14 @@ class ClusterReport:
 def find_clusters(
     inputs: Sequence[str], config: RunConfig, workdir: str | Path, *, on_progress: ProgressSink | None = None
 ) -> ClusterReport:
-    """The duplicate clusters of `inputs` under `config`, computed in `workdir` (its files stay)."""
+    """The duplicate clusters of `inputs` under `config`, computed in `workdir` (its files stay).
+
+    The build's preflight runs first: a missing input, a missing extra or a work dir that cannot be
+    written fails in a second with one line, never after a scan of everything else."""
+    from thresher.run.preflight import check_writable, preflight
+
+    preflight(inputs, None, config)
+    check_writable(workdir, "work dir")
     run = cluster_duplicates(inputs, config, workdir, on_progress=on_progress)
     grouped = run.grouped
     work = grouped.work

@@ -18,12 +18,13 @@ from thresher.extract.registry import extractor_info
 from thresher.paths import input_size
 from thresher.read.base import Partition
 from thresher.run.integrity import require_work_files
+from thresher.run.observe import CARD, CARD_DROPPED, card_summary
 from thresher.run.results import ShardFile
 from thresher.run.safety import previous_shards
 from thresher.run.tasks import gzip_concat, malformed_examples
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import dumps_json
-from thresher.write.card import render_card, summarize_shards
+from thresher.write.card import render_card
 from thresher.write.formats import get_format
 from thresher.write.manifest import MANIFEST, build_manifest
 from thresher.write.storage import LocalStore, Store, open_store
@@ -38,6 +39,7 @@ class Finished:
     partitions: Sequence[Partition]
     shards: Sequence[ShardFile]
     stats: Stats
+    embeddings: dict[str, Any] | None = None  # the manifest's section on the vector files beside the shards
 
 
 def remove_stale_shards(out: Store, shards: Sequence[ShardFile], previous: Sequence[str]) -> None:
@@ -74,8 +76,8 @@ def write_observations(out: Store, work: WorkDir, partitions: Sequence[Partition
     parts = [work.observed(phase, p.index, "index") for phase in ("scan", "write") for p in partitions]
     staged = work.path("observed-out")
     writer = IndexWriter(work.path("index-parts"), documents)
-    for entry in iter_index_parts(parts):
-        writer.add(entry)
+    for doc_id, url, line in iter_index_parts(parts):
+        writer.add_line(doc_id, url, line)
     index_dir = writer.finish(staged)
     merge_samples([work.observed(phase, p.index, "samples") for phase in ("scan", "write") for p in partitions],
                   staged / SAMPLES)
@@ -85,6 +87,7 @@ def write_observations(out: Store, work: WorkDir, partitions: Sequence[Partition
 
 
 SAMPLES = "samples.jsonl.gz"
+CARD_COUNTER_PREFIXES = (f"{CARD}/", f"{CARD_DROPPED}/")
 
 
 def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | None) -> dict[str, Any]:
@@ -97,6 +100,8 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
     require_work_files(needed, "finalize")  # a lost one would leave the rejects silently incomplete
     remove_stale_shards(out, done.shards, previous_shards(work))
     stats_dict = done.stats.to_dict()
+    # the card's text counters are bookkeeping for the card (`observe.card_summary`), not statistics
+    stats_dict["counters"] = {k: v for k, v in stats_dict["counters"].items() if not k.startswith(CARD_COUNTER_PREFIXES)}
     stats_dict["malformed_examples"] = malformed_examples(work, [p.index for p in done.partitions])
     out.write_bytes("stats.json", dumps_json(stats_dict).encode("utf-8"))
     if rejects is not None:
@@ -112,7 +117,9 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
         stats=stats_dict,
     )
     manifest.update(classifier_records(config.classify))  # the models a build ran, with their sha256
-    summary = summarize_shards(work.root.parent, [s.to_json() for s in done.shards], config.output.format)
+    if done.embeddings is not None:
+        manifest["embeddings"] = done.embeddings
+    summary = card_summary(done.stats.counters)
     card = get_format(config.output.format, config.output.compression_level).card(render_card(manifest, stats_dict, summary))
     out.write_bytes("README.md", card.encode("utf-8"))
     out.write_bytes(MANIFEST, dumps_json(manifest).encode("utf-8"))

@@ -12,7 +12,15 @@ Each scan and write task has an observer that, per document:
   (`BottomK`): the union of the tasks' samples contains the corpus-wide sample, so the build
   merges them into `DATASET/samples.jsonl.gz`, the same whatever the engine or worker count.
 
-Costs per document: a bin per annotation (~30 counter increments) and one short JSON line.
+- counts what the dataset card says about the text (UTF-8 bytes, whitespace tokens, documents per
+  `lang.code`) as `card/…` counters: the scan counts every document that passed the per-document
+  stages, the write task counts those the corpus stages then dropped (`card-dropped/…`), and the
+  card reports the difference, so finalize never re-reads the shards.
+
+Costs per document: a bin per annotation (~30 counter increments, bins cached by value) and one
+short line. Index part lines are `<id JSON>\t<URL JSON>\t<entry JSON>`, so the index merge sorts
+and writes them without decoding or re-encoding the entry (the layout is `OBSERVE_LAYOUT`, recorded
+in the plan: a resume across layouts is refused).
 """
 
 from __future__ import annotations
@@ -28,11 +36,17 @@ from typing import Any
 from thresher.core.document import Document, Drop
 from thresher.core.stats import Stats
 from thresher.report.sample import BottomK
+from thresher.write.tokens import TokenCounter, token_counter
 
 SAMPLE_PER_RULE = 5
 SAMPLE_TEXT = 2_000  # characters of a sampled document kept for the report
 BINS_PER_DECADE = 10
 HIST = "hist"
+CARD = "card"
+CARD_DROPPED = "card-dropped"
+OBSERVE_LAYOUT = 2
+_BIN_CACHE_MAX = 1 << 16  # distinct values binned per task before the cache stops growing
+_NUMBER_TYPES = (int, float)  # exact types: a bool is not a measurement
 
 
 def value_bin(value: float) -> str:
@@ -67,36 +81,96 @@ def record_id_url(line: bytes) -> tuple[str, str | None]:
     return json.loads(m.group(1)), json.loads(m.group(2))
 
 
-def _numeric(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def _entry_line(doc_id: str | None, url: str | None, entry: dict[str, Any]) -> str:
+    """One index part line (see the module doc)."""
+    dumps = json.dumps
+    return (f"{dumps(doc_id, ensure_ascii=False)}\t{dumps(url, ensure_ascii=False)}\t"
+            f"{dumps(entry, ensure_ascii=False, separators=(',', ':'), sort_keys=True)}\n")
+
+
+def text_counters(counters: Any, prefix: str, text: str, annotations: dict[str, Any] | None,
+                  tokens: TokenCounter | None = None) -> None:
+    """Add one document's text size, whitespace tokens (and `tokens`' count) and language to
+    `prefix/…` counters."""
+    counters[f"{prefix}/text_bytes"] += len(text.encode("utf-8", "surrogatepass"))
+    counters[f"{prefix}/whitespace_tokens"] += len(text.split())
+    if tokens is not None:
+        counters[f"{prefix}/tokens/{tokens.name}"] += tokens.count(text)
+    code = (annotations or {}).get("lang.code")
+    if code:
+        counters[f"{prefix}/lang/{code}"] += 1
+
+
+def card_summary(counters: Any) -> dict[str, Any]:
+    """What the card says about the kept text, from the merged `card/` and `card-dropped/` counters:
+    the same figures as reading every shard (text bytes, whitespace tokens, documents per language)."""
+    def net(key: str) -> int:
+        return int(counters.get(f"{CARD}/{key}", 0)) - int(counters.get(f"{CARD_DROPPED}/{key}", 0))
+
+    def by(kind: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        prefix = f"{CARD}/{kind}/"
+        for key in sorted(counters):
+            if key.startswith(prefix):
+                n = net(key[len(CARD) + 1:])
+                if n > 0:
+                    out[key[len(prefix):]] = n
+        return out
+
+    return {"text_bytes": net("text_bytes"), "whitespace_tokens": net("whitespace_tokens"),
+            "languages": by("lang"), "tokens": by("tokens")}
 
 
 class TaskObserver:
-    def __init__(self, stats: Stats, index_path: Path, sample_path: Path) -> None:
+    def __init__(self, stats: Stats, index_path: Path, sample_path: Path, card_tokenizer: str | None = None) -> None:
         self.counters = stats.counters
+        self.tokens = None if card_tokenizer is None else token_counter(card_tokenizer)
         self.index_path = index_path
         self.sample_path = sample_path
         self.index_path.parent.mkdir(parents=True, exist_ok=True)
         self._index = open(index_path.with_suffix(".tmp"), "w", encoding="utf-8")
         self.samples: dict[str, BottomK[dict[str, Any]]] = {}
-        self._prefixes: dict[tuple[str, bool], str] = {}
+        # per annotation key: its counter prefixes (passed, dropped), or None for a key that is no
+        # quality metric; built once per key, not per document
+        self._prefixes: dict[str, tuple[str, str] | None] = {}
+        self._bins: dict[float, str] = {}
 
-    def _line(self, entry: dict[str, Any]) -> None:
-        self._index.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n")
+    def _line(self, doc_id: str | None, url: str | None, entry: dict[str, Any]) -> None:
+        self._index.write(_entry_line(doc_id, url, entry))
 
     def annotations(self, annotations: dict[str, Any], passed: bool) -> None:
         counters = self.counters
         prefixes = self._prefixes
+        bins = self._bins
+        side = 0 if passed else 1
         for key, value in annotations.items():
-            if key.startswith("quality.") and _numeric(value):
-                prefix = prefixes.get((key, passed))
-                if prefix is None:  # built once per metric and side, not per document
-                    prefix = prefixes[(key, passed)] = f"{HIST}/{key}/{'passed' if passed else 'dropped'}/"
-                counters[prefix + value_bin(value)] += 1
+            if key in prefixes:
+                pair = prefixes[key]
+            else:
+                pair = prefixes[key] = (
+                    (f"{HIST}/{key}/passed/", f"{HIST}/{key}/dropped/") if key.startswith("quality.") else None
+                )
+            if pair is None or type(value) not in _NUMBER_TYPES:
+                continue
+            name = bins.get(value)
+            if name is None:
+                name = value_bin(value)
+                if len(bins) < _BIN_CACHE_MAX:
+                    bins[value] = name
+            counters[pair[side] + name] += 1
+
+    def survived(self, doc: Document) -> None:
+        """A document that passed the per-document stages (it goes on to the corpus stages)."""
+        self.annotations(doc.annotations, passed=True)
+        text_counters(self.counters, CARD, doc.text, doc.annotations, self.tokens)
+
+    def corpus_dropped(self, record: dict[str, Any]) -> None:
+        """A document a corpus stage (dedup) dropped after the scan counted it as surviving."""
+        text_counters(self.counters, CARD_DROPPED, record.get("text") or "", record.get("annotations"), self.tokens)
 
     def dropped(self, doc_id: str | None, url: str | None, source: Any, drop: Drop, record: dict[str, Any] | None) -> None:
         drop_record = drop.to_record()
-        self._line({"id": doc_id, "url": url, "status": "dropped", "source": source, "drop": drop_record})
+        self._line(doc_id, url, {"id": doc_id, "url": url, "status": "dropped", "source": source, "drop": drop_record})
         rule = f"{drop.stage}/{drop.reason}"
         sample = self.samples.get(rule)
         if sample is None:
@@ -113,7 +187,7 @@ class TaskObserver:
         self.dropped(doc.id, doc.url, doc.source, drop, {"text": doc.text, "annotations": doc.annotations})
 
     def kept(self, doc_id: str, url: str | None, shard: int, row: int) -> None:
-        self._line({"id": doc_id, "url": url, "status": "kept", "shard": shard, "row": row})
+        self._line(doc_id, url, {"id": doc_id, "url": url, "status": "kept", "shard": shard, "row": row})
 
     def close(self) -> None:
         """Put the index part and the samples in place (atomically: a task's files exist only
@@ -144,7 +218,7 @@ def merge_samples(parts: Iterable[Path], dest: Path) -> int:
                     sample = merged[item["rule"]] = BottomK(SAMPLE_PER_RULE)
                 sample.add(item["key"], item)
     n = 0
-    with open(dest, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+    with open(dest, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
         for rule in sorted(merged):
             for item in merged[rule].items():
                 gz.write((json.dumps(item, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
@@ -152,10 +226,13 @@ def merge_samples(parts: Iterable[Path], dest: Path) -> int:
     return n
 
 
-def iter_index_parts(parts: Iterable[Path]) -> Iterator[dict[str, Any]]:
+def iter_index_parts(parts: Iterable[Path]) -> Iterator[tuple[str | None, str | None, str]]:
+    """(id, URL, entry JSON) of each line of the tasks' index parts; only the id and URL are decoded."""
+    loads = json.loads
     for part in parts:
         if not part.is_file():
             continue
         with open(part, encoding="utf-8") as f:
             for line in f:
-                yield json.loads(line)
+                doc_id, url, entry = line.rstrip("\n").split("\t", 2)
+                yield loads(doc_id), loads(url), entry

@@ -19,7 +19,7 @@ from thresher.core.errors import WorkDirError
 from thresher.paths import local_path
 from thresher.run.plan import reset_workdir
 from thresher.run.results import Published, ShardFile
-from thresher.run.safety import own_manifest, own_work_dir
+from thresher.run.safety import check_no_links, own_manifest, own_work_dir
 from thresher.run.tasks import TaskContext
 from thresher.run.workdir import WorkDir, default_work_dir
 from thresher.write.atomic import write_json_atomic
@@ -74,6 +74,7 @@ def check_output(place: OutputPlace, *, overwrite: bool = False) -> None:
     target, work = place.target, place.work
     if target.is_file():
         raise WorkDirError(f"{target.locate()}: exists and is not a directory")
+    check_no_links(place.stage)  # nothing is written or deleted through a link, --overwrite or not
     entries = target.names()
     if not entries:
         return

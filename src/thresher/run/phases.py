@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,23 @@ from thresher import stage_cache
 from thresher.config import RunConfig
 from thresher.core.errors import InputError
 from thresher.core.stats import Stats
+from thresher.embed.phase import (
+    AssignResult,
+    CentroidsResult,
+    DecideResult,
+    EmbedResult,
+    SemanticResult,
+    VectorFile,
+    assign_task,
+    centroids_task,
+    decide_task,
+    embed_task,
+    embeddings_section,
+    plan_cluster_ranges,
+    semantic_task,
+    shard_ranges,
+    vectors_task,
+)
 from thresher.pipeline import build_corpus_stages
 from thresher.read.base import Partition
 from thresher.run import progress
@@ -44,6 +61,7 @@ from thresher.run.tasks import (
     cluster_task,
     describe_task,
     group_task,
+    later_decisions,
     partition_size,
     run_task,
     scan_task,
@@ -67,6 +85,12 @@ class TaskTable:
     write: Callable[..., WriteResult] = write_task
     assemble: Callable[..., ShardFile] = assemble_task
     publish: Callable[..., Published] = publish_task
+    embed: Callable[..., EmbedResult] = embed_task
+    centroids: Callable[..., CentroidsResult] = centroids_task
+    assign: Callable[..., AssignResult] = assign_task
+    semantic: Callable[..., SemanticResult] = semantic_task
+    decide: Callable[..., DecideResult] = decide_task
+    vectors: Callable[..., VectorFile] = vectors_task
 
     def replace(self, **tasks: Callable[..., Any]) -> TaskTable:
         return replace(self, **tasks)
@@ -83,6 +107,12 @@ RESULT_TYPES: dict[str, type[TaskResult]] = {
     "write": WriteResult,
     "assemble": ShardFile,
     "publish": Published,
+    "embed": EmbedResult,
+    "centroids": CentroidsResult,
+    "assign": AssignResult,
+    "semantic": SemanticResult,
+    "decide": DecideResult,
+    "vectors": VectorFile,
 }
 
 
@@ -114,7 +144,8 @@ class PhaseRunner:
     def phase(self, name: str, calls: list[TaskCall], task_bytes: list[int] | None = None, total_bytes: int = 0) -> list[Any]:
         self.aggregator.start_phase(name, len(calls), total_bytes)
         sizes = task_bytes or [0] * len(calls)
-        return self.engine.run(calls, on_done=lambda i, r: self.aggregator.task_done(sizes[i], r))
+        ids = [c.args[3] for c in calls]  # run_task's (fn, result type, ctx, task id, ...): what its ticks name
+        return self.engine.run(calls, on_done=lambda i, r: self.aggregator.task_done(sizes[i], r, ids[i]))
 
     def close(self) -> None:
         self.engine.close()
@@ -191,10 +222,18 @@ def scan_and_group(runner: PhaseRunner, partitions: list[Partition]) -> GroupedR
 
 @dataclass(frozen=True, slots=True)
 class ClusteredRun:
-    """A run after its cluster phase: the decisions are in the work dir (`iter_decisions`)."""
+    """A run after its cluster phase: the decisions are in the work dir (`iter_decisions`);
+    `later` counts, per partition, the documents dropped after it (semantic dedup)."""
 
     grouped: GroupedRun
     cluster: ClusterResult
+    later: dict[int, int] = field(default_factory=dict)
+
+    def kept(self) -> list[int]:
+        """Per partition (in order), the documents the write task keeps."""
+        dropped = self.cluster.dropped
+        return [r.survivors - dropped.get(p.index, 0) - self.later.get(p.index, 0)
+                for p, r in zip(self.grouped.partitions, self.grouped.scan_results, strict=True)]
 
 
 def cluster_phase(runner: PhaseRunner, grouped: GroupedRun) -> ClusteredRun:
@@ -231,15 +270,16 @@ def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[Shar
     dropped = clustered.cluster.dropped
     work, ctx = runner.work, runner.ctx
     needed = [work.scan_docs(p.index) for p in grouped.partitions] + [work.decisions(p) for p in dropped]
+    needed += [later_decisions(work, p) for p, n in clustered.later.items() if n]
     if ctx.write_rejects:
         needed += [work.scan_rejects(p.index) for p in grouped.partitions]
     require_work_files(needed, "write")
     # each partition knows its first global index from the cluster's drop counts
     starts = []
     g = 0
-    for p, r in zip(grouped.partitions, grouped.scan_results, strict=True):
+    for kept in clustered.kept():
         starts.append(g)
-        g += r.survivors - dropped.get(p.index, 0)
+        g += kept
     write_results: list[WriteResult] = runner.phase(
         "write", [runner.call("write", f"write-{p.index:06d}", p.index, starts[i]) for i, p in enumerate(grouped.partitions)]
     )
@@ -260,3 +300,63 @@ def publish_phase(runner: PhaseRunner, shards: list[ShardFile], stage: Path, loc
     sizes = [s.bytes for s in shards]
     calls = [runner.call("publish", f"publish-{k:05d}", str(stage / s.path), location, s.path) for k, s in enumerate(shards)]
     runner.phase("publish", calls, sizes, sum(sizes))
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddedRun:
+    """A run after its embed (and semantic dedup) phases."""
+
+    embedded: list[EmbedResult]
+    semantic: dict[str, Any] | None  # what semantic dedup did, for the manifest; None when off
+
+
+def semantic_phases(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[ClusteredRun, EmbeddedRun]:
+    """Embed the documents the cluster phase kept and, with `--semantic-dedup`, drop the semantic
+    duplicates among them (`thresher.embed.phase`): the later drops go into the work dir beside the
+    cluster phase's decisions, and the returned run counts them for the write phase."""
+    config = runner.ctx.config
+    partitions = [p.index for p in clustered.grouped.partitions]
+    embedded: list[EmbedResult] = runner.phase("embed", [runner.call("embed", f"embed-{p:06d}", p) for p in partitions])
+    semantic = None
+    threshold = config.embed.semantic_threshold
+    total = sum(r.rows for r in embedded)
+    if threshold is not None and total:
+        dimension = embedded[0].dimension
+        rows = [[p, r.rows] for p, r in zip(partitions, embedded, strict=True)]
+        (centroids,) = runner.phase("centroids", [runner.call("centroids", "centroids", rows, dimension)])
+        assigned: list[AssignResult] = runner.phase(
+            "assign", [runner.call("assign", f"assign-{p:06d}", p, dimension) for p in partitions]
+        )
+        totals = [sum(a.counts[j] for a in assigned) for j in range(centroids.clusters)]
+        ranges = plan_cluster_ranges(totals, config.embed.semantic_cluster_rows)
+        found: list[SemanticResult] = runner.phase(
+            "semantic", [runner.call("semantic", f"semantic-{lo:06d}", lo, hi, partitions, dimension) for lo, hi in ranges]
+        )
+        semantic = {"threshold": threshold, "clusters": centroids.clusters, "sample": centroids.sample,
+                    "largest_cluster": max((r.largest for r in found), default=0),
+                    "duplicates": sum(r.duplicates for r in found)}
+    elif threshold is not None:
+        semantic = {"threshold": threshold, "clusters": 0, "sample": 0, "largest_cluster": 0, "duplicates": 0}
+    decided: list[DecideResult] = runner.phase("decide", [runner.call("decide", f"decide-{p:06d}", p) for p in partitions])
+    later = {p: d.dropped for p, d in zip(partitions, decided, strict=True)}
+    return replace(clustered, later=later), EmbeddedRun(embedded, semantic)
+
+
+def vectors_phase(runner: PhaseRunner, clustered: ClusteredRun, embedded: EmbeddedRun, shards: list[ShardFile]) -> tuple[list[VectorFile], dict[str, Any] | None]:
+    """A vector file beside every shard, and the manifest's `embeddings` section (None: nothing embedded)."""
+    if not embedded.embedded:
+        return [], None
+    per_shard = runner.ctx.config.output.shard_max_records
+    pieces: list[list[Any]] = []
+    g = 0
+    for p, kept in zip(clustered.grouped.partitions, clustered.kept(), strict=True):
+        end = g + kept
+        while g < end:  # the partition's kept documents, cut where the shards are cut
+            stop = min(end, (g // per_shard + 1) * per_shard)
+            pieces.append([p.index, g // per_shard, stop - g])
+            g = stop
+    ranges = shard_ranges(pieces)
+    dimension = embedded.embedded[0].dimension
+    calls = [runner.call("vectors", f"vectors-{k:05d}", s.path, ranges[k], dimension) for k, s in enumerate(shards)]
+    files: list[VectorFile] = runner.phase("vectors", calls)
+    return files, embeddings_section(runner.ctx.config.embed, embedded.embedded, files, embedded.semantic)

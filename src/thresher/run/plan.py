@@ -20,6 +20,7 @@ from thresher.pipeline import build_corpus_stages
 from thresher.read.base import Partition
 from thresher.read.sources import plan_partitions
 from thresher.run.integrity import changed_inputs, fingerprints
+from thresher.run.observe import OBSERVE_LAYOUT
 from thresher.run.records import KEY_BUCKETS, KEY_LAYOUT
 from thresher.run.workdir import WorkDir
 from thresher.version import __version__
@@ -55,10 +56,10 @@ def reset_workdir(work: WorkDir) -> None:
     for entry in work.root.iterdir():
         if entry.name == "lock":
             continue
-        if entry.is_dir():
-            shutil.rmtree(entry)
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)  # never follows a link inside
         else:
-            entry.unlink()
+            entry.unlink()  # a file, or a link itself (never what it points at)
 
 
 def prepare_workdir(
@@ -78,6 +79,7 @@ def prepare_workdir(
         "write_rejects": write_rejects,
         "key_buckets": KEY_BUCKETS,
         "key_layout": KEY_LAYOUT,
+        "observe_layout": OBSERVE_LAYOUT,
         "corpus_stages": [s.name for s in build_corpus_stages(config)],
         "partitions": [[p.kind, list(p.paths), p.start, p.end] for p in partitions],
         "inputs": fingerprints(path for p in partitions for path in p.paths),

@@ -173,6 +173,10 @@ def preflight(
                 raise ConfigError(f"rejects folder {rejects}: cannot create it: {exc.strerror or exc}") from exc
     if config.exec.work_dir is not None:
         check_writable(config.exec.work_dir, "work dir")
+    if config.output.card_tokenizer is not None:  # the tokenizer file is installed and loads
+        from thresher.write.tokens import token_counter
+
+        token_counter(config.output.card_tokenizer)
     if config.classify.models:  # each model exists, is intact and has the keep labels
         from thresher.classify.stage import resolve_classifiers
 

@@ -3,6 +3,12 @@
 Tasks call `Throttle(phase).tick(...)`; counts are batched (every ~0.25 s) and handed to the sink
 installed in this process: the driver's aggregator when running in-process, or a queue back to the
 driver from a pool worker. The library never prints: the CLI renders the aggregate.
+
+Ticks are estimates, the finished task's result is exact. Ticks name the task they come from
+(`set_task`, called by the task runner), so that the driver counts a task's ticks only while it runs:
+its result then replaces them, a retried attempt's ticks replace the failed one's, and ticks that
+arrive after the result (a pool worker's queue drains late) are ignored. So the counts shown never
+exceed what the tasks really did, after retries or a resume, and equal it when a phase ends.
 """
 
 from __future__ import annotations
@@ -15,6 +21,13 @@ from typing import Any
 
 Sink = Callable[[str, dict[str, int]], None]
 _sink: Sink | None = None
+_task: str | None = None
+
+# A tick's phase is "PHASE" or "PHASE<TASK_SEP>TASK-ID": the sink's plain (str, counts) shape crosses
+# a pool's queue and a Ray actor unchanged.
+TASK_SEP = "\x1f"
+# The count an attempt's Throttle sends first: what earlier attempts of the task ticked is void.
+ATTEMPT = "attempt"
 
 
 def install(sink: Sink | None) -> None:
@@ -22,12 +35,25 @@ def install(sink: Sink | None) -> None:
     _sink = sink
 
 
+def set_task(task_id: str | None) -> None:
+    """Name the task this process runs now (None when it is done): its Throttles tag their ticks."""
+    global _task
+    _task = task_id
+
+
+def split_phase(tagged: str) -> tuple[str, str | None]:
+    phase, _, task = tagged.partition(TASK_SEP)
+    return phase, task or None
+
+
 class Throttle:
     def __init__(self, phase: str, every_s: float = 0.25) -> None:
-        self.phase = phase
+        self.phase = phase if _task is None else f"{phase}{TASK_SEP}{_task}"
         self.every_s = every_s
         self.pending: Counter[str] = Counter()
         self.last = time.monotonic()
+        if _sink is not None and _task is not None:
+            _sink(self.phase, {ATTEMPT: 1})
 
     def tick(self, **counts: int) -> None:
         if _sink is None:
@@ -57,7 +83,8 @@ class Snapshot:
     malformed: int = 0
     kept: int = 0  # write: documents written
     bytes_done: int = 0  # input bytes of finished scan tasks
-    bytes_read: int = 0  # input bytes reported by running scan tasks as they read
+    bytes_running: int = 0  # input bytes read so far by scan tasks still running
+    bytes_read: int = 0  # input bytes ticked by tasks that do not name themselves (no `set_task`)
     bytes_total: int = 0
     started: float = field(default_factory=time.monotonic)
     phase_started: float = field(default_factory=time.monotonic)
@@ -69,9 +96,10 @@ class Snapshot:
 
     def fraction(self) -> float | None:
         if self.phase == "scan" and self.bytes_total > 0:
-            # tasks tick their bytes as they read and the remainder when they finish; a task skipped
-            # on resume only counts through bytes_done: the larger of the two is the better estimate
-            return min(1.0, max(self.bytes_done, self.bytes_read) / self.bytes_total)
+            # running tasks tick their bytes as they read; a finished one (or one skipped on resume)
+            # counts through bytes_done. Ticks of unnamed tasks stay counted once the task is done:
+            # for them the larger of the two is the better estimate
+            return min(1.0, max(self.bytes_done + self.bytes_running, self.bytes_read) / self.bytes_total)
         if self.tasks_total:
             return self.tasks_done / self.tasks_total
         return None
@@ -112,6 +140,17 @@ def exact_counts(phase: str, result: Any) -> dict[str, int] | None:
     return {"kept": kept, "dropped": stats.dropped}
 
 
+def tick_fields(phase: str, counts: dict[str, int]) -> Counter[str]:
+    """What one tick adds to the snapshot's fields."""
+    passed = counts.get("passed", 0)
+    dropped = counts.get("dropped", 0)
+    malformed = counts.get("malformed", 0)
+    fields: Counter[str] = Counter(dropped=dropped, malformed=malformed, kept=counts.get("kept", 0))
+    if phase == "scan":
+        fields.update(seen=passed + dropped + malformed, passed=passed)
+    return fields
+
+
 class Aggregator:
     """Folds task ticks and task completions into a `Snapshot` and calls the user's callback."""
 
@@ -119,12 +158,14 @@ class Aggregator:
         self.callback = callback
         self.snapshot = Snapshot()
         self.phase_seconds: dict[str, float] = {}  # wall time of each finished phase
-        # Ticks are estimates: a failed attempt's ticks stay counted, and a task skipped on resume
-        # never ticks. Each finished task's result has exact counts: once every task of a phase has
-        # reported one, the phase's counts are set from them (no "kept (136%)" after a resume).
+        # Each finished task's result has exact counts: it replaces the task's ticks at once, and
+        # once every task of a phase has reported one, the phase's counts are set from them (ticks
+        # of tasks that do not name themselves included: no "kept (136%)" after a resume).
         self._phase_base: dict[str, int] = {}
         self._phase_exact: Counter[str] = Counter()
         self._phase_results = 0
+        self._running: dict[str, Counter[str]] = {}  # per named running task: what its ticks added
+        self._finished: set[str] = set()
 
     def start_phase(self, phase: str, tasks_total: int, bytes_total: int = 0) -> None:
         s = self.snapshot
@@ -134,29 +175,52 @@ class Aggregator:
         self._phase_base = {name: getattr(s, name) for name in _EXACT_FIELDS}
         self._phase_exact = Counter()
         self._phase_results = 0
-        s.bytes_done, s.bytes_read, s.bytes_total = 0, 0, bytes_total
+        self._running, self._finished = {}, set()
+        s.bytes_done, s.bytes_running, s.bytes_read, s.bytes_total = 0, 0, 0, bytes_total
         s.phase_started = time.monotonic()
         self.emit()
 
-    def tick(self, phase: str, counts: dict[str, int]) -> None:
+    def _add(self, fields: Counter[str], sign: int = 1) -> None:
         s = self.snapshot
-        passed = counts.get("passed", 0)
-        dropped = counts.get("dropped", 0)
-        malformed = counts.get("malformed", 0)
-        if phase == "scan":
-            s.seen += passed + dropped + malformed
-            s.passed += passed
-        s.dropped += dropped
-        s.malformed += malformed
-        s.kept += counts.get("kept", 0)
-        s.bytes_read += counts.get("bytes", 0)
+        for name, n in fields.items():
+            if name == "bytes":
+                s.bytes_running += sign * n
+            else:
+                setattr(s, name, getattr(s, name) + sign * n)
+
+    def tick(self, tagged_phase: str, counts: dict[str, int]) -> None:
+        s = self.snapshot
+        phase, task = split_phase(tagged_phase)
+        if phase != s.phase or self._phase_results == s.tasks_total > 0 or task in self._finished:
+            return  # late: its phase, or its task, has reported exact counts since
+        fields = tick_fields(phase, counts)
+        if task is None:
+            self._add(fields)
+            s.bytes_read += counts.get("bytes", 0)
+        else:
+            mine = self._running.setdefault(task, Counter())
+            if counts.get(ATTEMPT):  # a new attempt: an earlier one's ticks no longer count
+                self._add(mine, -1)
+                mine.clear()
+            fields["bytes"] = counts.get("bytes", 0)
+            self._add(fields)
+            mine.update(fields)
         self.emit()
 
-    def task_done(self, task_bytes: int = 0, result: Any = None) -> None:
+    def task_done(self, task_bytes: int = 0, result: Any = None, task: str | None = None) -> None:
         s = self.snapshot
         s.tasks_done += 1
         s.bytes_done += task_bytes
         counts = exact_counts(s.phase, result)
+        if task is not None:
+            self._finished.add(task)
+            ticked = self._running.pop(task, None)
+            if counts is not None and ticked is not None:
+                self._add(ticked, -1)
+            elif ticked is not None:  # no exact counts to put instead: only its bytes are done
+                s.bytes_running -= ticked["bytes"]
+            if counts is not None:
+                self._add(Counter(counts))
         if counts is not None:
             self._phase_exact.update(counts)
             self._phase_results += 1

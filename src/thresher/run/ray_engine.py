@@ -8,11 +8,12 @@ pool's, so the attempt count and the final message are the same on every engine.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from thresher.core.errors import ConfigError, InputError
@@ -44,6 +45,36 @@ def check_reachable(address: str, timeout_s: float = 3.0) -> None:
             pass
     except OSError as exc:
         raise InputError(f"cannot reach the Ray cluster at {address!r}: {exc.strerror or exc}") from exc
+
+
+# Ray on Linux turns a loopback `_node_ip_address` into the machine's routable address
+# (`services.resolve_ip_for_localhost`) unless "cluster mode" is off; with it off, the node address is
+# loopback and every server Ray starts (GCS, raylet, object manager, workers, the runtime-env agent)
+# binds to that address instead of the wildcard or a LAN address. Ray reads this variable once, into
+# `ray_constants.ENABLE_RAY_CLUSTER`, which `services.get_node_ip_address` consults at each call.
+_CLUSTER_MODE_VARIABLE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+@contextlib.contextmanager
+def loopback_only() -> Iterator[None]:
+    """While a local instance starts: Ray's node address is loopback, in this process (the constant
+    Ray already read) and in the processes it spawns (the variable they inherit). Both are restored
+    after, so a later `ray.init(address=...)` by a library caller is Ray's default again."""
+    import importlib
+
+    constants: Any = importlib.import_module("ray._private.ray_constants")
+    before_constant = constants.ENABLE_RAY_CLUSTER
+    before_variable = os.environ.get(_CLUSTER_MODE_VARIABLE)
+    constants.ENABLE_RAY_CLUSTER = False
+    os.environ[_CLUSTER_MODE_VARIABLE] = "0"
+    try:
+        yield
+    finally:
+        constants.ENABLE_RAY_CLUSTER = before_constant
+        if before_variable is None:
+            os.environ.pop(_CLUSTER_MODE_VARIABLE, None)
+        else:
+            os.environ[_CLUSTER_MODE_VARIABLE] = before_variable
 
 
 class _ProgressBox:
@@ -94,13 +125,18 @@ class RayEngine:
                     check_reachable(address)
                     ray.init(address=address, **options)
                 else:
-                    # a local instance: registered on loopback, its session files in a private folder
-                    # (Ray makes its temp root world-writable: it is made the user's alone again)
+                    # a local instance: every server bound to loopback, its session files in a private
+                    # folder. Ray makes its temp root and the folders in it world-writable (again each
+                    # time a worker starts), so the root is a folder inside one that only the user can
+                    # enter, which Ray never touches.
                     self.temp_dir = tempfile.mkdtemp(prefix="thresher-ray-")
-                    ray.init(
-                        num_cpus=workers or os.cpu_count() or 1, _node_ip_address="127.0.0.1", _temp_dir=self.temp_dir, **options
-                    )
-                    os.chmod(self.temp_dir, 0o700)
+                    with loopback_only():
+                        ray.init(
+                            num_cpus=workers or os.cpu_count() or 1,
+                            _node_ip_address="127.0.0.1",
+                            _temp_dir=os.path.join(self.temp_dir, "ray"),
+                            **options,
+                        )
             except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
                 where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
                 raise InputError(f"cannot start or reach {where}: {exc}".splitlines()[0]) from exc

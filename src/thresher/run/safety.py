@@ -10,6 +10,10 @@
   its name alone.
 - An output inside an input folder, or an input inside the output, is refused: a rerun would read its
   own shards, stats and card as input.
+- A build never writes or deletes through a symbolic link: an output folder whose `.work` is a link,
+  whose work dir holds a link at its top, or with a link to a folder among its entries (`index/`
+  would be written into the link's target) is refused. A link to a file is harmless (files are
+  replaced by renaming over the link, never written through it) and is left alone.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from thresher.core.errors import WorkDirError
@@ -115,3 +120,29 @@ def check_not_nested(inputs: Iterable[str], target: Store) -> None:
             )
         if _within(path, out):
             raise WorkDirError(f"{item}: the input is inside the output {target.root}; choose an output elsewhere")
+
+
+def _links(folder: Path, *, to_folders_only: bool) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(
+                (e for e in entries if e.is_symlink() and (not to_folders_only or os.path.isdir(e.path))),
+                key=lambda e: e.name,
+            )
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def check_no_links(stage: Path) -> None:
+    """Refuse a stage (the output folder, or `--work-dir`) that a build would write into or delete in
+    through a symbolic link: its `.work` being one, a link at the top of `.work`, or a link to a
+    folder among its entries. `--overwrite` does not lift this: what the link points at is not
+    thresher's, and neither is the link (the user removes it)."""
+    work = stage / ".work"
+    hint = "remove the link (thresher writes and deletes only in folders it made; --work-dir puts the work files elsewhere)"
+    if work.is_symlink():
+        raise WorkDirError(f"{work}: a symbolic link (to {os.readlink(work)}), not a work dir thresher made; {hint}")
+    for entry in _links(work, to_folders_only=False):
+        raise WorkDirError(f"{entry.path}: a symbolic link in the work dir (to {os.readlink(entry.path)}); {hint}")
+    for entry in _links(stage, to_folders_only=True):
+        raise WorkDirError(f"{entry.path}: a symbolic link to a folder in the output (to {os.readlink(entry.path)}); {hint}")

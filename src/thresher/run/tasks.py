@@ -30,16 +30,17 @@ from pathlib import Path
 from typing import Any
 
 from thresher.config import RunConfig
-from thresher.core.document import Document, Drop, Malformed
+from thresher.core.document import Document, Drop, Malformed, record_id
 from thresher.core.stages import comparison_of
 from thresher.core.stats import Stats
 from thresher.dedup.cluster import Decision, Node, cluster, decide, link_identical
-from thresher.pipeline import DocumentChain, build_corpus_stages
+from thresher.pipeline import BATCH_CHARS, BATCH_DOCS, DocumentChain, Outcome, build_corpus_stages
 from thresher.read.base import Event, Partition, Skip, ordinal_partition
 from thresher.read.readers import reader_spec
+from thresher.read.sniff import file_is_compressed
 from thresher.read.sources import read_partition
 from thresher.run import progress
-from thresher.run.deadline import WATCHDOG_GRACE_S, DocumentDeadline, StuckDocument, collect_stuck
+from thresher.run.deadline import WATCHDOG_GRACE_S, DocumentDeadline, RecordFailures, StuckDocument, collect_stuck
 from thresher.run.heap import trim_heap
 from thresher.run.observe import TaskObserver, record_id_url
 from thresher.run.records import (
@@ -110,6 +111,7 @@ def run_task(
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     package_logger = logging.getLogger("thresher")
     package_logger.addHandler(handler)
+    progress.set_task(task_id)  # its progress ticks name it: the driver replaces them by its result
     try:
         result = fn(ctx, *args)
     except BaseException:
@@ -119,6 +121,7 @@ def run_task(
             handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
         raise
     finally:
+        progress.set_task(None)
         package_logger.removeHandler(handler)
         handler.close()
         trim_heap()  # workers are long-lived: what the task freed goes back to the system
@@ -139,11 +142,15 @@ def describe_task(task_id: str, args: tuple[Any, ...]) -> str:
 
 def as_stdin(items: Iterator[Any], spooled: str) -> Iterator[Any]:
     """Items read from standard input (spooled to `spooled` in the work dir, which is removed after
-    the build) name it `-`, as the user did, in their provenance and locations."""
+    the build) name it `-`, as the user did, in their provenance, locations and ids: an id then
+    does not depend on where the output went."""
     for item in items:
         if isinstance(item, Document):
             if item.source.get("file") == spooled:
+                named_by_place = item.id == record_id(item.source)  # not a plugin reader's own id
                 item.source["file"] = "-"
+                if named_by_place:
+                    item.id = record_id(item.source)
         elif isinstance(item, (Malformed, Skip, Event)) and item.location.startswith(spooled):
             item = dataclasses.replace(item, location="-" + item.location[len(spooled):])
         yield item
@@ -156,7 +163,8 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     # a document that earlier attempts of this task died in is dropped, not run again (run/deadline.py)
     stuck_dir, task = work.path("stuck"), f"scan-{partition.index}"
     deadline_s = config.exec.doc_deadline_s
-    stuck = {o: d for o, d in collect_stuck(stuck_dir, task, deadline_s).items() if d.skip}
+    stuck_log = collect_stuck(stuck_dir, task, deadline_s)
+    stuck = {o: d for o, d in stuck_log.items() if d.skip}
     chain = DocumentChain(config, stats, DocumentDeadline(deadline_s, stuck_dir, task))
     corpus = build_corpus_stages(config)
     payload_sizes = [0 for _ in corpus]
@@ -172,14 +180,16 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     # (uncompressed JSONL, archives); compressed JSONL reports its bytes when the task ends
     spec = reader_spec(partition.kind)
     offsets = spec.offsets if spec is not None else "none"
-    offsets_in_file = offsets == "file" or (offsets == "uncompressed" and not _is_compressed(partition.path))
+    offsets_in_file = offsets == "file" or (offsets == "uncompressed" and not file_is_compressed(partition.path))
     bytes_total = partition_size(partition)
     bytes_reported = 0
     t_read = 0.0
     items_read = 0
     work_cap = config.input.max_work_bytes_per_input_byte
-    observer = TaskObserver(stats, work.observed("scan", partition.index, "index"), work.observed("scan", partition.index, "samples"))
+    observer = TaskObserver(stats, work.observed("scan", partition.index, "index"), work.observed("scan", partition.index, "samples"),
+                            config.output.card_tokenizer)
     with (
+        RecordFailures(stuck_dir, task) as in_record,  # an exception escaping one record: noted for the retry
         contextlib.ExitStack() as key_spills,
         atomic_open(work.scan_docs(partition.index), "wb", durable=False) as docs_out,
         atomic_open(work.scan_malformed(partition.index), "wb", durable=False) as malformed_out,
@@ -187,85 +197,118 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     ):
         spills = [key_spills.enter_context(BucketSpill(work.keys(stage.name, partition.index), KEY_BUCKETS)) for stage in corpus]
         items = as_stdin(read_partition(partition, config.input), str(work.path("stdin.bin")))
-        while True:
-            t0 = time.perf_counter()
-            try:
-                item = next(items, None)
-            except Exception as exc:  # noqa: BLE001 - a third-party decoder's failure stops this input, counted
-                item = read_failure(partition, exc)
-                items = iter(())
-            t_read += time.perf_counter() - t0
-            if item is None:
-                break
-            if isinstance(item, Event):
-                stats.count(f"event/{item.name}")
-                continue
-            items_read += 1
-            if work_cap is not None and items_read % 256 == 0:
-                written = docs_out.tell() + malformed_out.tell() + rejects_out.tell()
-                if written > max(WORK_BYTES_FLOOR, work_cap * bytes_total):
-                    item = work_bytes_stop(partition, written, bytes_total, work_cap)
+        # Batches (pipeline.BatchEvaluator): with a stage that takes them, items are read ahead in
+        # bounded batches and the chain judges the batch's documents at once; the items are then
+        # handled one by one in input order exactly as without batches, so the output is the same.
+        # A retry of a task that a worker died in judges documents alone (a precise crumb).
+        if stuck_log:
+            chain.disable_batches()
+        batch_docs = BATCH_DOCS if chain.batched else 1
+        ended = False
+        while not ended:
+            batch: list[Any] = []
+            batch_chars = 0
+            while len(batch) < batch_docs and batch_chars < BATCH_CHARS:
+                t0 = time.perf_counter()
+                try:
+                    item = next(items, None)
+                except Exception as exc:  # noqa: BLE001 - a third-party decoder's failure stops this input, counted
+                    item = read_failure(partition, exc)
                     items = iter(())
-            stats.record_seen()
-            if isinstance(item, Malformed):
-                stats.record_malformed(item)
-                malformed_out.write(dumps_line({"reason": item.reason, "location": item.location, "detail": item.detail}))
-                if malformed_logged < MALFORMED_LOG_LIMIT:
-                    log.warning("malformed input: %s", item.describe())
-                    malformed_logged += 1
-                reporter.tick(malformed=1)
-                continue
-            if isinstance(item, Skip):
-                stats.record_drop(item.drop)
-                observer.dropped(item.doc_id, item.url, {"location": item.location}, item.drop, None)
-                if ctx.write_rejects:
-                    rejects_out.write(
-                        dumps_line(item.to_record())
-                    )
-                reporter.tick(dropped=1)
-                continue
-            doc: Document = item
-            outcome = chain.run(doc) if doc.ordinal not in stuck else stuck_drop(chain, stuck[doc.ordinal])
-            if outcome is not None:
-                drop, failures = outcome
-                stats.record_drop(drop, failures)
-                observer.chain_dropped(doc, drop)
-                if ctx.write_rejects:
-                    rejects_out.write(dumps_line(reject_record(doc, drop, failures)))
-                reporter.tick(dropped=1)
-                continue
-            observer.annotations(doc.annotations, passed=True)
-            t0 = time.perf_counter()
-            member_head = (doc.ordinal, id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
-            for si, stage in enumerate(corpus):
-                scanned = stage.scan(doc)
-                if scanned is None:
+                t_read += time.perf_counter() - t0
+                if item is None:
+                    ended = True
+                    break
+                if isinstance(item, Event):
+                    stats.count(f"event/{item.name}")
                     continue
-                offset = payload_sizes[si]
-                if scanned.payload:
-                    payload_files[si].write(scanned.payload)
-                    payload_sizes[si] += len(scanned.payload)
-                # a key record is the key then the member, which is the same for all of its keys
-                member = MEMBER.pack(*member_head, offset, len(scanned.payload))
-                spill = spills[si]
-                buffers = spill.buffers
-                for key in scanned.keys:
-                    if len(key) != KEY_LEN:
-                        key = (key + bytes(KEY_LEN))[:KEY_LEN]
-                    buf = buffers[key_bucket(key)]
-                    buf += key
-                    buf += member
-                spill.added(len(scanned.keys), len(scanned.keys) * KEY_RECORD.size)
-            stats.add_time("dedup.keys", time.perf_counter() - t0)
-            docs_out.write(b"%d\t" % doc.ordinal + dumps_line(doc.to_record()))
-            survivors += 1
-            position = doc.source.get("offset") if offsets_in_file else None
-            if isinstance(position, int) and position - partition.start > bytes_reported:
-                delta = min(position - partition.start, bytes_total) - bytes_reported
-                bytes_reported += delta
-                reporter.tick(passed=1, bytes=delta)
-            else:
-                reporter.tick(passed=1)
+                items_read += 1
+                if work_cap is not None and items_read % 256 == 0:
+                    written = docs_out.tell() + malformed_out.tell() + rejects_out.tell()
+                    if written > max(WORK_BYTES_FLOOR, work_cap * bytes_total):
+                        item = work_bytes_stop(partition, written, bytes_total, work_cap)
+                        items = iter(())
+                batch.append(item)
+                if isinstance(item, Document):
+                    batch_chars += len(item.text) + len(item.html or "")
+            judged: dict[int, Outcome] = {}
+            if batch_docs > 1:
+                docs = [it for it in batch if isinstance(it, Document) and it.ordinal not in stuck]
+                # an exception escaping a batch is noted under no record (IN_BATCH): the retry, which
+                # finds a stuck log, judges documents alone and so names the record it fails in
+                in_record.ordinal, in_record.step = IN_BATCH, "scan"
+                judged = dict(zip(map(id, docs), chain.run_batch(docs), strict=True))
+            for item in batch:
+                in_record.ordinal = None
+                stats.record_seen()
+                if isinstance(item, Malformed):
+                    stats.record_malformed(item)
+                    malformed_out.write(dumps_line({"reason": item.reason, "location": item.location, "detail": item.detail}))
+                    if malformed_logged < MALFORMED_LOG_LIMIT:
+                        log.warning("malformed input: %s", item.describe())
+                        malformed_logged += 1
+                    reporter.tick(malformed=1)
+                    continue
+                if isinstance(item, Skip):
+                    stats.record_drop(item.drop)
+                    observer.dropped(item.id, item.url, item.source, item.drop, None)
+                    if ctx.write_rejects:
+                        rejects_out.write(
+                            dumps_line(item.to_record())
+                        )
+                    reporter.tick(dropped=1)
+                    continue
+                doc: Document = item
+                in_record.ordinal, in_record.step = doc.ordinal, "scan"
+                outcome: Outcome
+                if doc.ordinal in stuck:
+                    outcome = stuck_drop(chain, stuck[doc.ordinal])
+                else:
+                    outcome = judged[id(doc)] if batch_docs > 1 else chain.run(doc)
+                scans: list[Any] = []
+                if outcome is None:
+                    # the corpus stages' keys, all computed before any is written: one that raises drops
+                    # the document like a stage in the chain does, with nothing of it left in the work files
+                    scans, outcome = corpus_scans(corpus, doc, stats)
+                if outcome is not None:
+                    drop, failures = outcome
+                    stats.record_drop(drop, failures)
+                    observer.chain_dropped(doc, drop)
+                    if ctx.write_rejects:
+                        rejects_out.write(dumps_line(reject_record(doc, drop, failures)))
+                    reporter.tick(dropped=1)
+                    continue
+                observer.survived(doc)
+                t0 = time.perf_counter()
+                member_head = (doc.ordinal, id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
+                for si, scanned in enumerate(scans):
+                    if scanned is None:
+                        continue
+                    offset = payload_sizes[si]
+                    if scanned.payload:
+                        payload_files[si].write(scanned.payload)
+                        payload_sizes[si] += len(scanned.payload)
+                    # a key record is the key then the member, which is the same for all of its keys
+                    member = MEMBER.pack(*member_head, offset, len(scanned.payload))
+                    spill = spills[si]
+                    buffers = spill.buffers
+                    for key in scanned.keys:
+                        if len(key) != KEY_LEN:
+                            key = (key + bytes(KEY_LEN))[:KEY_LEN]
+                        buf = buffers[key_bucket(key)]
+                        buf += key
+                        buf += member
+                    spill.added(len(scanned.keys), len(scanned.keys) * KEY_RECORD.size)
+                stats.add_time("dedup.keys", time.perf_counter() - t0)
+                docs_out.write(b"%d\t" % doc.ordinal + dumps_line(doc.to_record()))
+                survivors += 1
+                position = doc.source.get("offset") if offsets_in_file else None
+                if isinstance(position, int) and position - partition.start > bytes_reported:
+                    delta = min(position - partition.start, bytes_total) - bytes_reported
+                    bytes_reported += delta
+                    reporter.tick(passed=1, bytes=delta)
+                else:
+                    reporter.tick(passed=1)
     observer.close()
     stats.add_time("read", t_read)
     if bytes_total > bytes_reported:
@@ -277,6 +320,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     return ScanResult(stats=stats, survivors=survivors, key_bytes=tuple(tuple(spill.bucket_bytes) for spill in spills))
 
 
+IN_BATCH = -1  # the stuck log's ordinal for an exception that escaped a batch of documents (no document has it)
 WORK_BYTES_FLOOR = 256 * 1024 * 1024  # below this a scan is never stopped for its work bytes
 
 
@@ -296,8 +340,28 @@ def read_failure(partition: Partition, exc: Exception) -> Malformed:
     return Malformed("read_error", partition.describe(), f"reading stopped: {type(exc).__name__}: {exc}"[:500])
 
 
+def corpus_scans(corpus: list[Any], doc: Document, stats: Stats) -> tuple[list[Any], tuple[Drop, list[Drop]] | None]:
+    """Each corpus stage's scan of a document that passed the chain; or, when one raises, the
+    document's drop as `<stage>: error` (the exception in `detail`, `event/stage_error` counted)."""
+    scans = []
+    t0 = time.perf_counter()
+    try:
+        for stage in corpus:
+            scans.append(stage.scan(doc))
+    except Exception as exc:  # noqa: BLE001 - one document's failure is its drop, not the task's
+        stats.count("event/stage_error")
+        return [], (Drop(stage.name, "error", detail={"error": f"{type(exc).__name__}: {exc}"[:500]}), [])
+    finally:
+        stats.add_time("dedup.keys", time.perf_counter() - t0)
+    return scans, None
+
+
 def stuck_drop(chain: DocumentChain, stuck: StuckDocument) -> tuple[Drop, list[Drop]]:
-    """The drop of a document that earlier attempts died in (it is not run again)."""
+    """The drop of a document that earlier attempts died or failed in (it is not run again)."""
+    if stuck.errors and not stuck.timed_out:
+        chain.stats.count("event/record_failed_twice")
+        detail = {"skipped": f"{stuck.failures} attempts failed in this record", "error": stuck.error}
+        return Drop(stuck.step or "scan", "error", value=stuck.failures, limit=2, detail=detail), []
     names = [name for name, _, _ in chain.runners]
     stage = names[stuck.stage_index] if 0 <= stuck.stage_index < len(names) else "extract"
     if stuck.timed_out:
@@ -308,18 +372,6 @@ def stuck_drop(chain: DocumentChain, stuck: StuckDocument) -> tuple[Drop, list[D
         return Drop(stage, "timeout", value=killed_after, limit=limit, detail=detail), []
     chain.stats.count("event/worker_died")
     return Drop(stage, "worker_died", value=stuck.deaths, limit=2, detail={"skipped": "two attempts died in this page"}), []
-
-
-def _is_compressed(path: str) -> bool:
-    from thresher.core.errors import InputError
-    from thresher.read.paths import open_input
-    from thresher.read.sniff import compression_of
-
-    try:
-        with open_input(path) as f:
-            return compression_of(f.read(4)) is not None
-    except (OSError, InputError):
-        return False
 
 
 def partition_size(partition: Partition) -> int:
@@ -626,10 +678,36 @@ def cluster_task(ctx: TaskContext) -> ClusterResult:
 # -- write --------------------------------------------------------------------------------------
 
 
-def iter_decisions(work: WorkDir, p: int) -> Iterator[Decision]:
+def iter_cluster_decisions(work: WorkDir, p: int) -> Iterator[Decision]:
     """The cluster phase's decisions for partition p (keep or drop per colliding document), in
     ordinal order; none when no document of p collided."""
-    path = work.decisions(p)
+    yield from _read_decisions(work.decisions(p))
+
+
+def later_decisions(work: WorkDir, p: int) -> Path:
+    """Drops decided after the cluster phase for partition p (semantic dedup, `thresher.embed.phase`),
+    in ordinal order, only for documents the cluster phase kept."""
+    return work.decisions(p).with_suffix(".later.jsonl")
+
+
+def iter_decisions(work: WorkDir, p: int) -> Iterator[Decision]:
+    """Every decision the write task applies to partition p, in ordinal order: the cluster phase's,
+    with a later drop replacing a keeper's decision for the same document."""
+    later = _read_decisions(later_decisions(work, p))
+    pending = next(later, None)
+    for decision in iter_cluster_decisions(work, p):
+        while pending is not None and pending.ordinal < decision.ordinal:
+            yield pending
+            pending = next(later, None)
+        if pending is not None and pending.ordinal == decision.ordinal:
+            decision, pending = pending, next(later, None)
+        yield decision
+    while pending is not None:
+        yield pending
+        pending = next(later, None)
+
+
+def _read_decisions(path: Path) -> Iterator[Decision]:
     if path.exists():
         with open(path, "rb") as f:
             for line in f:
@@ -665,7 +743,8 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
     pieces: list[list[Any]] = []  # [shard, path, records] while the piece is written
     reporter = progress.Throttle("write")
     include_annotations = config.output.include_annotations
-    observer = TaskObserver(stats, work.observed("write", p, "index"), work.observed("write", p, "samples"))
+    observer = TaskObserver(stats, work.observed("write", p, "index"), work.observed("write", p, "samples"),
+                            config.output.card_tokenizer)
 
     def kept_records() -> Any:
         """The output lines of the partition's kept documents. A document without a decision is
@@ -687,6 +766,7 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
             if decision is not None and decision.drop is not None:
                 stats.record_drop(decision.drop)
                 observer.dropped(record["id"], record.get("url"), record.get("source"), decision.drop, record)
+                observer.corpus_dropped(record)
                 if ctx.write_rejects:
                     record["drop"] = decision.drop.to_record()
                     rejects_out.write(dumps_line(record))

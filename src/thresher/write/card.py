@@ -4,34 +4,12 @@ made and how to read it, generated from the manifest and the stats (no clock, no
 from __future__ import annotations
 
 import json
-from collections import Counter
-from pathlib import Path
 from typing import Any
+
+from thresher.write.tokens import TOKENIZER_FILES, token_counter
 
 # languages listed by name in the card; the rest are summed as "other"
 CARD_LANGUAGES = 20
-
-
-def summarize_shards(folder: str | Path, shards: list[dict[str, Any]], fmt: str) -> dict[str, Any]:
-    """What the card says about the text itself, from the assembled shards in `folder`: bytes of
-    text (UTF-8), whitespace-separated tokens, and documents per `lang.code` annotation. Streams the
-    shards once (one record in memory at a time)."""
-    from thresher.write.manifest import _read_records
-    from thresher.write.storage import open_store
-
-    root = open_store(str(folder))
-    text_bytes = 0
-    tokens = 0
-    languages: Counter[str] = Counter()
-    for entry in shards:
-        for record in _read_records(root, entry["path"], fmt):
-            text = record.get("text") or ""
-            text_bytes += len(text.encode("utf-8", "surrogatepass"))
-            tokens += len(text.split())
-            code = (record.get("annotations") or {}).get("lang.code")
-            if code:
-                languages[str(code)] += 1
-    return {"text_bytes": text_bytes, "whitespace_tokens": tokens, "languages": dict(languages)}
 
 
 def _inputs_section(manifest: dict[str, Any]) -> list[str]:
@@ -65,7 +43,7 @@ def _languages_section(summary: dict[str, Any] | None, records: int) -> list[str
 
 
 def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[str, Any] | None = None) -> str:
-    """The card's Markdown; `summary` (from `summarize_shards`) adds the text size and the language mix."""
+    """The card's Markdown; `summary` (`thresher.run.observe.card_summary`) adds the text size and the language mix."""
     seen = stats.get("seen", 0) or 0
 
     def pct(n: int) -> str:
@@ -82,6 +60,8 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
         f" {manifest['bytes']:,} bytes in all.",
         *([f"- Text: {summary['text_bytes']:,} bytes (UTF-8), {summary['whitespace_tokens']:,} whitespace tokens."]
           if summary else []),
+        *[f"- Tokens: {n:,} in the `{name}` tokenizer ({TOKENIZER_FILES[name][2]}, file sha256 `{token_counter(name).sha256[:16]}`)."
+          for name, n in ((summary or {}).get("tokens") or {}).items() if name in TOKENIZER_FILES],
         f"- Input: {len(manifest['inputs'])} file(s); {seen} records seen.",
         f"- Kept {stats.get('kept', 0)} ({pct(stats.get('kept', 0))}), dropped {stats.get('dropped', 0)}"
         f" ({pct(stats.get('dropped', 0))}), malformed {stats.get('malformed', 0)} ({pct(stats.get('malformed', 0))}).",
@@ -134,7 +114,7 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
         "",
         "## Record schema",
         "",
-        "Each line of a shard is one JSON object: `id` (stable, from URL and original content), `url`, `title`,"
+        "Each line of a shard is one JSON object: `id` (unique per input record: from the input file and the record's position), `url`, `title`,"
         " `text`, optional `fetched_at`, `source` (provenance: input file and record position), `metadata`"
         " (input fields kept as they were), `annotations` (per-stage keys such as `dedup.duplicates`).",
         "",

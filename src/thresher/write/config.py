@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from thresher.core.config import setting
 
@@ -18,6 +19,11 @@ class OutputConfig:
     shard_max_records: int = setting(50_000, "at most this many documents per shard", flag="--shard-size")
     compression_level: int = setting(6, "gzip or zstd level for JSONL shards (gzip 1..9, zstd 1..19; parquet uses zstd 3)")
     include_annotations: bool = setting(True, "write annotations (language, quality metrics, dedup) into shards")
+    card_tokenizer: Literal["llama2"] | None = setting(
+        None,
+        "also count the kept text in this tokenizer's tokens for the dataset card: llama2 (the LLaMA-2 "
+        "32k BPE vocabulary the embed extra's wordllama package ships; costs CPU in the scan)",
+    )
 
     def __post_init__(self) -> None:
         from thresher.write.formats import FORMATS

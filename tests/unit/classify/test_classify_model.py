@@ -41,6 +41,35 @@ def test_pure_python_and_numpy_scores_are_identical_bit_for_bit(loss, chars):
     assert [model.scores(t) for t in texts] == [dict(zip(model.labels, s, strict=True)) for s in fast]
 
 
+ODD = [
+    "tabs\tand\x1cunit\x1fseparators\x0bvertical\x0cfeed",  # whitespace str.split and the tokenizer share
+    "no-break\xa0space, ideographic\u3000space, next-line\x85and\u2028line\u2029separators",
+    "it's (quoted) \"x\"... http://a.example/b?c=d&e=f #tag @user 1,000.5",
+    "a \x00 b",  # the batch separator inside a text: scored one text at a time, same numbers
+    "İstanbul ǅ ß ﬁ",  # lowercasing that changes the length
+    "word " * 12_000,  # past max_tokens
+]
+
+
+@pytest.mark.parametrize("tokenizer", ["words", "whitespace"])
+def test_numpy_scores_equal_pure_python_on_odd_whitespace_and_caps(tokenizer, monkeypatch):
+    from thresher.classify import model as model_module
+
+    data = corpus(300, ("good", "bad"))
+    model = train(data, epochs=2, word_ngrams=3, char_ngrams=(2, 3), tokenizer=tokenizer, max_tokens=5_000)
+    texts = ODD + TEXTS + [t for t, _ in data[:50]]
+    python = model.scores_batch(texts, use_numpy=False)
+    assert model.scores_batch(texts, use_numpy=True) == python
+    assert [model.scores_batch([t], use_numpy=True)[0] for t in ODD] == python[: len(ODD)]
+    # a word table emptied between chunks (tiny limits) changes no score
+    monkeypatch.setattr(model_module, "_WORD_CACHE_LIMIT", 8)
+    monkeypatch.setattr(model_module, "_CHUNK_CHARS", 64)
+    model._np_table = None
+    assert model.scores_batch(texts, use_numpy=True) == python
+    monkeypatch.setattr(model_module, "_SCIPY", [None])  # without SciPy: gathers and np.add.reduceat
+    assert model.scores_batch(texts, use_numpy=True) == python
+
+
 def test_batch_features_are_the_per_text_features():
     ex = FeatureExtractor(FeatureSpec(word_ngrams=3, char_ngrams=(2, 3), buckets=1000))
     parts, counts = ex.batch_features(TEXTS + ["word " * 20_000])

@@ -113,3 +113,64 @@ def test_classify_apply_annotates_with_an_onnx_model(files, tmp_path, capsys):
     assert second["annotations"]["classify.sent.negative"] > 0.95
     assert main(["classify", "apply", str(files[0]), str(data), "-o", str(out)]) == 1
     assert "needs --tokenizer-json" in capsys.readouterr().err
+
+
+def sentiment_crawl(path, n=300):
+    words = ["good", "great", "bad", "awful"]
+    with open(path, "w") as f:
+        for i in range(n):
+            cue = " ".join(words[(i * 7 + k) % 4] for k in range(1 + i % 3))
+            f.write(json.dumps({"url": f"https://r.example/{i}", "text": f"the movie {i} was {cue}"}) + "\n")
+    return path
+
+
+def test_a_build_runs_an_onnx_model_in_batches_with_attributed_drops(files, tmp_path, capsys, monkeypatch):
+    import hashlib
+
+    from thresher.classify.stage import Classifier
+    from thresher.cli import main
+
+    crawl = sentiment_crawl(tmp_path / "crawl.jsonl")
+    calls = []
+    real = Classifier.evaluate_batch
+    monkeypatch.setattr(Classifier, "evaluate_batch", lambda self, docs: calls.append(len(docs)) or real(self, docs))
+    base = ["build", str(crawl), "--quality", "none", "--dedup-near-method", "none", "-q",
+            "--classifier", f"sent={files[0]}", "--classifier-keep", "positive", "--classifier-min-score", "0.6"]
+    assert main([*base, "-o", str(tmp_path / "local"), "--engine", "local"]) == 0  # tokenizer.json beside the model
+    assert calls and max(calls) > 100  # the stage got the scan loop's batches
+    manifest = json.loads((tmp_path / "local" / "manifest.json").read_text())
+    (record,) = manifest["classifiers"]
+    assert record["sha256"] == hashlib.sha256(files[0].read_bytes()).hexdigest()
+    assert record["tokenizer_sha256"] == hashlib.sha256(files[1].read_bytes()).hexdigest()
+    stats = json.loads((tmp_path / "local" / "stats.json").read_text())
+    assert 0 < stats["drops"]["classify"]["low_score"] < 300 and stats["kept"] > 0
+    first = json.loads(gzip_lines(tmp_path / "local")[0])
+    assert first["annotations"]["classify.sent.positive"] >= 0.6
+    # the same shards from a worker pool (each worker loads the model itself)
+    assert main([*base, "-o", str(tmp_path / "pool"), "--engine", "pool", "--workers", "2",
+                 "--classifier-tokenizer", f"sent={files[1]}"]) == 0
+    shards = [[s["sha256"] for s in json.loads((tmp_path / d / "manifest.json").read_text())["shards"]] for d in ("local", "pool")]
+    assert shards[0] == shards[1]
+
+
+def gzip_lines(out):
+    import gzip
+
+    (shard,) = sorted(out.glob("shard-*.jsonl.gz"))
+    return gzip.decompress(shard.read_bytes()).decode().splitlines()
+
+
+def test_an_onnx_model_without_its_tokenizer_or_keep_label_is_refused_before_the_build(files, tmp_path, capsys):
+    from thresher.cli import main
+
+    crawl = sentiment_crawl(tmp_path / "crawl.jsonl", 5)
+    alone = tmp_path / "alone.onnx"
+    alone.write_bytes(files[0].read_bytes())
+    args = ["build", str(crawl), "-o", str(tmp_path / "o"), "--quality", "none", "-q", "--classifier", f"s={alone}"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "tokenizer of ONNX classifier" in err and err.count("\n") == 1
+    assert main([*args, "--classifier-tokenizer", str(files[1]), "--classifier-keep", "neutral"]) == 1
+    err = capsys.readouterr().err
+    assert "has labels positive, negative" in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()

@@ -96,3 +96,15 @@ def test_help_section_lists_that_section_only(capsys):
     assert "--dedup-near-threshold" in text and "--quality-preset" not in text
     assert main(["help", "qualty"]) == 1
     assert "did you mean 'quality'?" in capsys.readouterr().err
+
+
+def test_help_on_a_name_that_is_a_verb_and_a_section_shows_both(capsys):
+    assert main(["help", "dedup"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: thresher dedup INPUT... [options]")
+    assert "settings under dedup" in text and "--dedup-keep" in text.split("settings under dedup")[1]
+
+
+def test_dedup_help_fits_a_screen_too():
+    text = verb_parser(build_parser(), "dedup").format_help()
+    assert text.startswith("usage: thresher dedup INPUT... [options]") and len(text.splitlines()) <= 80

@@ -34,3 +34,15 @@ def test_drop_round_trip_and_description():
 def test_malformed_description_names_location_and_reason():
     m = Malformed("invalid_json", "crawl.jsonl:3", "Expecting value at column 1")
     assert m.describe() == "crawl.jsonl:3: invalid_json: Expecting value at column 1"
+
+
+def test_record_id_names_a_place_and_is_pinned():
+    from thresher.core.document import record_id
+
+    a = record_id({"file": "crawl.jsonl", "offset": 0})
+    assert a != record_id({"file": "crawl.jsonl", "offset": 1}) != record_id({"file": "other.jsonl", "offset": 0})
+    assert a != record_id({"file": "crawl.jsonl", "row": 0})  # a row is not a byte offset
+    # what describes the record, not its place, is not part of its name
+    assert a == record_id({"file": "crawl.jsonl", "offset": 0, "charset": "utf-8", "record_id": "<urn:x>"})
+    # pinned: a silent change would change every id ever written
+    assert a == record_id({"offset": 0, "file": "crawl.jsonl"}) == "8d8901d2432b8c61"

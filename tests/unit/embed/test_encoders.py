@@ -20,7 +20,7 @@ def test_stub_encoder_rows_are_normalised_and_independent_of_the_batch():
 
 
 def test_unknown_encoder_is_a_config_error_naming_the_known_ones():
-    with pytest.raises(ConfigError, match="known: stub, wordllama"):
+    with pytest.raises(ConfigError, match="known: minilm, minilm-onnx, stub, wordllama"):
         get_encoder("nope")
 
 

@@ -61,12 +61,12 @@ def test_more_clusters_find_the_same_exact_meaning_copies_and_runs_repeat(embedd
 
 
 def test_a_duplicate_of_a_duplicate_names_a_kept_document():
-    from thresher.embed.semantic import _cluster_duplicates
+    from thresher.embed.semantic import cluster_neighbours
 
     a = np.array([1.0, 0.0], dtype=np.float32)
     b = np.array([0.95, 0.312], dtype=np.float32) / np.linalg.norm([0.95, 0.312])
     c = np.array([0.81, 0.586], dtype=np.float32) / np.linalg.norm([0.81, 0.586])
-    found = _cluster_duplicates(np.stack([a, b, c]).astype(np.float32), 0.9)
+    found = cluster_neighbours(np.stack([a, b, c]).astype(np.float32), 0.9)
     # b duplicates a; c is close to b (dropped) but not to a: kept
     assert [(i, j) for i, j, _ in found] == [(1, 0)]
 

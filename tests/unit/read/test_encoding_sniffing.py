@@ -68,3 +68,25 @@ def test_utf16_without_bom_and_a_lying_meta():
     # a UTF-8 page whose <meta> says windows-1252: valid UTF-8 wins, as the reader has always done
     lying = '<meta charset="windows-1252">' + page
     assert decode_html(lying.encode("utf-8"))[0] == lying
+
+
+def test_ascii_utf16_without_bom_is_sniffed_by_its_nul_pattern():
+    from thresher.read.decode import decode_html, sniff_utf16
+
+    page = '<html><head><meta charset="utf-8"><title>Plain</title></head><body><p>Hello, world.</p></body></html>'
+    for codec in ("utf-16-le", "utf-16-be"):
+        data = page.encode(codec)
+        assert sniff_utf16(data) == codec
+        # the bytes are "ASCII" (NUL is), valid UTF-8 and the transport and <meta> both say utf-8
+        assert decode_html(data, "utf-8") == (page, codec, False)
+    # an odd trailing byte (a truncated payload) still decodes, with a replacement character
+    assert decode_html(page.encode("utf-16-le") + b"<")[0].startswith(page)
+
+
+def test_stray_nuls_in_an_ascii_page_are_not_utf16():
+    from thresher.read.decode import decode_html, sniff_utf16
+
+    page = b"<html><body><p>binary junk \0\0 inside an otherwise ordinary page of text</p></body></html>"
+    assert sniff_utf16(page) is None
+    assert decode_html(page)[1] != "utf-16-le"
+    assert sniff_utf16(b"\0" * 64) is None  # NUL on both sides: no pattern

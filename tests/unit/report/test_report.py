@@ -247,10 +247,18 @@ def test_explain_kept_dropped_and_duplicate(built, capsys):
 
 
 def test_index_and_samples_are_identical_across_engines(built, tmp_path):
+    """...and across processes: the pool build runs in a process of its own (a gzip header once
+    carried the temporary file's name, with the driver's pid in it)."""
+    import os
+    import subprocess
+    import sys
+
     crawl, _, _ = built
     a, b = tmp_path / "local", tmp_path / "pool"
     assert main(["build", str(crawl), "-o", str(a), "--engine", "local", "-q"]) == 0
-    assert main(["build", str(crawl), "-o", str(b), "--engine", "pool", "--workers", "2", "-q"]) == 0
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    subprocess.run([sys.executable, "-m", "thresher", "build", str(crawl), "-o", str(b), "--engine", "pool",
+                    "--workers", "2", "-q"], check=True, env=env, timeout=300)
     for name in sorted(p.name for p in (a / "index").iterdir()):
         assert (a / "index" / name).read_bytes() == (b / "index" / name).read_bytes(), name
     assert (a / "samples.jsonl.gz").read_bytes() == (b / "samples.jsonl.gz").read_bytes()
@@ -270,3 +278,104 @@ def test_value_bins_are_fixed_and_cover_values():
     assert value_bin(0) == "z" and bin_range("z") == (0.0, 0.0)
     lo, hi = bin_range(value_bin(-2.5))
     assert lo <= -2.5 < hi
+
+
+def _shard_text_summary(dataset: Path) -> dict:
+    """The card's text figures the slow way: every kept record read back from the shards."""
+    import gzip
+    from collections import Counter
+
+    manifest = json.loads((dataset / "manifest.json").read_text(encoding="utf-8"))
+    text_bytes = tokens = 0
+    languages: Counter[str] = Counter()
+    for shard in manifest["shards"]:
+        raw = (dataset / shard["path"]).read_bytes()
+        for line in (gzip.decompress(raw) if shard["path"].endswith(".gz") else raw).splitlines():
+            record = json.loads(line)
+            text_bytes += len(record["text"].encode("utf-8"))
+            tokens += len(record["text"].split())
+            code = (record.get("annotations") or {}).get("lang.code")
+            if code:
+                languages[code] += 1
+    return {"text_bytes": text_bytes, "tokens": tokens, "languages": dict(languages)}
+
+
+@pytest.mark.parametrize("engine", ["local", "pool"])
+def test_card_text_figures_equal_a_reread_of_the_shards(built, tmp_path, engine):
+    """The card counts the kept text in the tasks (survivors of the scan minus what dedup dropped)
+    instead of re-reading the shards at finalize: the figures must be those of a re-read."""
+    crawl, _, _ = built
+    dataset = tmp_path / "ds"
+    assert main(["build", str(crawl), "-o", str(dataset), "--engine", engine, "--workers", "2", "-q"]) == 0
+    stats = json.loads((dataset / "stats.json").read_text(encoding="utf-8"))
+    assert sum(stats["drops"].get("dedup.exact", {}).values()) + sum(stats["drops"].get("dedup.near", {}).values()) >= 3
+    assert not any(k.startswith(("card/", "card-dropped/")) for k in stats["counters"])  # bookkeeping, not stats
+    truth = _shard_text_summary(dataset)
+    card = (dataset / "README.md").read_text(encoding="utf-8")
+    assert f"Text: {truth['text_bytes']:,} bytes (UTF-8), {truth['tokens']:,} whitespace tokens." in card
+    assert truth["languages"], "the build annotates languages"
+    for code, n in truth["languages"].items():
+        assert re.search(rf"\| {code} \| {n:,} \|", card), (code, n)
+
+
+def test_card_counts_tokens_in_a_real_tokenizer_when_asked(built, tmp_path):
+    """`--output-card-tokenizer llama2`: the card's token count equals the tokenizer run over every
+    kept record (read back from the shards), and names the vocabulary file by its sha256."""
+    pytest.importorskip("tokenizers", reason="the embed extra (tokenizers) is not installed")
+    from thresher.write.tokens import token_counter
+
+    try:
+        counter = token_counter("llama2")
+    except Exception as exc:  # noqa: BLE001 - the wordllama package (embed extra) is absent
+        pytest.skip(f"the llama2 tokenizer file is not installed: {exc}")
+    import gzip
+
+    crawl, _, _ = built
+    dataset = tmp_path / "ds"
+    assert main(["build", str(crawl), "-o", str(dataset), "--engine", "pool", "--workers", "2", "-q",
+                 "--output-card-tokenizer", "llama2"]) == 0
+    manifest = json.loads((dataset / "manifest.json").read_text(encoding="utf-8"))
+    expected = sum(counter.count(json.loads(line)["text"])
+                   for shard in manifest["shards"] for line in gzip.decompress((dataset / shard["path"]).read_bytes()).splitlines())
+    card = (dataset / "README.md").read_text(encoding="utf-8")
+    assert expected > 1000
+    assert f"- Tokens: {expected:,} in the `llama2` tokenizer" in card and counter.sha256[:16] in card
+    # a whitespace-only card without the option
+    assert "- Tokens:" not in (built[1] / "README.md").read_text(encoding="utf-8")
+
+
+def test_card_tokenizer_that_is_not_installed_fails_before_the_scan(built, tmp_path, monkeypatch, capsys):
+    from thresher.write import tokens
+
+    monkeypatch.setitem(tokens.TOKENIZER_FILES, "llama2", ("no_such_package_here", "t.json", "missing"))
+    tokens.token_counter.cache_clear()
+    crawl, _, _ = built
+    try:
+        assert main(["build", str(crawl), "-o", str(tmp_path / "ds"), "--engine", "local", "-q",
+                     "--output-card-tokenizer", "llama2"]) == 1
+    finally:
+        tokens.token_counter.cache_clear()
+    err = capsys.readouterr().err
+    assert "card_tokenizer needs the no_such_package_here package" in err and "Traceback" not in err
+    assert not (tmp_path / "ds" / ".work").exists()  # refused before any work
+
+
+def test_explain_rerun_reads_only_the_record_at_its_offset(built, monkeypatch):
+    """A rule-dropped document is re-run from its input record: in plain JSONL that record is read
+    at its byte offset (ids name the place), not by reading the input from its start."""
+    from thresher.report import explain as explain_module
+    from thresher.read import sources
+
+    crawl, dataset, _ = built
+    read = sources.read_partition
+    documents_read = []
+
+    def counting(partition, config):
+        for item in read(partition, config):
+            documents_read.append(item)
+            yield item
+
+    monkeypatch.setattr(sources, "read_partition", counting)
+    [ex] = explain_module.explain(dataset, "https://evil.example/x")  # the 48th record of 50
+    assert ex.status == "dropped" and ex.rerun, "re-run from the input"
+    assert len(documents_read) == 1, f"read {len(documents_read)} records to find one"

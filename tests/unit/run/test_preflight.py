@@ -84,3 +84,26 @@ def test_extract_verb_with_a_broken_extractor_install_names_the_import_error(tmp
     assert main(["extract", str(page), "--extractor", "trafilatura"]) == 1
     err = capsys.readouterr().err
     assert "trafilatura is installed but cannot be imported" in err and "lxml_html_clean" in err
+
+
+def _dedup_fails_fast(args, capsys):
+    import time
+
+    t0 = time.monotonic()
+    code = main(["dedup", *args, "--engine", "local", "-q"])
+    elapsed = time.monotonic() - t0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1 and err[0].startswith("thresher: "), err
+    assert elapsed < 1.0, elapsed  # before any task: no scan of the inputs that are there
+    return err[0].split(" error: ", 1)[1]
+
+
+def test_dedup_has_the_builds_preflight(tmp_path, capsys, monkeypatch):
+    good = str(crawl(tmp_path))
+    assert _dedup_fails_fast([good, str(tmp_path / "nope.jsonl")], capsys) == f"{tmp_path / 'nope.jsonl'}: no such file or directory"
+    assert _dedup_fails_fast([str(tmp_path / "*.warc.gz")], capsys).endswith("the pattern matches no file")
+    (tmp_path / "file").write_text("x")
+    assert "work dir" in _dedup_fails_fast([good, "--work-dir", str(tmp_path / "file" / "w")], capsys)
+    monkeypatch.setitem(sys.modules, "trafilatura", None)
+    message = _dedup_fails_fast([good, "--extractor", "trafilatura"], capsys)
+    assert message == '--extractor trafilatura needs the trafilatura extra: pip install "thresher[trafilatura]"'

@@ -82,3 +82,81 @@ def test_progress_counts_come_from_task_results_after_retries_and_resume():
     agg.tick("write", {"kept": 25})  # over-counted ticks
     agg.task_done(0, SimpleNamespace(stats=SimpleNamespace(dropped=1), kept=21))
     assert (s.kept, s.dropped) == (21, 8) and s.kept <= s.seen
+
+
+def test_named_tasks_ticks_are_replaced_by_their_results_and_late_ticks_ignored():
+    from types import SimpleNamespace
+
+    from thresher.run.progress import ATTEMPT, TASK_SEP
+
+    agg = Aggregator(None)
+    s = agg.snapshot
+    agg.start_phase("scan", 3, bytes_total=300)
+    a, b = f"scan{TASK_SEP}scan-000000", f"scan{TASK_SEP}scan-000001"
+    # task 2 was finished before the kill: skipped on resume, it counts at once (no ticks ever)
+    agg.task_done(100, _scan_result(seen=10, survivors=9, dropped=1, malformed=0), "scan-000002")
+    assert (s.seen, s.passed, s.fraction()) == (10, 9, 100 / 300)
+    agg.tick(a, {ATTEMPT: 1})
+    agg.tick(a, {"passed": 4, "dropped": 1, "bytes": 50})
+    agg.tick(a, {ATTEMPT: 1})  # its worker died; the retry starts over
+    agg.tick(a, {"passed": 2, "bytes": 20})
+    assert (s.seen, s.passed, s.dropped, s.bytes_running) == (12, 11, 1, 20)
+    agg.tick(b, {ATTEMPT: 1})
+    agg.tick(b, {"passed": 3})
+    agg.task_done(100, _scan_result(seen=8, survivors=7, dropped=1, malformed=0), "scan-000000")
+    agg.tick(a, {"passed": 5, "dropped": 1})  # the dead attempt's queue drained late: ignored
+    assert (s.seen, s.passed, s.dropped) == (21, 19, 2)
+    agg.task_done(100, _scan_result(seen=3, survivors=3, dropped=0, malformed=0), "scan-000001")
+    agg.tick(b, {"passed": 3})  # after the phase's last result
+    assert (s.seen, s.passed, s.dropped, s.fraction()) == (21, 19, 2, 1.0)
+    agg.start_phase("write", 1)
+    agg.tick(b, {"passed": 3})  # a tick of the scan phase arriving in the next one
+    w = f"write{TASK_SEP}write-000000"
+    agg.tick(w, {ATTEMPT: 1})
+    agg.tick(w, {"kept": 19})
+    agg.task_done(0, SimpleNamespace(stats=SimpleNamespace(dropped=2), kept=17), "write-000000")
+    agg.tick(w, {"kept": 19})  # late
+    assert (s.seen, s.kept, s.dropped) == (21, 17, 4)
+
+
+def test_counts_shown_after_sigkill_and_resume_equal_the_real_totals(tmp_path):
+    """A real build killed with SIGKILL once part of its write phase is done, then resumed: no
+    snapshot shows more than the dataset's real counts, and the last one shows exactly them."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from thresher.config import RunConfig
+    from thresher.demo import write_crawl
+
+    crawl = write_crawl(tmp_path / "crawl.jsonl", n_pages=1200)
+    out = tmp_path / "out"
+    flags = ["--input-partition-bytes", "150000", "--engine", "pool", "--workers", "2", "-q"]
+    proc = subprocess.Popen([sys.executable, "-m", "thresher.cli", "build", str(crawl), "-o", str(out), *flags], start_new_session=True)
+    done = out / ".work" / "done"
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        if done.exists() and sum(1 for _ in done.glob("write-*.json")) >= 3:
+            break
+        time.sleep(0.002)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (out / "manifest.json").exists(), "the build finished before the kill"
+    snapshots = []
+    config = RunConfig.from_dict({"exec": {"engine": "pool", "workers": 2}, "input": {"partition_bytes": 150000}})
+    printed = io.StringIO()
+    printer = ProgressPrinter(printed, every=100)
+
+    def on_progress(s):
+        snapshots.append(s.to_dict())
+        printer(s)
+
+    build([str(crawl)], out, config, on_progress=on_progress)
+    stats = json.loads((out / "stats.json").read_text())
+    real = {k: stats[k] for k in ("seen", "kept", "dropped", "malformed")}
+    for snap in snapshots:
+        assert all(snap[k] <= real[k] for k in real), (snap, real)
+    assert {k: snapshots[-1][k] for k in real} == real
+    assert real["kept"] > 0 and f"{real['kept']:,} kept" in printed.getvalue()
