@@ -95,15 +95,15 @@ _DONE = re.compile(r"Done (\d+) runs in (\d+) second")
 _EXECS = re.compile(r"#(\d+)\s")
 
 
-def run_all(seconds: int, runs: int, targets: list[str]) -> None:
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+def run_all(seconds: int, runs: int, targets: list[str], results_path: Path = RESULTS, niceness: int = 19) -> None:
+    results = json.loads(results_path.read_text()) if results_path.exists() else {}
     for name in targets:
         t0 = time.monotonic()
         cpu0 = os.times()
         log = Path(tempfile.gettempdir()) / f"thresher-fuzz-{name}.log"
         with open(log, "w") as out:
             proc = subprocess.run(
-                ["nice", "-n", "19", sys.executable, __file__, "run", name, f"-max_total_time={seconds}",
+                ["nice", "-n", str(niceness), sys.executable, __file__, "run", name, f"-max_total_time={seconds}",
                  f"-runs={runs}", "-rss_limit_mb=2048", "-timeout=20"],
                 stdout=out, stderr=subprocess.STDOUT, check=False,
             )
@@ -120,8 +120,8 @@ def run_all(seconds: int, runs: int, targets: list[str]) -> None:
             "finding": text[-3000:] if crash else None,
             "limits": {"seconds": seconds, "runs": runs},
         }
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+        results_path.parent.mkdir(parents=True, exist_ok=True)
+        results_path.write_text(json.dumps(results, indent=2) + "\n")
         print(name, results[name]["executions"], "executions", "CRASH" if crash else "ok", flush=True)
 
 
@@ -134,8 +134,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=600, help="per target")
     parser.add_argument("--runs", type=int, default=1_000_000, help="per target")
     parser.add_argument("--targets", nargs="*", default=list(TARGETS))
+    parser.add_argument("--results", type=Path, default=RESULTS, help="results JSON (one per parallel run)")
+    parser.add_argument("--nice", type=int, default=19, help="niceness of the fuzzing processes")
     args = parser.parse_args()
-    run_all(args.seconds, args.runs, args.targets)
+    run_all(args.seconds, args.runs, args.targets, args.results, args.nice)
 
 
 if __name__ == "__main__":
