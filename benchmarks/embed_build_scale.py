@@ -20,22 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from embed_scale import document  # noqa: E402
+from embed_scale import generated_texts  # noqa: E402
 
 
 def write_crawl(path: Path, n: int) -> None:
-    rng = random.Random(0)
-    texts: list[str] = []
     with open(path, "w", encoding="utf-8") as f:
-        for i in range(n):
-            if texts and i % 10 == 9:
-                words = texts[rng.randrange(len(texts))].split()
-                rng.shuffle(words)
-                text = " ".join(words)
-            else:
-                text = document(i, rng)
-                if len(texts) < 20_000:
-                    texts.append(text)
+        for i, text in enumerate(generated_texts(n, random.Random(0))):
             f.write(json.dumps({"url": f"https://gen.example/{i}", "text": text}) + "\n")
 
 

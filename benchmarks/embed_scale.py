@@ -32,27 +32,34 @@ def document(i: int, rng: random.Random) -> str:
                     for _ in range(n))
 
 
+def generated_texts(n: int, rng: random.Random):  # noqa: ANN201 - an iterator of str
+    """`n` generated documents; every tenth is an earlier one with its words shuffled (a near
+    paraphrase that shares every word)."""
+    texts: list[str] = []
+    for i in range(n):
+        if texts and i % 10 == 9:
+            words = texts[rng.randrange(len(texts))].split()
+            rng.shuffle(words)
+            yield " ".join(words)
+        else:
+            text = document(i, rng)
+            if len(texts) < 20_000:
+                texts.append(text)
+            yield text
+
+
 def write_dataset(folder: Path, n: int, shard_size: int = 10_000) -> None:
     from thresher.write.atomic import write_json_atomic
     from thresher.write.manifest import build_manifest
 
-    rng = random.Random(0)
-    texts: list[str] = []
+    stream = generated_texts(n, random.Random(0))
     shards = []
     folder.mkdir(parents=True)
     for s in range(0, n, shard_size):
         rel = f"shard-{s // shard_size:05d}.jsonl.gz"
         with gzip.open(folder / rel, "wt", encoding="utf-8") as f:
             for i in range(s, min(n, s + shard_size)):
-                if texts and i % 10 == 9:
-                    words = texts[rng.randrange(len(texts))].split()
-                    rng.shuffle(words)
-                    text = " ".join(words)
-                else:
-                    text = document(i, rng)
-                    if len(texts) < 20_000:
-                        texts.append(text)
-                f.write(json.dumps({"id": str(i), "text": text}) + "\n")
+                f.write(json.dumps({"id": str(i), "text": next(stream)}) + "\n")
         data = (folder / rel).read_bytes()
         shards.append({"path": rel, "records": min(n, s + shard_size) - s, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
     manifest = build_manifest(fmt="jsonl.gz", shards=shards, config_hash="generated", config={}, extractor={}, inputs=[],

@@ -252,23 +252,9 @@ class FeatureExtractor:
             kept_tokens = [t for t in tokens if t != SEPARATOR] if spec.char_ngrams else []
         buckets = np.uint64(spec.buckets)
         # each text's words, then its end-of-text word
-        per_text = np.bincount(owner, minlength=n_texts) + 1
-        eos_at = np.cumsum(per_text) - 1
-        sequence = np.empty(int(per_text.sum()), dtype=np.uint64)
-        is_word = np.ones(len(sequence), dtype=bool)
-        is_word[eos_at] = False
-        sequence[is_word] = hashes
-        sequence[eos_at] = np.uint64(self._eos)
-        seq_owner = np.repeat(np.arange(n_texts, dtype=np.int64), per_text)
+        sequence, seq_owner = word_sequence(hashes, owner, n_texts, self._eos)
         parts = [((sequence % buckets).astype(np.int64), seq_owner)]
-        grams, total = sequence, len(sequence)
-        for m in range(2, spec.word_ngrams + 1):
-            if total < m:
-                break
-            grams = grams[:-1] * np.uint64(FOLD) + sequence[m - 1 :]  # uint64 arithmetic wraps mod 2^64
-            inside = seq_owner[: total - m + 1] == seq_owner[m - 1 :]  # an n-gram never spans two texts
-            ids = ((grams[inside] + np.uint64(m * NGRAM_SALT & MASK64)) % buckets).astype(np.int64)
-            parts.append((ids, seq_owner[: total - m + 1][inside]))
+        parts += word_ngram_ids(sequence, seq_owner, spec.word_ngrams, spec.buckets)
         if spec.char_ngrams is not None and words_only:
             feature_counts = np.zeros(n_texts, dtype=np.int64)
             for _, part_owner in parts:
@@ -308,3 +294,36 @@ def _mix64_array(z: Any) -> Any:
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))
+
+
+def word_sequence(hashes: Any, owner: Any, n_texts: int, eos_hash: int) -> tuple[Any, Any]:
+    """The word hashes of a batch as one sequence, each text's words followed by its end-of-text
+    word, and the text each position belongs to (NumPy arrays; `owner` is sorted)."""
+    import numpy as np
+
+    per_text = np.bincount(owner, minlength=n_texts) + 1
+    eos_at = np.cumsum(per_text) - 1
+    sequence = np.empty(int(per_text.sum()), dtype=np.uint64)
+    is_word = np.ones(len(sequence), dtype=bool)
+    is_word[eos_at] = False
+    sequence[is_word] = hashes
+    sequence[eos_at] = np.uint64(eos_hash)
+    return sequence, np.repeat(np.arange(n_texts, dtype=np.int64), per_text)
+
+
+def word_ngram_ids(sequence: Any, seq_owner: Any, word_ngrams: int, buckets: int) -> list[tuple[Any, Any]]:
+    """(bucket ids, owning text) of the word 2..`word_ngrams`-grams of `word_sequence`'s output,
+    hashed as `FeatureExtractor` hashes them one text at a time (never across two texts)."""
+    import numpy as np
+
+    parts = []
+    nb = np.uint64(buckets)
+    grams, total = sequence, len(sequence)
+    for m in range(2, word_ngrams + 1):
+        if total < m:
+            break
+        grams = grams[:-1] * np.uint64(FOLD) + sequence[m - 1 :]  # uint64 arithmetic wraps mod 2^64
+        inside = seq_owner[: total - m + 1] == seq_owner[m - 1 :]
+        ids = ((grams[inside] + np.uint64(m * NGRAM_SALT & MASK64)) % nb).astype(np.int64)
+        parts.append((ids, seq_owner[: total - m + 1][inside]))
+    return parts

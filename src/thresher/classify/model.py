@@ -25,7 +25,14 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
-from thresher.classify.features import FOLD, MASK64, NGRAM_SALT, SEPARATOR, TOKEN_RE, FeatureExtractor, FeatureSpec
+from thresher.classify.features import (
+    SEPARATOR,
+    TOKEN_RE,
+    FeatureExtractor,
+    FeatureSpec,
+    word_ngram_ids,
+    word_sequence,
+)
 
 LOSSES = ("softmax", "ova")
 _ROW_OFFSET = 1 << 31  # makes every stored int32 non-negative inside a packed 64-bit field
@@ -242,23 +249,8 @@ class Model:
         sums += table.eos_row
         if spec.word_ngrams > 1:
             # each text's words, then its end-of-text word: the sequence n-grams are taken from
-            per_text = np.bincount(owner, minlength=n) + 1
-            eos_at = np.cumsum(per_text) - 1
-            sequence = np.empty(int(per_text.sum()), dtype=np.uint64)
-            is_word = np.ones(len(sequence), dtype=bool)
-            is_word[eos_at] = False
-            sequence[is_word] = table.hashes[slots]
-            sequence[eos_at] = np.uint64(self.extractor.eos_hash)
-            seq_owner = np.repeat(np.arange(n, dtype=np.int64), per_text)
-            buckets = np.uint64(spec.buckets)
-            grams, total = sequence, len(sequence)
-            for m in range(2, spec.word_ngrams + 1):
-                if total < m:
-                    break
-                grams = grams[:-1] * np.uint64(FOLD) + sequence[m - 1 :]  # uint64 arithmetic wraps mod 2^64
-                inside = seq_owner[: total - m + 1] == seq_owner[m - 1 :]  # an n-gram never spans two texts
-                ids = ((grams[inside] + np.uint64(m * NGRAM_SALT & MASK64)) % buckets).astype(np.int64)
-                gram_owner = seq_owner[: total - m + 1][inside]
+            sequence, seq_owner = word_sequence(table.hashes[slots], owner, n, self.extractor.eos_hash)
+            for ids, gram_owner in word_ngram_ids(sequence, seq_owner, spec.word_ngrams, spec.buckets):
                 counts += np.bincount(gram_owner, minlength=n)
                 sums += _segment_sums(rows, index[ids], gram_owner, n)
         denom = (counts << np.int64(self.scale_bits)).astype(np.float64)
