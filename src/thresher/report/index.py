@@ -37,6 +37,16 @@ def bucket_count(documents: int) -> int:
     return b
 
 
+def json_string(text: str) -> str | None:
+    """A JSON string (or `null`) decoded; one with no escape is its inside, no parser needed."""
+    if text == "null":
+        return None
+    if "\\" not in text:
+        return text[1:-1]
+    value: str = json.loads(text)
+    return value
+
+
 def _tab_free(key: str) -> str:
     """The key as a sort prefix: a tab or newline inside a URL would break the part line."""
     return key.replace("\t", " ").replace("\n", " ")
@@ -69,17 +79,21 @@ class IndexWriter:
                       json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
 
     def add_line(self, doc_id: str | None, url: str | None, line: str) -> None:
-        """Add an entry given as its JSON (sorted keys, compact separators) with its id and URL:
-        the build's merge passes the tasks' lines through without decoding them."""
+        """Add an entry given as its JSON (sorted keys, compact separators) with its id and URL."""
+        self.add_json(json.dumps(doc_id, ensure_ascii=False), json.dumps(url, ensure_ascii=False), line)
+
+    def add_json(self, id_json: str, url_json: str, line: str) -> None:
+        """`add_line` with the id and URL as JSON (`json.dumps(ensure_ascii=False)`'s encoding): the
+        build's merge passes the tasks' lines through and decodes only what bucketing needs."""
         self.documents += 1
+        doc_id, url = json_string(id_json), json_string(url_json)
         # part lines are "<sort key>\t<JSON>": a bucket sorts on the key without decoding its lines
         if doc_id is not None:
             self._part("ids", _bucket(doc_id, self.buckets)).write(f"{_tab_free(doc_id)}\t{line}\n")
         if url:
-            url_json = json.dumps(url, ensure_ascii=False)
             # a record dropped by the reader (a WARC revisit) has no id: its URL entry holds it whole;
             # written by hand in the key order json.dumps(sort_keys=True) gives (entry, id, url)
-            pair = (f'{{"id":{json.dumps(doc_id, ensure_ascii=False)},"url":{url_json}}}' if doc_id is not None
+            pair = (f'{{"id":{id_json},"url":{url_json}}}' if doc_id is not None
                     else f'{{"entry":{line},"id":null,"url":{url_json}}}')
             self._part("urls", _bucket(url, self.buckets)).write(f"{_tab_free(url)}\t{pair}\n")
 

@@ -32,11 +32,14 @@ class BottomK(Generic[T]):
     def add(self, key: str, item: T) -> None:
         self.seen += 1
         h = stable_hash(key)
-        entry = (-h, _neg(key), item)
-        if len(self._heap) < self.k:
-            heapq.heappush(self._heap, entry)
-        elif (-h, _neg(key)) > (self._heap[0][0], self._heap[0][1]):
-            heapq.heapreplace(self._heap, entry)
+        heap = self._heap
+        if len(heap) < self.k:
+            heapq.heappush(heap, (-h, _neg(key), item))
+            return
+        worst = heap[0]
+        # the tie key is built only when the hash does not decide (most items lose on the hash)
+        if -h > worst[0] or (-h == worst[0] and _neg(key) > worst[1]):
+            heapq.heapreplace(heap, (-h, _neg(key), item))
 
     def items(self) -> list[T]:
         """The sample, ordered by hash (a fixed order, unrelated to input order)."""

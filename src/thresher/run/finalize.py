@@ -76,8 +76,8 @@ def write_observations(out: Store, work: WorkDir, partitions: Sequence[Partition
     parts = [work.observed(phase, p.index, "index") for phase in ("scan", "write") for p in partitions]
     staged = work.path("observed-out")
     writer = IndexWriter(work.path("index-parts"), documents)
-    for doc_id, url, line in iter_index_parts(parts):
-        writer.add_line(doc_id, url, line)
+    for id_json, url_json, line in iter_index_parts(parts):
+        writer.add_json(id_json, url_json, line)
     index_dir = writer.finish(staged)
     merge_samples([work.observed(phase, p.index, "samples") for phase in ("scan", "write") for p in partitions],
                   staged / SAMPLES)

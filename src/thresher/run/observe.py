@@ -17,10 +17,12 @@ Each scan and write task has an observer that, per document:
   stages, the write task counts those the corpus stages then dropped (`card-dropped/…`), and the
   card reports the difference, so finalize never re-reads the shards.
 
-Costs per document: a bin per annotation (~30 counter increments, bins cached by value) and one
-short line. Index part lines are `<id JSON>\t<URL JSON>\t<entry JSON>`, so the index merge sorts
-and writes them without decoding or re-encoding the entry (the layout is `OBSERVE_LAYOUT`, recorded
-in the plan: a resume across layouts is refused).
+Costs per document: a bin per annotation (~30 counter increments) and one short line. The hot
+path is kept to dictionary lookups: each metric caches its values' full counter keys (so a counter
+key is neither built nor hashed again), a kept document's index line is formatted from the id and
+URL JSON its output line already holds, and the index merge decodes no entry. Index part lines are
+`<id JSON>\t<URL JSON>\t<entry JSON>` (the layout is `OBSERVE_LAYOUT`, recorded in the plan: a
+resume across layouts is refused).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any
 
 from thresher.core.document import Document, Drop
 from thresher.core.stats import Stats
+from thresher.report.index import json_string
 from thresher.report.sample import BottomK
 from thresher.write.tokens import TokenCounter, token_counter
 
@@ -45,8 +48,8 @@ HIST = "hist"
 CARD = "card"
 CARD_DROPPED = "card-dropped"
 OBSERVE_LAYOUT = 2
-_BIN_CACHE_MAX = 1 << 16  # distinct values binned per task before the cache stops growing
-_NUMBER_TYPES = (int, float)  # exact types: a bool is not a measurement
+_KEY_CACHE_MAX = 2048  # distinct values a metric caches counter keys for, per side (bounds a task's memory)
+_UNSEEN: Any = object()  # an annotation key not looked at yet
 
 
 def value_bin(value: float) -> str:
@@ -74,31 +77,77 @@ _ID_URL = re.compile(rb'\{"id":("(?:[^"\\]|\\.)*"),"url":("(?:[^"\\]|\\.)*"|null
 
 def record_id_url(line: bytes) -> tuple[str, str | None]:
     """A written record's id and URL without decoding the whole line (its text can be megabytes)."""
+    id_json, url_json = record_id_url_json(line)
+    return json_string(id_json), json_string(url_json)
+
+
+def record_id_url_json(line: bytes) -> tuple[str, str]:
+    """A written record's id and URL as the JSON its line holds (`"…"` or `null`). `dumps_line`
+    and `json.dumps(ensure_ascii=False)` encode a string alike, so these are the bytes encoding the
+    decoded values again would give."""
     m = _ID_URL.match(line)
     if m is None:
         record = json.loads(line)
-        return record["id"], record.get("url")
-    return json.loads(m.group(1)), json.loads(m.group(2))
+        return _dumps(record["id"]), _dumps(record.get("url"))
+    return m.group(1).decode("utf-8"), m.group(2).decode("utf-8")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _entry_line(doc_id: str | None, url: str | None, entry: dict[str, Any]) -> str:
     """One index part line (see the module doc)."""
-    dumps = json.dumps
-    return (f"{dumps(doc_id, ensure_ascii=False)}\t{dumps(url, ensure_ascii=False)}\t"
-            f"{dumps(entry, ensure_ascii=False, separators=(',', ':'), sort_keys=True)}\n")
+    return (f"{_dumps(doc_id)}\t{_dumps(url)}\t"
+            f"{json.dumps(entry, ensure_ascii=False, separators=(',', ':'), sort_keys=True)}\n")
+
+
+def kept_line(id_json: str, url_json: str, shard: int, row: int) -> str:
+    """The index part line of a kept document, formatted by hand: the bytes `_entry_line` gives
+    for its entry (keys in sorted order, compact separators), without a JSON encoder call."""
+    return (f"{id_json}\t{url_json}\t"
+            f'{{"id":{id_json},"row":{row},"shard":{shard},"status":"kept","url":{url_json}}}\n')
+
+
+def utf8_length(text: str) -> int:
+    """UTF-8 bytes of a text; `isascii` is a flag CPython keeps, so ASCII text is never encoded."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+class TextCounters:
+    """Adds a document's text size, whitespace tokens (and a tokenizer's count) and language to
+    `prefix/…` counters; the counter keys are built once, not per document."""
+
+    __slots__ = ("counters", "tokens", "_bytes", "_words", "_tokens", "_lang", "_lang_prefix")
+
+    def __init__(self, counters: Any, prefix: str, tokens: TokenCounter | None = None) -> None:
+        self.counters = counters
+        self.tokens = tokens
+        self._bytes = f"{prefix}/text_bytes"
+        self._words = f"{prefix}/whitespace_tokens"
+        self._tokens = None if tokens is None else f"{prefix}/tokens/{tokens.name}"
+        self._lang: dict[str, str] = {}
+        self._lang_prefix = f"{prefix}/lang/"
+
+    def add(self, text: str, annotations: dict[str, Any] | None) -> None:
+        counters = self.counters
+        counters[self._bytes] += utf8_length(text)
+        counters[self._words] += len(text.split())
+        if self.tokens is not None:
+            counters[self._tokens] += self.tokens.count(text)
+        code = annotations.get("lang.code") if annotations else None
+        if code:
+            key = self._lang.get(code)
+            if key is None:
+                key = self._lang[code] = f"{self._lang_prefix}{code}"
+            counters[key] += 1
 
 
 def text_counters(counters: Any, prefix: str, text: str, annotations: dict[str, Any] | None,
                   tokens: TokenCounter | None = None) -> None:
     """Add one document's text size, whitespace tokens (and `tokens`' count) and language to
-    `prefix/…` counters."""
-    counters[f"{prefix}/text_bytes"] += len(text.encode("utf-8", "surrogatepass"))
-    counters[f"{prefix}/whitespace_tokens"] += len(text.split())
-    if tokens is not None:
-        counters[f"{prefix}/tokens/{tokens.name}"] += tokens.count(text)
-    code = (annotations or {}).get("lang.code")
-    if code:
-        counters[f"{prefix}/lang/{code}"] += 1
+    `prefix/…` counters (one call; a task keeps a `TextCounters`)."""
+    TextCounters(counters, prefix, tokens).add(text, annotations)
 
 
 def card_summary(counters: Any) -> dict[str, Any]:
@@ -125,48 +174,54 @@ class TaskObserver:
     def __init__(self, stats: Stats, index_path: Path, sample_path: Path, card_tokenizer: str | None = None) -> None:
         self.counters = stats.counters
         self.tokens = None if card_tokenizer is None else token_counter(card_tokenizer)
+        self.card = TextCounters(self.counters, CARD, self.tokens)
+        self.card_dropped = TextCounters(self.counters, CARD_DROPPED, self.tokens)
         self.index_path = index_path
         self.sample_path = sample_path
         self.index_path.parent.mkdir(parents=True, exist_ok=True)
         self._index = open(index_path.with_suffix(".tmp"), "w", encoding="utf-8")
         self.samples: dict[str, BottomK[dict[str, Any]]] = {}
-        # per annotation key: its counter prefixes (passed, dropped), or None for a key that is no
-        # quality metric; built once per key, not per document
-        self._prefixes: dict[str, tuple[str, str] | None] = {}
-        self._bins: dict[float, str] = {}
+        # per side (passed, dropped), per annotation key: value -> its full counter key, or None for
+        # a key that is no quality metric; a counter key is built (and hashed) once per value
+        self._hist_keys: tuple[dict[str, dict[Any, str] | None], dict[str, dict[Any, str] | None]] = ({}, {})
+        self._names: dict[str, str] = {}  # one string object per counter key, shared by the caches
 
     def _line(self, doc_id: str | None, url: str | None, entry: dict[str, Any]) -> None:
         self._index.write(_entry_line(doc_id, url, entry))
 
     def annotations(self, annotations: dict[str, Any], passed: bool) -> None:
         counters = self.counters
-        prefixes = self._prefixes
-        bins = self._bins
-        side = 0 if passed else 1
+        side = self._hist_keys[0 if passed else 1]
         for key, value in annotations.items():
-            if key in prefixes:
-                pair = prefixes[key]
-            else:
-                pair = prefixes[key] = (
-                    (f"{HIST}/{key}/passed/", f"{HIST}/{key}/dropped/") if key.startswith("quality.") else None
-                )
-            if pair is None or type(value) not in _NUMBER_TYPES:
+            cls = type(value)
+            if cls is not float and cls is not int:  # exact types: a bool is not a measurement
                 continue
-            name = bins.get(value)
+            keys = side.get(key, _UNSEEN)
+            if keys is None:
+                continue
+            if keys is _UNSEEN:
+                keys = side[key] = {} if key.startswith("quality.") else None
+                if keys is None:
+                    continue
+            name = keys.get(value)
             if name is None:
-                name = value_bin(value)
-                if len(bins) < _BIN_CACHE_MAX:
-                    bins[value] = name
-            counters[pair[side] + name] += 1
+                name = self._counter_key(key, passed, value)
+                if len(keys) < _KEY_CACHE_MAX:
+                    keys[value] = name
+            counters[name] += 1
+
+    def _counter_key(self, key: str, passed: bool, value: float) -> str:
+        name = f"{HIST}/{key}/{'passed' if passed else 'dropped'}/{value_bin(value)}"
+        return self._names.setdefault(name, name)
 
     def survived(self, doc: Document) -> None:
         """A document that passed the per-document stages (it goes on to the corpus stages)."""
         self.annotations(doc.annotations, passed=True)
-        text_counters(self.counters, CARD, doc.text, doc.annotations, self.tokens)
+        self.card.add(doc.text, doc.annotations)
 
     def corpus_dropped(self, record: dict[str, Any]) -> None:
         """A document a corpus stage (dedup) dropped after the scan counted it as surviving."""
-        text_counters(self.counters, CARD_DROPPED, record.get("text") or "", record.get("annotations"), self.tokens)
+        self.card_dropped.add(record.get("text") or "", record.get("annotations"))
 
     def dropped(self, doc_id: str | None, url: str | None, source: Any, drop: Drop, record: dict[str, Any] | None) -> None:
         drop_record = drop.to_record()
@@ -187,7 +242,11 @@ class TaskObserver:
         self.dropped(doc.id, doc.url, doc.source, drop, {"text": doc.text, "annotations": doc.annotations})
 
     def kept(self, doc_id: str, url: str | None, shard: int, row: int) -> None:
-        self._line(doc_id, url, {"id": doc_id, "url": url, "status": "kept", "shard": shard, "row": row})
+        self._index.write(kept_line(_dumps(doc_id), _dumps(url), shard, row))
+
+    def kept_json(self, id_json: str, url_json: str, shard: int, row: int) -> None:
+        """`kept` given the id and URL as the JSON the output line holds (`record_id_url_json`)."""
+        self._index.write(kept_line(id_json, url_json, shard, row))
 
     def close(self) -> None:
         """Put the index part and the samples in place (atomically: a task's files exist only
@@ -226,13 +285,12 @@ def merge_samples(parts: Iterable[Path], dest: Path) -> int:
     return n
 
 
-def iter_index_parts(parts: Iterable[Path]) -> Iterator[tuple[str | None, str | None, str]]:
-    """(id, URL, entry JSON) of each line of the tasks' index parts; only the id and URL are decoded."""
-    loads = json.loads
+def iter_index_parts(parts: Iterable[Path]) -> Iterator[tuple[str, str, str]]:
+    """(id JSON, URL JSON, entry JSON) of each line of the tasks' index parts, none decoded."""
     for part in parts:
         if not part.is_file():
             continue
         with open(part, encoding="utf-8") as f:
             for line in f:
-                doc_id, url, entry = line.rstrip("\n").split("\t", 2)
-                yield loads(doc_id), loads(url), entry
+                id_json, url_json, entry = line.rstrip("\n").split("\t", 2)
+                yield id_json, url_json, entry

@@ -43,7 +43,7 @@ from thresher.run import progress
 from thresher.run.deadline import WATCHDOG_GRACE_S, DocumentDeadline, RecordFailures, StuckDocument, collect_stuck
 from thresher.run.heap import trim_heap
 from thresher.run.integrity import check_unchanged_since_plan
-from thresher.run.observe import TaskObserver, record_id_url
+from thresher.run.observe import TaskObserver, record_id_url_json
 from thresher.run.records import (
     EDGE,
     KEY_BUCKETS,
@@ -794,8 +794,10 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
         handle: Any = None
         for line, record in kept_records():
             shard = g // per_shard
-            doc_id, url = record_id_url(line) if record is None else (record["id"], record.get("url"))
-            observer.kept(doc_id, url, shard, g % per_shard)
+            if record is None:
+                observer.kept_json(*record_id_url_json(line), shard, g % per_shard)
+            else:
+                observer.kept(record["id"], record.get("url"), shard, g % per_shard)
             if not pieces or pieces[-1][0] != shard:
                 # a new shard: close the previous piece (atomically renamed) and open this one
                 stack.close()
