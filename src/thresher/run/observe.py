@@ -75,7 +75,7 @@ def bin_range(name: str) -> tuple[float, float]:
 _ID_URL = re.compile(rb'\{"id":("(?:[^"\\]|\\.)*"),"url":("(?:[^"\\]|\\.)*"|null)')
 
 
-def record_id_url(line: bytes) -> tuple[str, str | None]:
+def record_id_url(line: bytes) -> tuple[str | None, str | None]:
     """A written record's id and URL without decoding the whole line (its text can be megabytes)."""
     id_json, url_json = record_id_url_json(line)
     return json_string(id_json), json_string(url_json)
