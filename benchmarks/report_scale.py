@@ -51,7 +51,7 @@ def ablate(src: Path) -> None:
     once and finalize writes no index or samples."""
     observe = src / "thresher" / "run" / "observe.py"
     text = observe.read_text()
-    for method in ("annotations", "survived", "corpus_dropped", "dropped", "chain_dropped", "kept", "close"):
+    for method in ("annotations", "survived", "corpus_dropped", "dropped", "chain_dropped", "kept", "kept_json", "close"):
         text = text.replace(f"    def {method}(self", f"    def {method}(self, *_a, **_k) -> None:  # ablated\n        return\n\n    def _orig_{method}(self", 1)
     text = text.replace("self._index = open(", "self._index = None and open(", 1)
     observe.write_text(text)
