@@ -49,7 +49,6 @@ CARD = "card"
 CARD_DROPPED = "card-dropped"
 OBSERVE_LAYOUT = 2
 _KEY_CACHE_MAX = 2048  # distinct values a metric caches counter keys for, per side (bounds a task's memory)
-_UNSEEN: Any = object()  # an annotation key not looked at yet
 
 
 def value_bin(value: float) -> str:
@@ -181,28 +180,27 @@ class TaskObserver:
         self.index_path.parent.mkdir(parents=True, exist_ok=True)
         self._index = open(index_path.with_suffix(".tmp"), "w", encoding="utf-8")
         self.samples: dict[str, BottomK[dict[str, Any]]] = {}
-        # per side (passed, dropped), per annotation key: value -> its full counter key, or None for
-        # a key that is no quality metric; a counter key is built (and hashed) once per value
-        self._hist_keys: tuple[dict[str, dict[Any, str] | None], dict[str, dict[Any, str] | None]] = ({}, {})
+        # per side (passed, dropped), per metric: value -> its full counter key, so a counter key is
+        # built (and hashed) once per value
+        self._hist_keys: tuple[dict[str, dict[Any, str]], dict[str, dict[Any, str]]] = ({}, {})
         self._names: dict[str, str] = {}  # one string object per counter key, shared by the caches
 
     def _line(self, doc_id: str | None, url: str | None, entry: dict[str, Any]) -> None:
         self._index.write(_entry_line(doc_id, url, entry))
 
     def annotations(self, annotations: dict[str, Any], passed: bool) -> None:
+        """Count each numeric `quality.*` annotation into its histogram bin."""
         counters = self.counters
         side = self._hist_keys[0 if passed else 1]
         for key, value in annotations.items():
             cls = type(value)
             if cls is not float and cls is not int:  # exact types: a bool is not a measurement
                 continue
-            keys = side.get(key, _UNSEEN)
+            keys = side.get(key)
             if keys is None:
-                continue
-            if keys is _UNSEEN:
-                keys = side[key] = {} if key.startswith("quality.") else None
-                if keys is None:
+                if not key.startswith("quality."):
                     continue
+                keys = side[key] = {}
             name = keys.get(value)
             if name is None:
                 name = self._counter_key(key, passed, value)
