@@ -122,10 +122,13 @@ class EmbedResult:
     truncated: int
     empty: int
     failed: int
+    oom_backoffs: int = 0  # token-budget halvings after out-of-memory errors (`batched.encode_texts`)
+    batch_tokens: int | None = None  # the budget the task ended at after them (None: never reduced)
 
     def to_json(self) -> dict[str, Any]:
         return {"encoder": self.encoder, "version": self.version, "dimension": self.dimension, "rows": self.rows, "tokens": self.tokens, "padded_tokens": self.padded_tokens, "batches": self.batches,
-                "truncated": self.truncated, "empty": self.empty, "failed": self.failed}
+                "truncated": self.truncated, "empty": self.empty, "failed": self.failed, "oom_backoffs": self.oom_backoffs,
+                "batch_tokens": self.batch_tokens}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Self:
@@ -242,7 +245,8 @@ def embed_task(ctx: TaskContext, p: int) -> EmbedResult:
     encoder = encoder_for(config)
     files = _files(ctx.work, p)
     meta_dtype = _meta_dtype()
-    totals = {"rows": 0, "tokens": 0, "padded_tokens": 0, "batches": 0, "truncated": 0, "empty": 0, "failed": 0}
+    totals = {"rows": 0, "tokens": 0, "padded_tokens": 0, "batches": 0, "truncated": 0, "empty": 0, "failed": 0, "oom_backoffs": 0}
+    budget = {"tokens": config.batch_tokens}  # lowered for the rest of the task by an out-of-memory back-off
     with (
         atomic_open(files["vectors"], "wb", durable=False) as vec_out,
         atomic_open(files["meta"], "wb", durable=False) as meta_out,
@@ -251,7 +255,10 @@ def embed_task(ctx: TaskContext, p: int) -> EmbedResult:
 
         def flush(chunk: list[tuple[int, dict[str, Any]]]) -> None:
             texts = [text if isinstance(text := r.get("text"), str) else "" for _, r in chunk]
-            encoded = encode_texts(encoder, texts, max_batch_size=config.batch_size, max_batch_tokens=config.batch_tokens)
+            encoded = encode_texts(encoder, texts, max_batch_size=config.batch_size, max_batch_tokens=budget["tokens"])
+            if encoded.batch_tokens is not None:
+                budget["tokens"] = encoded.batch_tokens
+                totals["oom_backoffs"] += encoded.oom_backoffs
             failed = set(encoded.failed)
             keep = [i for i in range(len(chunk)) if i not in failed]
             vec_out.write(np.ascontiguousarray(encoded.vectors[keep], dtype="<f4").tobytes())
@@ -281,16 +288,39 @@ def embed_task(ctx: TaskContext, p: int) -> EmbedResult:
                 chunk = []
         if chunk:
             flush(chunk)
-    return EmbedResult(encoder=encoder.name, version=encoder.version, dimension=encoder.dimension, **totals)
+    reduced = budget["tokens"] if totals["oom_backoffs"] else None
+    return EmbedResult(encoder=encoder.name, version=encoder.version, dimension=encoder.dimension, batch_tokens=reduced, **totals)
 
 
-def _vectors(path: Path, dimension: int) -> Any:
-    """A partition's rows, memory-mapped (nothing read until used)."""
-    import numpy as np
+class _MappedRows:
+    """A partition's float32 rows, mapped read-only (nothing read until used). `release()` drops
+    the pages read so far from this process's resident set (they stay in the page cache, and are
+    read back on the next touch): a task walking a partition's rows in chunks then holds about one
+    chunk resident, not the whole file it mapped (a 64 MiB partition of short texts is ~200 MiB
+    of 256-dimension rows)."""
 
-    if path.stat().st_size == 0:
-        return np.zeros((0, dimension), dtype="<f4")
-    return np.memmap(path, dtype="<f4", mode="r").reshape(-1, dimension)
+    def __init__(self, path: Path, dimension: int) -> None:
+        import mmap
+
+        import numpy as np
+
+        self._map: Any = None
+        if path.stat().st_size == 0:
+            self.rows = np.zeros((0, dimension), dtype="<f4")
+            return
+        with open(path, "rb") as f:
+            self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        self.rows = np.frombuffer(self._map, dtype="<f4").reshape(-1, dimension)
+
+    def release(self) -> None:
+        import mmap
+
+        if self._map is not None and hasattr(mmap, "MADV_DONTNEED"):
+            self._map.madvise(mmap.MADV_DONTNEED)
+
+
+def _vectors(path: Path, dimension: int) -> _MappedRows:
+    return _MappedRows(path, dimension)
 
 
 def _meta(path: Path) -> Any:
@@ -319,7 +349,10 @@ def centroids_task(ctx: TaskContext, rows: list[list[int]], dimension: int) -> C
     for p, n in rows:
         local = picks[(picks >= start) & (picks < start + n)] - start
         if len(local):
-            parts.append(np.asarray(_vectors(_files(ctx.work, p)["vectors"], dimension)[local], dtype=np.float32))
+            mapped = _vectors(_files(ctx.work, p)["vectors"], dimension)
+            for c in range(0, len(local), _CHUNK_ROWS):
+                parts.append(np.array(mapped.rows[local[c : c + _CHUNK_ROWS]], dtype=np.float32))
+                mapped.release()
         start += n
     sample = np.concatenate(parts) if parts else np.zeros((0, dimension), dtype=np.float32)
     centroids = kmeans(sample, cluster_count(config, total), iterations=config.semantic_iterations, seed=config.semantic_seed)
@@ -347,10 +380,16 @@ def assign_task(ctx: TaskContext, p: int, dimension: int) -> AssignResult:
 
     files = _files(ctx.work, p)
     centroids = _centroids(ctx.work, dimension)
-    vectors = _vectors(files["vectors"], dimension)
+    mapped = _vectors(files["vectors"], dimension)
+    vectors = mapped.rows
     meta = _meta(files["meta"])
     n, k = len(meta), len(centroids)
-    first, second = nearest_two(vectors, centroids, ctx.config.embed.semantic_margin)
+    first = np.zeros(n, dtype=np.int64)
+    second = np.zeros(n, dtype=np.int64)
+    for s in range(0, n, _CHUNK_ROWS):
+        first[s : s + _CHUNK_ROWS], second[s : s + _CHUNK_ROWS] = nearest_two(vectors[s : s + _CHUNK_ROWS], centroids,
+                                                                             ctx.config.embed.semantic_margin)
+        mapped.release()
     visiting = np.flatnonzero(second >= 0)
     rows = np.concatenate([np.arange(n, dtype=np.int64), visiting])
     slots = np.concatenate([2 * first, 2 * second[visiting] + 1])  # cluster j's own rows: slot 2j, visitors: 2j+1
@@ -361,6 +400,7 @@ def assign_task(ctx: TaskContext, p: int, dimension: int) -> AssignResult:
             picked = rows[order[s : s + _CHUNK_ROWS]]
             vf.write(np.ascontiguousarray(vectors[picked], dtype="<f4").tobytes())
             mf.write(meta[picked].tobytes())
+            mapped.release()
     with atomic_open(files["counts"], "wb", durable=False) as f:
         f.write(counts.astype("<i8").tobytes())
     return AssignResult(counts=tuple(int(c) for c in counts[0::2]), visitors=tuple(int(c) for c in counts[1::2]))
@@ -652,10 +692,11 @@ def vectors_task(ctx: TaskContext, shard: str, ranges: list[list[int]], dimensio
             kept = _kept_rows(ctx.work, p)
             if end > len(kept):
                 raise RuntimeError(f"partition {p}: {len(kept)} embedded documents kept, the shard {shard} needs {end}")
-            vectors = _vectors(_files(ctx.work, p)["vectors"], dimension)
+            mapped = _vectors(_files(ctx.work, p)["vectors"], dimension)
             for s in range(first, end, _CHUNK_ROWS):
                 picked = kept[s : min(end, s + _CHUNK_ROWS)]
-                write(np.ascontiguousarray(vectors[picked], dtype=DTYPES[config.dtype]).tobytes())
+                write(np.ascontiguousarray(mapped.rows[picked], dtype=DTYPES[config.dtype]).tobytes())
+                mapped.release()
     return VectorFile(shard=shard, path=rel, rows=rows, bytes=size, sha256=digest.hexdigest())
 
 
@@ -691,6 +732,9 @@ def embeddings_section(config: EmbedConfig, embedded: list[EmbedResult], files: 
         "failed": [],  # documents the encoder failed on are dropped (embed.encoder_failed), never zero rows
         "encoder_failed": sum(r.failed for r in embedded),
         "padding_efficiency": round(tokens / padded, 6) if padded else 1.0,
+        # out-of-memory on the device: the token budget halved and the batch retried, never a drop
+        "out_of_memory": {"backoffs": sum(r.oom_backoffs for r in embedded),
+                          "lowest_batch_tokens": min((r.batch_tokens for r in embedded if r.batch_tokens is not None), default=None)},
         "files": [f.to_json() for f in files],
     }
     if semantic is not None:
