@@ -5,21 +5,30 @@ vector files beside the shards after assemble (see `thresher.run.phases.semantic
               planned on real token lengths over `plan_docs` documents at a time → the partition's
               float32 rows + (ordinal, id, length, quality) per row; an encoder that raises even on
               one document alone drops that document (`embed.encoder_failed`)
-    centroids one: spherical k-means on a seeded sample of all rows (only with semantic dedup)
-    assign    one per partition: each row's nearest centroid; the rows rewritten sorted by cluster
-              (stable, so ordinal order within a cluster), with the per-cluster counts
+    centroids one: spherical k-means on a seeded sample of all rows (only with semantic dedup); a
+              cluster the sample says is over `semantic_cluster_max` rows re-split by k-means inside it
+    assign    one per partition: each row's nearest centroid, and its second-nearest when that is
+              within `semantic_margin` (the row then *visits* that cluster too); the rows rewritten
+              sorted by (cluster, own rows before visitors), stable, with the per-cluster counts
     semantic  one per range of clusters (planned from the counts): each cluster's rows read from
               every partition's sorted file, then compared block by block; a document whose cosine
               to an earlier kept one (in keep-policy order) reaches the threshold is dropped, naming
-              that document and the cosine → drop files per partition
+              that document and the cosine → drop files per partition. Then the cluster's surviving
+              rows against its visitors: the pairs at or above the threshold → an edge file
+    boundary  one: the edge files resolved once for the corpus (`boundary_task`): pairs whose visitor
+              its home cluster dropped are discarded, each pair kept once, and the rest decided
+              greedily in keep-policy order, so nothing is dropped twice and every drop names a
+              kept document (a drop inside a cluster whose kept one the boundary dropped is
+              re-attributed to that one's kept document, `via` naming the link)
     decide    one per partition: its drops sorted by ordinal into `decisions/pXXXXXX.later.jsonl`,
               which the write task applies after the cluster phase's (`thresher.run.tasks`)
     vectors   one per output shard: the kept rows of the shard's records, in document order, as
               `shard-XXXXX.embeddings.npy` beside the shard
 
 Memory: one plan chunk of texts (embed), the sample (centroids), one partition's cluster ids
-(assign), one cluster's rows and a bounded block of cosines (semantic), one shard's vectors
-streamed (vectors). Every plan depends on the data and the config only, never on the worker count,
+(assign), one cluster's rows and visitors and a bounded block of cosines (semantic), the boundary
+pairs (≤ `_BOUNDARY_EDGES` per surviving boundary row) and 16 bytes per in-cluster drop
+(boundary), one shard's vectors streamed (vectors). Every plan depends on the data and the config only, never on the worker count,
 and each task's float work is on arrays whose shapes follow from the data, so the files are
 byte-identical on every engine (for a transformer encoder: on the same device and thread count).
 """

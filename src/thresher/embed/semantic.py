@@ -11,8 +11,10 @@ rewrites that share meaning but few shingles, which MinHash cannot see.
   vectors, and then one cluster at a time (its vectors and a block of similarities).
 - Keep policy first: within a cluster documents are visited in dataset order (lowest shard, then
   row); a document is dropped when an earlier *kept* one has cosine ≥ threshold, and the drop
-  names that kept document (the most similar one) and the cosine. Pairs split across clusters are
-  not compared: the price of clustering, as in SemDeDup.
+  names that kept document (the most similar one) and the cosine. A cluster the sample says is
+  over `cluster_max` rows is re-split by k-means inside it (`split_oversized`). Here (the report of
+  `thresher embed --semantic-dedup`) pairs split across clusters are not compared; the build's
+  phases also compare a boundary document in its second-nearest cluster (`thresher.embed.phase`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class SemanticDedupConfig:
     sample_size: int = 50_000  # vectors k-means is fitted on
     iterations: int = 25  # Lloyd rounds (stops early when no assignment changes)
     seed: int = 0
+    cluster_max: int = 20_000  # a cluster estimated over this many rows is re-split (`split_oversized`)
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold <= 1:
@@ -284,8 +287,11 @@ def semantic_duplicates(dataset: str | Path, config: SemanticDedupConfig, stats:
     if total == 0:
         return
     k = config.clusters or max(1, math.ceil(total / 1000))
-    centroids = kmeans(_sample(dataset, total, config.sample_size, config.seed), k, iterations=config.iterations,
-                       seed=config.seed)
+    sample = _sample(dataset, total, config.sample_size, config.seed)
+    centroids = kmeans(sample, k, iterations=config.iterations, seed=config.seed)
+    centroids, _ = split_oversized(sample, centroids, total=total, max_rows=config.cluster_max, iterations=config.iterations,
+                                   seed=config.seed)
+    del sample
     stats.clusters = len(centroids)
     with tempfile.TemporaryDirectory(prefix="thresher-semdedup-", dir=workdir) as tmp:
         folder = Path(tmp)
