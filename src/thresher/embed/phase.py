@@ -354,16 +354,18 @@ def centroids_task(ctx: TaskContext, rows: list[list[int]], dimension: int) -> C
     total = sum(n for _, n in rows)
     rng = np.random.default_rng(config.semantic_seed)
     picks = np.sort(rng.choice(total, size=min(config.semantic_sample, total), replace=False))
-    parts, start = [], 0
+    sample = np.empty((len(picks), dimension), dtype=np.float32)  # filled in place: no second copy
+    start = filled = 0
     for p, n in rows:
         local = picks[(picks >= start) & (picks < start + n)] - start
         if len(local):
             mapped = _vectors(_files(ctx.work, p)["vectors"], dimension)
             for c in range(0, len(local), _CHUNK_ROWS):
-                parts.append(np.array(mapped.rows[local[c : c + _CHUNK_ROWS]], dtype=np.float32))
+                chunk = local[c : c + _CHUNK_ROWS]
+                sample[filled : filled + len(chunk)] = mapped.rows[chunk]
+                filled += len(chunk)
                 mapped.release()
         start += n
-    sample = np.concatenate(parts) if parts else np.zeros((0, dimension), dtype=np.float32)
     centroids = kmeans(sample, cluster_count(config, total), iterations=config.semantic_iterations, seed=config.semantic_seed)
     centroids, split = split_oversized(sample, centroids, total=total, max_rows=config.semantic_cluster_max,
                                        iterations=config.semantic_iterations, seed=config.semantic_seed)
