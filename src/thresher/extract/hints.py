@@ -87,6 +87,12 @@ POSITIVE = Vocabulary(
     substrings="article main-content maincontent post-body postbody post-content postcontent post-text entry-content "
     "entrycontent story-body storybody",
 )
+# Containers whose children are panes shown one at a time (tabs, carousels, accordions): the panes
+# are parts of one whole (a product's tabs, a recipe's ingredients and steps).
+PANE_SET = Vocabulary(
+    words="tabs carousel slider slides accordion",
+    substrings="tab-content tabcontent tabs-content tab-panes carousel swiper accordion",
+)
 # Containers that name themselves as the main text (CMS conventions across the web).
 CONTENT_CONTAINER = re.compile(
     r"(?:article|post|entry|story|blog|news|page|main|single|node)[-_]?(?:body|content|text|entry|detail|main|copy)"
