@@ -49,6 +49,19 @@ def test_an_intro_article_with_a_real_paragraph_is_not_a_feed_card(monkeypatch: 
     assert intro not in text_of(page)
 
 
+def test_sections_without_links_are_not_feed_cards(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a CMS that writes each content element of one page as an <article> of its own
+    lead = "One of the big problems we face is air pollution. But where does the thick air come from?"
+    body = "".join(f"<p>{s} {t}</p>" for s in SENTENCES for t in SENTENCES)
+    page = (f'<html><body><div class="content"><article id="c1"><h1>Where does the smog come from?</h1>'
+            f'<p>{lead}</p></article><article id="c2">{body}</article></div></body></html>')
+    assert lead in text_of(page)
+    monkeypatch.setattr(builtin, "_CARD_MAX_PARAGRAPH_CHARS", 10**9)
+    assert lead in text_of(page)  # no link in it: a section, not a card, whatever its paragraphs
+    page_with_links = page.replace(f"<p>{lead}</p>", f'<p><a href="/more">{lead}</a> More.</p>')
+    assert lead not in text_of(page_with_links)
+
+
 def product_page() -> str:
     rows = "".join(f'<div class="row"><div class="label">{k}</div><div class="value"><p>{v}</p></div></div>'
                    for k, v in [("Marks", "-"), ("Leaflet", "No leaflet provided by the maker"), ("Form", "Tablet"),
@@ -116,3 +129,14 @@ def test_a_description_does_not_widen_a_selection_that_has_text() -> None:
             f'<div class="post"><h2>Tuesday</h2>{post}</div></body></html>')
     text = text_of(page)
     assert SENTENCES[0] in text and "small things in life" not in text
+
+
+def test_a_heading_over_dropped_links_goes_with_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    body = "".join(f"<p>{s} {t}</p>" for s in SENTENCES for t in SENTENCES[:2])
+    page = (f'<html><body><article><h1>Flint tools</h1>{body}<h3>Explore further</h3>'
+            '<p><a href="/n1">Neanderthal tool-making was simpler than thought</a></p>'
+            f'<p>More information: {SENTENCES[2]}</p></article></body></html>')
+    text = text_of(page)
+    assert "More information" in text and "Explore further" not in text
+    monkeypatch.setattr(builtin, "_LABELLED_LINK_LIST_ITEMS", 10**9)
+    assert "Explore further" in text_of(page)
