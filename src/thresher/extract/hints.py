@@ -109,7 +109,21 @@ BOILER_LINE = re.compile(
     r"|sign up.*|subscribe.*|follow us.*|click here.*|comments?|leave a (?:comment|reply)|\d+ comments?|back to top"
     r"|skip to (?:main )?content|show more|load more|see more|view (?:all|more)|next|previous|prev|top"
     r"|weiterlesen|mehr (?:zum thema|lesen)|lire la suite|leer más|czytaj (?:więcej|także)|zobacz (?:też|także)"
-    r"|copyright.*|©.*|all rights reserved.*)$",
+    r"|copyright.*|©.*|all rights reserved.*"
+    # the same furniture in the other languages of the evaluation sets: related items, the author
+    # box's heading, share / print / rate / comment prompts, newsletter calls, counters
+    r"|(?:ähnliche|verwandte|weitere) (?:beiträge|artikel|themen)|das könnte (?:dich|sie) auch interessieren"
+    r"|siehe auch|(?:à )?lire aussi|voir aussi|articles? similaires|artículos relacionados|te puede interesar"
+    r"|veja também|leia também|czytaj również|zobacz również|podobne artykuły"
+    r"|über (?:den|die) autor(?:in)?|about the author|à propos de l'auteur|sobre el autor"
+    r"|(?:diesen |den )?artikel teilen|möchten sie (?:den|diesen) artikel teilen\??|partager(?: cet article)?|compartir"
+    r"|kommentieren|kommentar schreiben|laisser un commentaire|deja un comentario|dodaj komentarz"
+    r"|was denkst du\??|what do you think\??"
+    r"|war (?:der|dieser) artikel (?:nützlich|hilfreich)\??|valora esta noticia|artikel bewerten|rate this(?: article)?"
+    r"|\(?noch keine bewertungen\)?|\(?no ratings yet\)?"
+    r"|(?:rezept |artikel )?drucken|print (?:this )?(?:recipe|article|page)|imprimer"
+    r"|join our newsletter|newsletter abonnieren|abonnez-vous.*"
+    r"|advertising disclosure|externer inhalt|external content|permalink|permalien|(?:aufrufe|views)(?: \d+)?)$",
     re.I,
 )
 

@@ -140,3 +140,14 @@ def test_a_heading_over_dropped_links_goes_with_them(monkeypatch: pytest.MonkeyP
     assert "More information" in text and "Explore further" not in text
     monkeypatch.setattr(builtin, "_LABELLED_LINK_LIST_ITEMS", 10**9)
     assert "Explore further" in text_of(page)
+
+
+@pytest.mark.parametrize("line", ["Ähnliche Beiträge", "Über den Autor", "Möchten Sie den Artikel teilen?",
+                                  "Valora esta noticia", "(Noch keine Bewertungen)", "Rezept drucken",
+                                  "Veja Também:", "Join our Newsletter", "Permalien", "Was denkst du?"])
+def test_stock_lines_of_other_languages_are_furniture(line: str) -> None:
+    paragraphs = [f"<p>{s} {t}</p>" for s in SENTENCES for t in SENTENCES[:2]]
+    page = (f"<html><body><article><h1>Title</h1>{''.join(paragraphs[:4])}<p>{line}</p>{''.join(paragraphs[4:])}"
+            "</article></body></html>")
+    text = text_of(page)
+    assert SENTENCES[3] in text and line not in text
