@@ -128,6 +128,16 @@ BOILER_LINE = re.compile(
 )
 
 
+# A caption or credit written as a plain paragraph: it opens with the word for a figure or a photo
+# and a colon ("Abbildung: ...", "Photo: ...", "Fig. 2: ..."), or ends in a photo credit.
+CAPTION_LINE = re.compile(
+    r"^(?:abbildung|abb\.|bild|foto|fotos|photo|photos|figure|fig\.|grafik|image|illustration|fotografía|zdjęcie|fot\.)"
+    r"(?:\s*\d+[a-z]?)?\s*:"
+    r"|,\s*(?:photo|foto|fot\.|bild|image|crédit photo|credit)\s*:\s*[^.!?]{0,80}$",
+    re.I,
+)
+
+
 # Class names that carry a value or a page builder's layout, not a role: CMS taxonomy and post-type
 # classes (`tag-advertising`, `category-social-media`, `post-1234`) and the structural classes of
 # page builders (`elementor-widget-wrap`, `wp-block-group`, `et_pb_text`, `vc_column`) that wrap

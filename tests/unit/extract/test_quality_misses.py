@@ -151,3 +151,17 @@ def test_stock_lines_of_other_languages_are_furniture(line: str) -> None:
             "</article></body></html>")
     text = text_of(page)
     assert SENTENCES[3] in text and line not in text
+
+
+@pytest.mark.parametrize("caption", [
+    "Abbildung: Vergleich auf dem Gletscher. Die Variationen der Schneehöhe passen gut zusammen.",
+    "Roman Prymula, photo: Archives du Gouvernement tchèque",
+    "Fig. 2: The flint flake with the birch tar still on it, seen from above.",
+])
+def test_captions_written_as_paragraphs_are_not_text(caption: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    paragraphs = [f"<p>{s} {t}</p>" for s in SENTENCES for t in SENTENCES[:2]]
+    page = (f"<html><body><article><h1>Title</h1>{''.join(paragraphs[:4])}<div class='imginline'><span>{caption}"
+            f"</span></div>{''.join(paragraphs[4:])}</article></body></html>")
+    assert SENTENCES[3] in text_of(page) and caption not in text_of(page)
+    monkeypatch.setattr(builtin, "_CAPTION_LINE_MAX_CHARS", 0)
+    assert caption in text_of(page)
