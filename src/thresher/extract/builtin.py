@@ -34,6 +34,7 @@ from thresher.extract.hints import (
     CONTENT_CONTAINER,
     DROP_TAGS,
     FURNITURE_ROLES,
+    FURNITURE_SENTENCE,
     FURNITURE_TAGS,
     PANE_SET,
     POSITIVE,
@@ -209,7 +210,8 @@ _MAX_KEPT_TABLE_LINK_DENSITY = 0.6
 # links are kept.
 _LINK_POST_MIN_CHARS = 500
 _LINK_POST_KEPT_SHARE = 0.1
-# Paragraphs shorter than this that read as a caption or photo credit (`hints.CAPTION_LINE`) are one.
+# Paragraphs shorter than this that read as a caption or photo credit (`hints.CAPTION_LINE`) are one;
+# a post footer or rights notice (`hints.FURNITURE_SENTENCE`) that short is furniture.
 _CAPTION_LINE_MAX_CHARS = 300
 # Stock phrases ("Share this", "Read more") are recognised only in blocks shorter than this.
 _BOILER_LINE_MAX_CHARS = 80  # sweep: 60: no change
@@ -721,8 +723,9 @@ def filter_blocks(chosen: list[Block], title: str | None, keep_links: bool = Fal
             continue  # figure captions and credits describe an image, not the text
         if " on line " in b.text and is_server_diagnostic(b.text):
             continue
-        if b.kind == "p" and b.text_len < _CAPTION_LINE_MAX_CHARS and CAPTION_LINE.search(b.text):
-            continue  # a caption written as a paragraph
+        if b.kind == "p" and b.text_len < _CAPTION_LINE_MAX_CHARS and (
+                CAPTION_LINE.search(b.text) or FURNITURE_SENTENCE.search(b.text)):
+            continue  # a caption written as a paragraph, a post footer, a rights notice
         if b.text_len < _BOILER_LINE_MAX_CHARS and BOILER_LINE.match(b.text.strip(" .:!|»›>-–—")):
             continue
         out.append(b)

@@ -157,6 +157,10 @@ def test_stock_lines_of_other_languages_are_furniture(line: str) -> None:
     "Abbildung: Vergleich auf dem Gletscher. Die Variationen der Schneehöhe passen gut zusammen.",
     "Roman Prymula, photo: Archives du Gouvernement tchèque",
     "Fig. 2: The flint flake with the birch tar still on it, seen from above.",
+    "Große Beckenkreise (links) stabilisieren, kleine Beckenkreise (rechts) mobilisieren. © Pferderevue",
+    "Vergrößern Eine kleine runde Aussparung für die Kamera im Display des neuen Telefons.",
+    "This entry was posted in General. Bookmark the permalink.",
+    "Der Beitrag wurde am Mittwoch, den 27. November 2019 um 15:21 Uhr veröffentlicht.",
 ])
 def test_captions_written_as_paragraphs_are_not_text(caption: str, monkeypatch: pytest.MonkeyPatch) -> None:
     paragraphs = [f"<p>{s} {t}</p>" for s in SENTENCES for t in SENTENCES[:2]]
