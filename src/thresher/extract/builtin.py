@@ -65,14 +65,13 @@ _CONTENT_MASS_SHARE = 0.35
 _STANDFIRST_CHARS = 150
 # An <article> with less than this share of the largest one's text, outside it, is a feed card.
 _CARD_SHARE = 0.3
-# ... if it links somewhere and holds fewer than this many characters of link-poor paragraphs (`<p>`
-# of `_MIN_PARAGRAPH_CHARS`+): a feed card is a linked title over an excerpt of a line or two, while a
-# landing page's intro section is an `<article>` of its own with a real paragraph (trafilatura-eval:
-# a product-test page whose only wanted text was such an intro beside a larger `<article>` of
-# explanations), and a CMS that writes each content element of a page as an `<article>` (TYPO3)
-# puts no link in most (a page's lead lost that way: +0.0002 F1 on trafilatura-eval).
-_CARD_MAX_PARAGRAPH_CHARS = 300
+# ... if it has a linked title (a heading that is mostly link text, `_has_linked_heading`), or is
+# mostly links: a feed card names and links its item. A landing page's intro section under a plain
+# heading is an `<article>` of its own (trafilatura-eval: a product-test page whose only wanted text
+# was such an intro beside larger `<article>`s), and so is each content element of a page a CMS
+# writes as an `<article>` (TYPO3: a page's lead was lost that way), or a recipe's ingredients box.
 _WORD = re.compile(r"\w+")
+_HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 # An excerpt cut short: "... para …", "[…]", "[...]" at the end of a block.
 _TRUNCATED = re.compile(r"(?:\s(?:…|\.\.\.)|[\[(](?:…|\.\.\.)[\])])\s*$")
 _SENTENCE_END = re.compile(r"[.!?…。！？:;\"”»)]\s*$")
@@ -455,20 +454,22 @@ def mark_article_cards(doc: HtmlDocument) -> None:
     for node in articles:
         if node is main or node.contains(main) or main.contains(node):
             continue
-        if node.text_len < _CARD_SHARE * main.text_len and node.link_len and _own_paragraph_chars(nodes, node) < _CARD_MAX_PARAGRAPH_CHARS:
+        if node.text_len < _CARD_SHARE * main.text_len and node.link_len and _has_linked_heading(nodes, node):
             node.flags |= REMOVED
             for i in range(node.index + 1, node.end):
                 doc.nodes[i].flags |= REMOVED
 
 
-def _own_paragraph_chars(nodes: list[Node], node: Node) -> int:
-    """Characters of link-poor `<p>` paragraphs (`_MIN_PARAGRAPH_CHARS`+) in `node`'s subtree."""
-    total = 0
+def _has_linked_heading(nodes: list[Node], node: Node) -> bool:
+    """`node` holds a heading that is mostly link text (a card's title, linking to its item), or
+    is mostly link text itself."""
+    if node.link_len * 2 > node.text_len:
+        return True
     for i in range(node.index + 1, node.end):
         n = nodes[i]
-        if n.tag == "p" and n.text_len >= _MIN_PARAGRAPH_CHARS and n.link_len * 3 < n.text_len:
-            total += n.text_len - n.link_len
-    return total
+        if n.tag in _HEADING_TAGS and n.link_len * 2 > n.text_len:
+            return True
+    return False
 
 
 def _threads_are_the_page(chosen: list[Block], thread_chars: int) -> bool:

@@ -136,7 +136,7 @@ CAPTION_LINE = re.compile(
     r"|,\s*(?:photo|foto|fot\.|bild|image|crédit photo|credit)\s*:\s*[^.!?]{0,80}$"
     # the zoom button's label run into the caption, a credit after the copyright sign at the end
     r"|^(?:vergrößern|enlarge|agrandir|ampliar)\s"
-    r"|^[^\n]*©\s*[^.!?©\n]{1,60}$",
+    r"|^[^\n]*©\s*(?:[^.!?©\n]|\.(?=\S)){1,60}$",
     re.I,
 )
 # Sentences of page furniture that are longer than a stock line: a blog engine's post footer ("This

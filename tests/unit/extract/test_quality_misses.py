@@ -36,17 +36,27 @@ def test_link_lines_inside_figures_do_not_sink_a_short_article(monkeypatch: pyte
     assert SENTENCES[0] not in text_of(page)
 
 
-def test_an_intro_article_with_a_real_paragraph_is_not_a_feed_card(monkeypatch: pytest.MonkeyPatch) -> None:
+def card_page(intro_heading: str) -> tuple[str, str]:
     intro = "Welcome! " + " ".join(SENTENCES) + " We look forward to hearing from you."
     explained = "".join(f"<p>{s} {t}</p>" for s in SENTENCES for t in SENTENCES)
     faq = "".join(f"<h3>Question {i}?</h3><p>{s} {s}</p>" for i, s in enumerate(SENTENCES))
-    page = (f'<html><body><div class="page"><article class="box"><h1>Become a product tester</h1>'
+    page = (f'<html><body><div class="page"><article class="box"><h1>{intro_heading}</h1>'
             f'<p>{intro}</p><a href="/join">Join now</a></article>'
             f'<article class="box"><h2>How it works</h2>{explained}</article>'
             f'<article class="box"><h2>Questions</h2>{faq}</article></div></body></html>')
+    return page, intro
+
+
+def test_an_article_under_a_plain_heading_is_not_a_feed_card(monkeypatch: pytest.MonkeyPatch) -> None:
+    page, intro = card_page("Become a product tester")
     assert intro in text_of(page)
-    monkeypatch.setattr(builtin, "_CARD_MAX_PARAGRAPH_CHARS", 10**9)
+    monkeypatch.setattr(builtin, "_has_linked_heading", lambda nodes, node: True)
     assert intro not in text_of(page)
+
+
+def test_an_article_under_a_linked_title_is_a_feed_card() -> None:
+    page, intro = card_page('<a href="/tester">Become a product tester</a>')
+    assert intro not in text_of(page) and SENTENCES[3] in text_of(page)
 
 
 def test_sections_without_links_are_not_feed_cards(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,9 +65,8 @@ def test_sections_without_links_are_not_feed_cards(monkeypatch: pytest.MonkeyPat
     body = "".join(f"<p>{s} {t}</p>" for s in SENTENCES for t in SENTENCES)
     page = (f'<html><body><div class="content"><article id="c1"><h1>Where does the smog come from?</h1>'
             f'<p>{lead}</p></article><article id="c2">{body}</article></div></body></html>')
-    assert lead in text_of(page)
-    monkeypatch.setattr(builtin, "_CARD_MAX_PARAGRAPH_CHARS", 10**9)
-    assert lead in text_of(page)  # no link in it: a section, not a card, whatever its paragraphs
+    monkeypatch.setattr(builtin, "_has_linked_heading", lambda nodes, node: True)
+    assert lead in text_of(page)  # no link at all: a section, not a card
     page_with_links = page.replace(f"<p>{lead}</p>", f'<p><a href="/more">{lead}</a> More.</p>')
     assert lead not in text_of(page_with_links)
 
