@@ -22,7 +22,7 @@ misses (pages where the extractor's page F1 < 0.1 while another extractor's is >
 `benchmarks/.venvs/peers` when it exists, else in this interpreter if they are importable there:
 
     python -m venv benchmarks/.venvs/peers
-    benchmarks/.venvs/peers/bin/pip install 'trafilatura==2.*' resiliparse websieve==0.1.2
+    benchmarks/.venvs/peers/bin/pip install 'trafilatura==2.*' lxml_html_clean resiliparse websieve==0.1.2  # justext, which trafilatura imports, needs lxml_html_clean with lxml 6
 
 Each extractor runs in its own subprocess (`extraction_worker.py`), one core, pages in the same
 order; pages/s counts only the extraction call (reading and decoding are excluded for everyone).
