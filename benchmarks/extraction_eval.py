@@ -620,7 +620,7 @@ extractor is offered). Details in `docs/headline.md`.
 
 ## Bad input and encodings
 
-`tests/unit/extract/test_quality_bad_input.py` runs issue 15's bad inputs through the extract stage
+`tests/unit/extract/test_quality_extraction_bad_input.py` runs issue 15's bad inputs through the extract stage
 with traced peak memory under 12x the page: 10 MB attribute values, 10^6 unclosed quotes, a
 `<script>` never closed, NUL and lone-surrogate character references, a page that is 99% `<br>`
 (a named `empty_text` drop when it has no text); `<meta>` charsets that lie about legacy or UTF-8
