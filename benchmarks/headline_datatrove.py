@@ -402,7 +402,7 @@ def main() -> int:
     if "datatrove" in tools and not DT_PY.exists():
         print(f"datatrove venv missing at {DT_PY}:\n  python -m venv benchmarks/.venvs/datatrove && "
               "benchmarks/.venvs/datatrove/bin/pip install 'datatrove[processing]==0.10.1' warcio faust-cchardet "
-              "python-magic spacy lxml_html_clean", file=sys.stderr)
+              "python-magic spacy lxml_html_clean orjson", file=sys.stderr)
         return 1
     if args.out is None:
         args.out = str(RESULTS if args.input == "synthetic" else RESULTS.with_name("headline_datatrove_real.json"))
