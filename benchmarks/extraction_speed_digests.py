@@ -8,8 +8,7 @@ extraction_worker.py decodes it, this records the SHA-256 of:
   text and link lengths, and every child string with its type (text or link text).
 
 Run it before and after a change and compare the two files (`--compare A B` prints the pages whose
-digests differ). With `--parser NAME` the tree and the extraction come from that parser
-(`extract.parsers`), so the same comparison checks a compiled parser against the built-in one.
+digests differ).
 
     python benchmarks/extraction_speed_digests.py --out /tmp/before.json
     python benchmarks/extraction_speed_digests.py --out /tmp/after.json
@@ -53,35 +52,25 @@ def tree_digest(doc) -> str:  # type: ignore[no-untyped-def]
     return h.hexdigest()
 
 
-def digests(parser: str | None) -> dict[str, dict[str, str]]:
+def digests() -> dict[str, dict[str, str]]:
     sys.path.insert(0, str(BENCH))
     from extraction_worker import read_page
 
-    from thresher.extract import tree
     from thresher.extract.builtin import BuiltinExtractor
+    from thresher.extract.tree import parse, release
 
-    parse = tree.parse
-    if parser is not None:
-        from thresher.extract.parsers import get_parser
-
-        parse = get_parser(parser)
     extractors = [BuiltinExtractor(text_format=f, tables=t, comments=c) for f, t, c in MODES]
     out: dict[str, dict[str, str]] = {}
-    import thresher.extract.builtin as builtin
-
-    saved = builtin.parse
-    builtin.parse = parse  # the extractor's parser, for `--parser`
-    try:
-        for key, path in page_paths():
-            html = read_page(path)
-            entry = {"tree": tree_digest(parse(html))}
-            for (f, t, c), ex in zip(MODES, extractors, strict=True):
-                r = ex.extract(html)
-                blob = json.dumps([r.text, r.title, r.metadata, r.tables], sort_keys=True, ensure_ascii=False)
-                entry[f"{f}/{t}/{c}"] = hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
-            out[key] = entry
-    finally:
-        builtin.parse = saved
+    for key, path in page_paths():
+        html = read_page(path)
+        doc = parse(html)
+        entry = {"tree": tree_digest(doc)}
+        release(doc)
+        for (f, t, c), ex in zip(MODES, extractors, strict=True):
+            r = ex.extract(html)
+            blob = json.dumps([r.text, r.title, r.metadata, r.tables], sort_keys=True, ensure_ascii=False)
+            entry[f"{f}/{t}/{c}"] = hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+        out[key] = entry
     return out
 
 
@@ -100,7 +89,6 @@ def compare(a: dict[str, dict[str, str]], b: dict[str, dict[str, str]]) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out")
-    ap.add_argument("--parser", default=None, help="a parser name from thresher.extract.parsers")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"))
     args = ap.parse_args()
     if args.compare:
@@ -109,7 +97,7 @@ def main() -> int:
     if not DATA.is_dir():
         print(f"no evaluation pages under {DATA}", file=sys.stderr)
         return 1
-    result = digests(args.parser)
+    result = digests()
     text = json.dumps(result, indent=0, sort_keys=True) + "\n"
     if args.out:
         Path(args.out).write_text(text)
