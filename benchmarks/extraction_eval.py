@@ -610,14 +610,6 @@ Standard library only (`src/thresher/extract/`):
   UTF-16 has a NUL in every other byte), whatever the transport or `<meta>` says; the WHATWG order
   alone would read such a page as windows-1252 or UTF-8 with a NUL between letters.
 
-## End to end on real WARC files
-
-`benchmarks/headline_datatrove.py --input real` builds the shared WARC files as they are with
-`thresher build` and with datatrove's FineWeb-style pipeline, interleaved, CPU time: 3.1 vs 34.6 CPU s
-per run (medians of 3; 202 HTML pages in 658 records), **11.2×** (marginal per page 11.0×), at AEB
-F1 0.974 vs 0.953. The issue's ≥ 10× without `fast` is met; ≥ 15× with `fast` is not (no `fast`
-extractor is offered). Details in `docs/headline.md`.
-
 ## Bad input and encodings
 
 `tests/unit/extract/test_quality_extraction_bad_input.py` runs issue 15's bad inputs through the extract stage
