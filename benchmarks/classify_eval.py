@@ -51,8 +51,10 @@ from thresher.classify.config import ClassifierPlan  # noqa: E402
 from thresher.classify.features import FeatureExtractor, FeatureSpec  # noqa: E402
 from thresher.classify.metrics import evaluate_scores  # noqa: E402
 from thresher.classify.stage import Classifier  # noqa: E402
+from thresher.config import RunConfig  # noqa: E402
 from thresher.core.document import Document  # noqa: E402
-from thresher.pipeline import BATCH_DOCS  # noqa: E402
+from thresher.core.stages import Evaluation, stage_runner  # noqa: E402
+from thresher.pipeline import BATCH_DOCS, DocumentChain  # noqa: E402
 
 Example = tuple[str, str]
 TECH_PAGES = ("001", "002", "dropbox-blog", "lazy-image-1", "mathjax", "gitlab-blog", "ietf-1",
@@ -63,6 +65,28 @@ def cpu(fn: Callable[[], Any]) -> tuple[Any, float]:
     t0 = time.process_time()
     out = fn()
     return out, time.process_time() - t0
+
+
+def stage_chain(stage: Any) -> DocumentChain:
+    """A `DocumentChain` holding `stage` alone. Its `run_batch` is what the scan loop calls on each
+    batch of `BATCH_DOCS` documents: the stage's `evaluate_batch`, then the annotations written to
+    each document and its outcome (the drop) recorded. thresher's stage and fastText's both run
+    through it."""
+    chain = DocumentChain(RunConfig())
+    chain.stages = [stage]
+    chain.runners = [(stage.name, stage_runner(stage), False)]
+    chain.batch_stages = [stage]
+    return chain
+
+
+def run_build(chain: DocumentChain, docs: Sequence[Document]) -> None:
+    for i in range(0, len(docs), BATCH_DOCS):
+        chain.run_batch(docs[i : i + BATCH_DOCS])
+
+
+def fresh_docs(texts: Sequence[str]) -> list[Document]:
+    """New documents (no annotations yet), as the scan loop hands each batch its own."""
+    return [Document(id=str(i), text=t, ordinal=i) for i, t in enumerate(texts)]
 
 
 def split(examples: Sequence[Example], holdout: float, seed: int) -> tuple[list[Example], list[Example]]:
@@ -116,16 +140,9 @@ class Thresher(Peer):
         for t in texts:
             score(t)
 
-    def stage(self) -> Any:
+    def stage(self) -> Classifier:
         """The build's classifier stage for this model (keep the first label at 0.5)."""
         return Classifier(ClassifierPlan(name="m", path="", keep=(self.labels[0],), min_score=0.5), self.model)
-
-    def build_batches(self, docs: Sequence[Document]) -> None:
-        """What the scan loop does with a batch stage: `evaluate_batch` on batches of `BATCH_DOCS`
-        documents, annotations and drops included."""
-        stage = self.stage()
-        for i in range(0, len(docs), BATCH_DOCS):
-            stage.evaluate_batch(docs[i : i + BATCH_DOCS])
 
     def build_per_document(self, docs: Sequence[Document]) -> None:
         evaluate = self.stage().evaluate
@@ -163,19 +180,8 @@ class FastText(Peer):
         for line in self._lines(texts):
             predict(line, -1, 0.0, "strict")
 
-    def build_per_call(self, docs: Sequence[Document], stage: Any) -> None:
-        """fastText as a stage of this build would run it: per document, the shared tokenization
-        and the call; per batch of `BATCH_DOCS`, the scores as an array and the same vectorised
-        decision (annotations, drops) thresher's stage makes (`Classifier.decide_batch`)."""
-        import numpy as np
-
-        predict, keys = self.model.f.predict, ["__label__" + lab for lab in self.labels]
-        for i in range(0, len(docs), BATCH_DOCS):
-            rows = []
-            for doc in docs[i : i + BATCH_DOCS]:
-                got = {label: p for p, label in predict(self.prep(doc.text) + "\n", -1, 0.0, "strict")}
-                rows.append([got.get(key, 0.0) for key in keys])
-            stage.decide_batch(np.array(rows, dtype=np.float64))
+    def stage(self, decide: Any) -> FastTextStage:
+        return FastTextStage(self, decide)
 
     def per_line(self, lines: Sequence[str]) -> None:
         """The C++ call alone, on lines tokenized beforehand (outside the timing)."""
@@ -185,6 +191,38 @@ class FastText(Peer):
 
     def batch(self, texts: Sequence[str]) -> None:
         self.model.f.multilinePredict(self._lines(texts), -1, 0.0, "strict")
+
+
+class FastTextStage:
+    """fastText as a classifier stage of this build: the same protocol as thresher's stage
+    (`pipeline.BatchEvaluator`), on the same tokens, with the same decisions. Per document: the
+    shared tokenization and the C++ predict call, its (probability, label) pairs put in label
+    order; per batch: the scores as one array and thresher's vectorised decision
+    (`Classifier.decide_batch`: rounded annotations, drops)."""
+
+    name = "classify"
+
+    def __init__(self, peer: FastText, decide: Classifier) -> None:
+        self.predict, self.prep, self.decide = peer.model.f.predict, peer.prep, decide
+        self.position = {"__label__" + lab: i for i, lab in enumerate(peer.labels)}
+        self.annotates = decide.annotates
+
+    def evaluate(self, doc: Document) -> Evaluation:
+        return self.evaluate_batch([doc])[0]
+
+    def check_all(self, doc: Document) -> list[Any]:
+        return self.evaluate(doc).drops
+
+    def evaluate_batch(self, docs: Sequence[Document]) -> list[Evaluation]:
+        import numpy as np
+
+        predict, prep, position = self.predict, self.prep, self.position
+        scores = np.zeros((len(docs), len(position)), dtype=np.float64)
+        for i, doc in enumerate(docs):
+            row = scores[i]
+            for p, label in predict(prep(doc.text) + "\n", -1, 0.0, "strict"):
+                row[position[label]] = p
+        return self.decide.decide_batch(scores)
 
 
 class TfidfLogistic(Peer):
@@ -233,22 +271,29 @@ def run_task(name: str, labels: Sequence[str], train_set: Sequence[Example], tes
     # one `evaluate` per document), annotations and drops included; fastText per call on the same
     # token stream (its tokenization timed: a build would pay it), and on lines tokenized beforehand
     speeds: dict[str, list[float]] = {}
-    docs = [Document(id=str(i), text=t) for i, t in enumerate(texts)]
-    stage = next(p for p in peers if isinstance(p, Thresher)).stage()
+    thresher = next(p for p in peers if isinstance(p, Thresher))
+    thresher_chain = stage_chain(thresher.stage())
+    fasttext_chain = next((stage_chain(p.stage(thresher.stage())) for p in peers if isinstance(p, FastText)), None)
+
+    def build(chain: DocumentChain) -> float:  # predictions per CPU second of a build stage
+        docs = fresh_docs(texts)
+        return len(texts) / cpu(lambda: run_build(chain, docs))[1]
+
     for peer in peers:  # one untimed pass: warm caches for every peer
-        if isinstance(peer, Thresher):
-            peer.build_batches(docs)
         peer.scores(texts)
+    for chain in (thresher_chain, fasttext_chain):
+        if chain is not None:
+            build(chain)
     for _ in range(repeats):
         for peer in peers:
             if isinstance(peer, Thresher):
-                speeds.setdefault("thresher_build_batches", []).append(len(texts) / cpu(lambda p=peer: p.build_batches(docs))[1])
-                speeds.setdefault("thresher_build_per_document", []).append(len(texts) / cpu(lambda p=peer: p.build_per_document(docs))[1])
+                speeds.setdefault("thresher_build_batches", []).append(build(thresher_chain))
+                docs = fresh_docs(texts)
+                speeds.setdefault("thresher_build_per_document", []).append(len(texts) / cpu(lambda p=peer, d=docs: p.build_per_document(d))[1])
                 speeds.setdefault("thresher_batch_numpy", []).append(len(texts) / cpu(lambda p=peer: p.scores(texts))[1])
-            elif isinstance(peer, FastText):
+            elif isinstance(peer, FastText) and fasttext_chain is not None:
                 speeds.setdefault("fasttext_per_call", []).append(len(texts) / cpu(lambda p=peer: p.per_text(texts))[1])
-                speeds.setdefault("fasttext_build_per_call", []).append(
-                    len(texts) / cpu(lambda p=peer: p.build_per_call(docs, stage))[1])
+                speeds.setdefault("fasttext_build_per_call", []).append(build(fasttext_chain))
                 lines = peer._lines(texts)
                 speeds.setdefault("fasttext_per_call_pretokenized", []).append(len(texts) / cpu(lambda p=peer, ls=lines: p.per_line(ls))[1])
                 speeds.setdefault("fasttext_list", []).append(len(texts) / cpu(lambda p=peer: p.batch(texts))[1])

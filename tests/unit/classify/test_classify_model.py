@@ -29,6 +29,39 @@ def test_training_twice_with_the_same_seed_gives_the_same_bytes(trainer):
     assert dump_model(train(data, trainer=trainer, epochs=3, char_ngrams=(2, 4), seed=7)) != dump_model(a)
 
 
+@pytest.mark.parametrize("options", [
+    {},
+    {"char_ngrams": (2, 4), "loss": "ova"},
+    {"word_ngrams": 3, "dim": 7, "class_weight": "balanced", "tokenizer": "whitespace"},
+])
+def test_the_python_and_numpy_trainers_write_the_same_bytes(options):
+    # texts with repeated features (a word many times), an empty text and one past max_tokens
+    data = corpus(300, ("good", "bad", "meh")) + [("okay " * 40, "good"), ("", "bad"), ("spam " * 700, "meh")]
+    python = train(data, trainer="python", epochs=2, max_tokens=500, **options)
+    fast = train(data, trainer="numpy", epochs=2, max_tokens=500, **options)
+    assert dump_model(python) == dump_model(fast)
+    assert python.info["trainer"] == "fixed-point"
+
+
+def test_trained_model_bytes_are_pinned():
+    # the training arithmetic is exact or a fixed sequence of IEEE operations: these bytes must not
+    # change from one machine, Python or NumPy version to another (re-pin only for a deliberate change)
+    import hashlib
+
+    model = train(corpus(200, ("good", "bad", "meh")), trainer="python", epochs=2, char_ngrams=(2, 3))
+    assert hashlib.sha256(dump_model(model)).hexdigest() == PINNED_MODEL_SHA256
+
+
+PINNED_MODEL_SHA256 = "0e0ded46f136e7a39f1b0405435d15c10d3163ea49ed7fe46ec2272a0cd4135f"
+
+
+@pytest.mark.parametrize("trainer", ["python", "numpy"])
+@pytest.mark.parametrize("lr", [1e3, 1e12])
+def test_training_that_diverges_is_a_training_error(trainer, lr):
+    with pytest.raises(TrainingError, match="diverged"):
+        train(corpus(200), trainer=trainer, epochs=2, lr=lr)
+
+
 @pytest.mark.parametrize("loss", ["softmax", "ova"])
 @pytest.mark.parametrize("chars", [None, (1, 5)])
 def test_pure_python_and_numpy_scores_are_identical_bit_for_bit(loss, chars):
