@@ -389,6 +389,7 @@ class _WordTable:
         self.chunk_lengths = np.zeros(capacity, dtype=np.int64)
         self.chunk_slots = np.zeros(capacity, dtype=np.int64)
         self.n_chunks = self.n_chunk_slots = 0
+        self.separator_chunk = self.chunks[SEPARATOR]  # chunk 0: the separator alone
         index, rows, _ = model._numpy_tables()
         self.eos_row = rows[index[extractor.eos_hash % model.spec.buckets]]
         self.fill()
@@ -418,17 +419,18 @@ class _WordTable:
         parts = joined.split()
         codes = np.fromiter(map(self.chunks.__getitem__, parts), dtype=np.int64, count=len(parts))
         self.fill()
+        is_sep = codes == self.separator_chunk
+        keep = ~is_sep
+        chunk_owner = np.cumsum(is_sep)[keep]
+        codes = codes[keep]
         lengths = self.chunk_lengths[codes]
         starts = self.chunk_starts[codes]
         if lengths.max(initial=1) == 1:  # every chunk one word (most batches of prose)
-            slots = self.chunk_slots[starts]
+            slots, owner = self.chunk_slots[starts], chunk_owner
         else:  # chunk c's words are chunk_slots[starts[c] : starts[c] + lengths[c]]
-            within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-            slots = self.chunk_slots[np.repeat(starts, lengths) + within]
-        is_sep = slots == self.separator
-        keep = ~is_sep
-        owner = np.cumsum(is_sep)[keep]
-        slots = slots[keep]
+            ends = np.cumsum(lengths)
+            slots = self.chunk_slots[np.repeat(starts - (ends - lengths), lengths) + np.arange(int(ends[-1]), dtype=np.int64)]
+            owner = np.repeat(chunk_owner, lengths)
         counts = np.bincount(owner, minlength=n_texts)
         if len(counts) and counts.max() > spec.max_tokens:  # the per-text cap on words
             starts = np.cumsum(counts) - counts
