@@ -165,3 +165,8 @@ def test_a_ten_megabyte_text_is_bounded():
     model.scores_batch([huge, huge], use_numpy=True)
     model.scores(huge)
     assert time.process_time() - t0 < 2.0
+    # in training too: a 10 MB example costs its first max_chars, on both trainers, with the same bytes
+    t0 = time.process_time()
+    trained = [train(corpus(100) + [(huge, "good")], features=spec, epochs=1, trainer=t) for t in ("python", "numpy")]
+    assert time.process_time() - t0 < 10.0
+    assert dump_model(trained[0]) == dump_model(trained[1])
