@@ -49,7 +49,9 @@ def outputs(result):
 
 
 def test_batched_scan_gives_the_per_document_output_on_every_engine(model_path, tmp_path, monkeypatch):
-    src = crawl(tmp_path, BATCH_DOCS + 300)  # more than one batch in a partition
+    monkeypatch.setattr(tasks, "BATCH_DOCS", 400)  # smaller batches: several in a partition of a small crawl
+    assert BATCH_DOCS >= 400
+    src = crawl(tmp_path, 700)  # more than one batch in a partition
     calls = []
     real = Classifier.evaluate_batch
     monkeypatch.setattr(Classifier, "evaluate_batch", lambda self, docs: calls.append(len(docs)) or real(self, docs))
