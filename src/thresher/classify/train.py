@@ -4,28 +4,28 @@ Per example (in a seeded shuffled order each epoch): the hidden vector is the me
 embedding rows, the logits are the output matrix times it, and the loss is softmax cross-entropy
 (one label per text) or one binary logistic loss per label (one-vs-all, any number of labels per
 text). The learning rate decays linearly from `lr` to 0 over all steps, as in fastText. Rows are
-initialised uniform in ±1/dim from a counter-based hash of (seed, bucket, dimension), so the
-initial weights do not depend on the order rows are first seen or on the trainer; the output
-matrix starts at zero.
+initialised uniform in ±1/dim from BLAKE2b of (seed, bucket) (`initial_fixed_row`), so the initial
+weights do not depend on the order rows are first seen or on the trainer; the output matrix
+starts at zero.
 
 The arithmetic is exact where order could matter, so the bytes are the same on every machine and
-for both feature paths: embedding rows are fixed-point integers during training too (at 2^-bits,
-`training_scale_bits`: up to 40 bits, fewer for texts with many features), each packed into one
-Python integer with a 64-bit field per dimension, so a text's row sum is one exact integer sum
-(any order) and an update (the gradient / n, rounded once to the fixed point) one integer addition
-per row. The float steps (hidden = sum / (n 2^bits), logits by `math.fsum`, softmax) are the same
-IEEE operations in the same order every time. `trainer="numpy"` extracts the features and
-initialises the rows with NumPy (the same ids and integers); `python` does both in pure Python;
-`auto` picks NumPy when it is installed: all three give the same model bytes. At the end the rows
-are re-expressed at the stored model's scale (int32, round half to even), so the model returned
-is exactly the one a saved file loads back as. About 15x the work of fastText's C++ per step, in
-CPython: ~30 CPU s for 100k tweets x 5 epochs on one core.
+from both trainers: embedding rows are fixed-point integers during training too (at 2^-bits,
+`training_scale_bits`: up to 40 bits, fewer for texts with many features), so a text's row sum is
+an exact integer sum (any order) and an update (the gradient / n, rounded once to the fixed
+point) an exact integer addition to each of its rows. The float steps (hidden = sum / (n 2^bits),
+logits by `math.fsum`, softmax, gradients) are one code path, the same IEEE operations in the same
+order every time. `trainer="numpy"` keeps the rows in an int64 array and extracts features with
+NumPy (the same ids); `python` packs each row into one Python integer (a 64-bit field per
+dimension: a row sum is one `sum()` of big integers); `auto` picks NumPy when it is installed. All
+give the same model bytes. At the end the rows are re-expressed at the stored model's scale (int32,
+round half to even), so the model returned is exactly the one a saved file loads back as.
 
 The training set's features are held in memory (training is not a streaming stage).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 import struct
@@ -33,16 +33,16 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from itertools import chain
+from operator import add
 from typing import Any, Literal
 
-from thresher.classify.features import MASK64, FeatureExtractor, FeatureSpec, mix64
+from thresher.classify.features import FeatureExtractor, FeatureSpec
 from thresher.classify.format import dump_model
 from thresher.classify.model import LOSSES, Model, numpy_available
 from thresher.core.errors import ThresherError
 
 Trainer = Literal["auto", "python", "numpy"]
 TRAINER = "fixed-point"  # what the model header records: the training arithmetic, the same on both paths
-_INIT_SALT = 0xD1B54A32D192ED03
 
 
 class TrainingError(ThresherError):
@@ -182,26 +182,6 @@ def _with_options(config: TrainConfig, options: dict[str, Any]) -> TrainConfig:
     return replace(config, features=spec, **{k: v for k, v in options.items() if k in config_names})
 
 
-def initial_value(seed: int, bucket: int, j: int, dim: int) -> float:
-    """The initial weight of row `bucket`, dimension `j`: uniform in [-1/dim, 1/dim)."""
-    z = mix64(((seed * _INIT_SALT) + bucket * dim + j) & MASK64)
-    return ((z >> 11) * 2.0**-53 * 2.0 - 1.0) / dim
-
-
-def _initial_row(base: int, dim: int) -> list[float]:
-    """`initial_value` of dimensions 0..dim-1 of the row whose first counter is `base` (seed * salt
-    + bucket * dim), with the splitmix64 finalizer inlined: the same floats, without two calls per
-    value (initialisation was a tenth of pure-Python training)."""
-    row = []
-    for j in range(dim):
-        z = (base + j) & MASK64
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        z ^= z >> 31
-        row.append(((z >> 11) * 2.0**-53 * 2.0 - 1.0) / dim)
-    return row
-
-
 def _scale_bits(max_abs: float, spec: FeatureSpec) -> int:
     bits = 30 if max_abs == 0 else max(0, min(30, math.floor(math.log2((2**31 - 1) / max_abs))))
     while bits > 0 and spec.max_features << bits >= 1 << 52:
@@ -258,22 +238,28 @@ def _features(extractor: FeatureExtractor, texts: list[str], use_numpy: bool) ->
     return feats
 
 
-def _initial_fixed_rows(buckets: list[int], config: TrainConfig, bits: int, use_numpy: bool) -> list[list[int]]:
-    """The initial rows (`initial_value`) as fixed-point integers at `bits` (round half to even),
-    per bucket; NumPy computes the same integers (the same 64-bit mix, the same IEEE operations)."""
-    d, scale = config.dim, 2.0**bits
-    base = config.seed * _INIT_SALT
-    if not use_numpy:
-        return [[round(v * scale) for v in _initial_row(base + b * d, d)] for b in buckets]
-    import numpy as np
+def initial_fixed_row(seed: int, bucket: int, dim: int, bits: int) -> list[int]:
+    """Row `bucket`'s initial weights in fixed point at `bits`: uniform in (-1/dim, 1/dim), from 32
+    bits of BLAKE2b of (seed, bucket) per dimension, in integer arithmetic only (so they depend on
+    nothing but the seed and the bucket: not on the order rows are first seen, the trainer or the
+    machine)."""
+    words: list[int] = []
+    block = 0
+    while len(words) < dim:
+        digest = hashlib.blake2b(_INIT_KEY.pack(seed, bucket, block), digest_size=64, person=b"thresher-init").digest()
+        words += _INIT_WORDS.unpack(digest)
+        block += 1
+    denom = dim << 32
+    return [((2 * u + 1 - (1 << 32)) << bits) // denom for u in words[:dim]]
 
-    from thresher.classify.features import _mix64_array
 
-    u = np.array(buckets, dtype=np.uint64)[:, None] * np.uint64(d) + np.arange(d, dtype=np.uint64)[None, :]
-    z = _mix64_array(u + np.uint64(base & MASK64))
-    values = ((z >> np.uint64(11)).astype(np.float64) * 2.0**-53 * 2.0 - 1.0) / d
-    fixed: list[list[int]] = np.rint(values * scale).astype(np.int64).tolist()
-    return fixed
+_INIT_KEY = struct.Struct("<QQI")
+_INIT_WORDS = struct.Struct("<16I")
+
+
+def _initial_fixed_rows(buckets: list[int], config: TrainConfig, bits: int) -> list[list[int]]:
+    seed, d = config.seed, config.dim
+    return [initial_fixed_row(seed, b, d, bits) for b in buckets]
 
 
 class _PackedRows:
@@ -356,8 +342,8 @@ def _train_exact(
     offsets = [list(map(slot.__getitem__, f)) for f in feats]
     del feats
     bits = training_scale_bits(max(map(len, offsets), default=1))
-    store = (_NumpyRows if use_numpy else _PackedRows)(_initial_fixed_rows(buckets, config, bits, use_numpy), offsets, d)
-    sums_of, add = store.sums, store.add
+    store = (_NumpyRows if use_numpy else _PackedRows)(_initial_fixed_rows(buckets, config, bits), offsets, d)
+    sums_of, add_rows = store.sums, store.add
     out = [[0.0] * d for _ in range(k)]
     order = list(range(len(texts)))
     rng = random.Random(config.seed)
@@ -365,11 +351,13 @@ def _train_exact(
     step = 0
     scale = 2.0**bits
     bound = 1 << 62  # a dimension's sum beyond ±2^62: the weights diverged
-    fsum, exp = math.fsum, math.exp
+    fsum, exp, lr0 = math.fsum, math.exp, config.lr
+    # the per-step float work as C-level maps (the same IEEE operations, in the same order, as the
+    # arithmetic they stand for: x * y is y * x bit for bit)
     for _ in range(config.epochs):
         rng.shuffle(order)
         for i in order:
-            lr = config.lr * (1.0 - step / total)
+            lr = lr0 * (1.0 - step / total)
             if example_weights is not None:
                 lr *= example_weights[i]
             step += 1
@@ -379,8 +367,7 @@ def _train_exact(
             sums = sums_of(i)
             if max(sums) > bound or min(sums) < -bound:
                 raise _diverged(step)
-            denom = float(n << bits)
-            hidden = [s / denom for s in sums]
+            hidden = list(map(float(n << bits).__rtruediv__, sums))  # sum / (n 2^bits)
             logits = [fsum(map(float.__mul__, row, hidden)) for row in out]
             wanted = targets[i]
             if ova:
@@ -396,16 +383,16 @@ def _train_exact(
                 if alpha == 0.0:
                     continue
                 row = out[c]
-                grad = [g + alpha * w for g, w in zip(grad, row, strict=True)]
-                out[c] = [w + alpha * h for w, h in zip(row, hidden, strict=True)]
-            q = scale / n
+                scaled = alpha.__mul__
+                grad = list(map(add, grad, map(scaled, row)))  # g + alpha w
+                out[c] = list(map(add, row, map(scaled, hidden)))  # w + alpha h
             try:
-                update = [round(g * q) for g in grad]
+                update = list(map(round, map((scale / n).__mul__, grad)))  # round(g 2^bits / n)
             except (OverflowError, ValueError):  # an infinite or NaN gradient
                 raise _diverged(step) from None
             if max(update) > bound or min(update) < -bound:
                 raise _diverged(step)
-            add(i, update)
+            add_rows(i, update)
     fixed_rows = store.values()
     max_abs = max((max(map(abs, r)) for r in fixed_rows), default=0) / scale
     stored = _scale_bits(max_abs, config.features)

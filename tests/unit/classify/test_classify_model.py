@@ -52,7 +52,19 @@ def test_trained_model_bytes_are_pinned():
     assert hashlib.sha256(dump_model(model)).hexdigest() == PINNED_MODEL_SHA256
 
 
-PINNED_MODEL_SHA256 = "0e0ded46f136e7a39f1b0405435d15c10d3163ea49ed7fe46ec2272a0cd4135f"
+def test_initial_rows_are_pinned_and_uniform_within_one_over_dim():
+    from thresher.classify.train import initial_fixed_row
+
+    assert initial_fixed_row(0, 12345, 4, 20) == PINNED_INITIAL_ROW
+    values = [v for b in range(200) for v in initial_fixed_row(7, b, 40, 30)]  # 40 dims: three digests a row
+    assert all(-(1 << 30) / 40 < v < (1 << 30) / 40 for v in values)
+    assert abs(sum(values) / len(values)) < 0.05 * (1 << 30) / 40 and len(set(values)) == len(values)
+
+
+PINNED_INITIAL_ROW = [-209435, -226210, -2212, -178329]
+
+
+PINNED_MODEL_SHA256 = "c203adc6b61fe06162b3402fa2c30e180e7ed7859f9e1bbcda828b14b6d5b107"
 
 
 @pytest.mark.parametrize("trainer", ["python", "numpy"])
