@@ -8,8 +8,9 @@ initialised uniform in ±1/dim from BLAKE2b of (seed, bucket) (`initial_fixed_ro
 weights do not depend on the order rows are first seen or on the trainer; the output matrix
 starts at zero.
 
-The arithmetic is exact where order could matter, so the bytes are the same on every machine and
-from both trainers: embedding rows are fixed-point integers during training too (at 2^-bits,
+The arithmetic is exact where order could matter, so the bytes are the same from both trainers and
+on every machine whose C library's `exp` (softmax, sigmoid) rounds alike (the one IEEE operation
+that is not correctly rounded everywhere): embedding rows are fixed-point integers during training too (at 2^-bits,
 `training_scale_bits`: up to 40 bits, fewer for texts with many features), so a text's row sum is
 an exact integer sum (any order) and an update (the gradient / n, rounded once to the fixed
 point) an exact integer addition to each of its rows. The float steps (hidden = sum / (n 2^bits),
