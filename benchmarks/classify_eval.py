@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gc
 import gzip
 import json
 import platform
@@ -51,8 +52,10 @@ from thresher.classify.config import ClassifierPlan  # noqa: E402
 from thresher.classify.features import FeatureExtractor, FeatureSpec  # noqa: E402
 from thresher.classify.metrics import evaluate_scores  # noqa: E402
 from thresher.classify.stage import Classifier  # noqa: E402
+from thresher.config import RunConfig  # noqa: E402
 from thresher.core.document import Document  # noqa: E402
-from thresher.pipeline import BATCH_DOCS  # noqa: E402
+from thresher.core.stages import Evaluation, stage_runner  # noqa: E402
+from thresher.pipeline import BATCH_DOCS, DocumentChain  # noqa: E402
 
 Example = tuple[str, str]
 TECH_PAGES = ("001", "002", "dropbox-blog", "lazy-image-1", "mathjax", "gitlab-blog", "ietf-1",
@@ -60,9 +63,37 @@ TECH_PAGES = ("001", "002", "dropbox-blog", "lazy-image-1", "mathjax", "gitlab-b
 
 
 def cpu(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """`fn()` and its CPU seconds, timed from a freshly collected heap: a full (generation 2)
+    garbage collection traverses every live object of the process (the data sets, the peers'
+    models), so one that falls inside a measurement charges it to whichever peer allocated last
+    (it moved a build-stage measurement up to 3x). Collections of the objects a measurement makes
+    itself still count."""
+    gc.collect()
     t0 = time.process_time()
     out = fn()
     return out, time.process_time() - t0
+
+
+def stage_chain(stage: Any) -> DocumentChain:
+    """A `DocumentChain` holding `stage` alone. Its `run_batch` is what the scan loop calls on each
+    batch of `BATCH_DOCS` documents: the stage's `evaluate_batch`, then the annotations written to
+    each document and its outcome (the drop) recorded. thresher's stage and fastText's both run
+    through it."""
+    chain = DocumentChain(RunConfig())
+    chain.stages = [stage]
+    chain.runners = [(stage.name, stage_runner(stage), False)]
+    chain.batch_stages = [stage]
+    return chain
+
+
+def run_build(chain: DocumentChain, docs: Sequence[Document]) -> None:
+    for i in range(0, len(docs), BATCH_DOCS):
+        chain.run_batch(docs[i : i + BATCH_DOCS])
+
+
+def fresh_docs(texts: Sequence[str]) -> list[Document]:
+    """New documents (no annotations yet), as the scan loop hands each batch its own."""
+    return [Document(id=str(i), text=t, ordinal=i) for i, t in enumerate(texts)]
 
 
 def split(examples: Sequence[Example], holdout: float, seed: int) -> tuple[list[Example], list[Example]]:
@@ -116,16 +147,9 @@ class Thresher(Peer):
         for t in texts:
             score(t)
 
-    def stage(self) -> Any:
+    def stage(self) -> Classifier:
         """The build's classifier stage for this model (keep the first label at 0.5)."""
         return Classifier(ClassifierPlan(name="m", path="", keep=(self.labels[0],), min_score=0.5), self.model)
-
-    def build_batches(self, docs: Sequence[Document]) -> None:
-        """What the scan loop does with a batch stage: `evaluate_batch` on batches of `BATCH_DOCS`
-        documents, annotations and drops included."""
-        stage = self.stage()
-        for i in range(0, len(docs), BATCH_DOCS):
-            stage.evaluate_batch(docs[i : i + BATCH_DOCS])
 
     def build_per_document(self, docs: Sequence[Document]) -> None:
         evaluate = self.stage().evaluate
@@ -163,19 +187,8 @@ class FastText(Peer):
         for line in self._lines(texts):
             predict(line, -1, 0.0, "strict")
 
-    def build_per_call(self, docs: Sequence[Document], stage: Any) -> None:
-        """fastText as a stage of this build would run it: per document, the shared tokenization
-        and the call; per batch of `BATCH_DOCS`, the scores as an array and the same vectorised
-        decision (annotations, drops) thresher's stage makes (`Classifier.decide_batch`)."""
-        import numpy as np
-
-        predict, keys = self.model.f.predict, ["__label__" + lab for lab in self.labels]
-        for i in range(0, len(docs), BATCH_DOCS):
-            rows = []
-            for doc in docs[i : i + BATCH_DOCS]:
-                got = {label: p for p, label in predict(self.prep(doc.text) + "\n", -1, 0.0, "strict")}
-                rows.append([got.get(key, 0.0) for key in keys])
-            stage.decide_batch(np.array(rows, dtype=np.float64))
+    def stage(self, decide: Any) -> FastTextStage:
+        return FastTextStage(self, decide)
 
     def per_line(self, lines: Sequence[str]) -> None:
         """The C++ call alone, on lines tokenized beforehand (outside the timing)."""
@@ -185,6 +198,39 @@ class FastText(Peer):
 
     def batch(self, texts: Sequence[str]) -> None:
         self.model.f.multilinePredict(self._lines(texts), -1, 0.0, "strict")
+
+
+class FastTextStage:
+    """fastText as a classifier stage of this build: the same protocol as thresher's stage
+    (`pipeline.BatchEvaluator`), on the same tokens, with the same decisions. Per document: the
+    shared tokenization and the C++ predict call, its (probability, label) pairs put in label
+    order; per batch: the scores as one array and thresher's vectorised decision
+    (`Classifier.decide_batch`: rounded annotations, drops)."""
+
+    name = "classify"
+
+    def __init__(self, peer: FastText, decide: Classifier) -> None:
+        self.predict, self.prep, self.decide = peer.model.f.predict, peer.prep, decide
+        self.position = {"__label__" + lab: i for i, lab in enumerate(peer.labels)}
+        self.annotates = decide.annotates
+
+    def evaluate(self, doc: Document) -> Evaluation:
+        return self.evaluate_batch([doc])[0]
+
+    def check_all(self, doc: Document) -> list[Any]:
+        return self.evaluate(doc).drops
+
+    def evaluate_batch(self, docs: Sequence[Document]) -> list[Evaluation]:
+        import numpy as np
+
+        predict, prep, position = self.predict, self.prep, self.position
+        rows = []
+        for doc in docs:
+            row = [0.0] * len(position)
+            for p, label in predict(prep(doc.text) + "\n", -1, 0.0, "strict"):
+                row[position[label]] = p
+            rows.append(row)
+        return self.decide.decide_batch(np.array(rows, dtype=np.float64).reshape(len(docs), len(position)))
 
 
 class TfidfLogistic(Peer):
@@ -233,27 +279,41 @@ def run_task(name: str, labels: Sequence[str], train_set: Sequence[Example], tes
     # one `evaluate` per document), annotations and drops included; fastText per call on the same
     # token stream (its tokenization timed: a build would pay it), and on lines tokenized beforehand
     speeds: dict[str, list[float]] = {}
-    docs = [Document(id=str(i), text=t) for i, t in enumerate(texts)]
-    stage = next(p for p in peers if isinstance(p, Thresher)).stage()
+    thresher = next(p for p in peers if isinstance(p, Thresher))
+    thresher_chain = stage_chain(thresher.stage())
+    fasttext_chain = next((stage_chain(p.stage(thresher.stage())) for p in peers if isinstance(p, FastText)), None)
+
+    def build(chain: DocumentChain) -> float:  # predictions per CPU second of a build stage
+        docs = fresh_docs(texts)
+        return len(texts) / cpu(lambda: run_build(chain, docs))[1]
+
+    # the benchmark's own data (data sets, splits, the peers' training leftovers) is frozen out of the
+    # garbage collector, as a build worker holds none of it: a full collection over it cost ~50 ms,
+    # ~4 us a document a pass, whichever peer triggered it. The peers' caches and what the measured
+    # calls allocate stay collected, as in a build.
+    gc.collect()
+    gc.freeze()
     for peer in peers:  # one untimed pass: warm caches for every peer
-        if isinstance(peer, Thresher):
-            peer.build_batches(docs)
         peer.scores(texts)
+    for chain in (thresher_chain, fasttext_chain):
+        if chain is not None:
+            build(chain)
     for _ in range(repeats):
         for peer in peers:
             if isinstance(peer, Thresher):
-                speeds.setdefault("thresher_build_batches", []).append(len(texts) / cpu(lambda p=peer: p.build_batches(docs))[1])
-                speeds.setdefault("thresher_build_per_document", []).append(len(texts) / cpu(lambda p=peer: p.build_per_document(docs))[1])
+                speeds.setdefault("thresher_build_batches", []).append(build(thresher_chain))
+                docs = fresh_docs(texts)
+                speeds.setdefault("thresher_build_per_document", []).append(len(texts) / cpu(lambda p=peer, d=docs: p.build_per_document(d))[1])
                 speeds.setdefault("thresher_batch_numpy", []).append(len(texts) / cpu(lambda p=peer: p.scores(texts))[1])
-            elif isinstance(peer, FastText):
+            elif isinstance(peer, FastText) and fasttext_chain is not None:
                 speeds.setdefault("fasttext_per_call", []).append(len(texts) / cpu(lambda p=peer: p.per_text(texts))[1])
-                speeds.setdefault("fasttext_build_per_call", []).append(
-                    len(texts) / cpu(lambda p=peer: p.build_per_call(docs, stage))[1])
+                speeds.setdefault("fasttext_build_per_call", []).append(build(fasttext_chain))
                 lines = peer._lines(texts)
                 speeds.setdefault("fasttext_per_call_pretokenized", []).append(len(texts) / cpu(lambda p=peer, ls=lines: p.per_line(ls))[1])
                 speeds.setdefault("fasttext_list", []).append(len(texts) / cpu(lambda p=peer: p.batch(texts))[1])
             else:
                 speeds.setdefault(peer.name + "_batch", []).append(len(texts) / cpu(lambda p=peer: p.scores(texts))[1])
+    gc.unfreeze()
     out["predictions_per_cpu_s"] = {k: round(statistics.median(v)) for k, v in speeds.items()}
     if "fasttext_per_call" in out["predictions_per_cpu_s"]:
         ft = out["predictions_per_cpu_s"]["fasttext_per_call"]
@@ -458,22 +518,42 @@ def boilerplate(repeats: int, prep: Callable[[str], str]) -> dict[str, Any]:
     return out
 
 
-def training_speed() -> dict[str, Any]:
+def training_speed(repeats: int = 1) -> dict[str, Any]:
+    """100k tweets (the Davidson set repeated), 5 epochs, word bigrams, dim 16, on one core: the
+    NumPy and the pure-Python trainer (which must write the same bytes) and fastText, interleaved
+    `repeats` times; CPU seconds, medians."""
+    import hashlib
+
+    from thresher.classify.format import dump_model
+
     data = davidson()
     texts = (data * 5)[:100_000]
-    out: dict[str, Any] = {"examples": len(texts), "epochs": 5}
-    for trainer in ("numpy", "python"):
-        _, seconds = cpu(lambda trainer=trainer: train(texts, epochs=5, word_ngrams=2, trainer=trainer))
-        out[f"{trainer}_trainer_cpu_s"] = round(seconds, 2)
-        print("train 100k", trainer, round(seconds, 2), flush=True)
+    out: dict[str, Any] = {"examples": len(texts), "epochs": 5, "repeats": repeats}
+    seconds: dict[str, list[float]] = {}
+    digests: dict[str, set[str]] = {}
     ft = fasttext_module()
+    ft_path = None
     if ft is not None:
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as f:
             for t, lab in texts:
                 f.write(f"__label__{lab} {' '.join(t.split())}\n")
-        _, seconds = cpu(lambda: ft.train_supervised(f.name, epoch=5, wordNgrams=2, dim=16, thread=1, verbose=0))
-        out["fasttext_cpu_s"] = round(seconds, 2)
-        Path(f.name).unlink()
+        ft_path = f.name
+    for _ in range(repeats):
+        for trainer in ("numpy", "python"):
+            model, sec = cpu(lambda trainer=trainer: train(texts, epochs=5, word_ngrams=2, trainer=trainer))
+            seconds.setdefault(f"{trainer}_trainer_cpu_s", []).append(sec)
+            digests.setdefault(trainer, set()).add(hashlib.sha256(dump_model(model)).hexdigest())
+            print("train 100k", trainer, round(sec, 2), flush=True)
+        if ft_path is not None:
+            _, sec = cpu(lambda: ft.train_supervised(ft_path, epoch=5, wordNgrams=2, dim=16, thread=1, verbose=0))
+            seconds.setdefault("fasttext_cpu_s", []).append(sec)
+    if ft_path is not None:
+        Path(ft_path).unlink()
+    out |= {k: round(statistics.median(v), 2) for k, v in seconds.items()}
+    out["runs_cpu_s"] = {k: [round(x, 2) for x in v] for k, v in seconds.items()}
+    out["model_sha256"] = {k: sorted(v) for k, v in digests.items()}
+    # reproducible (one digest per trainer over the repeats) and the same bytes from both trainers
+    out["same_bytes_every_run_and_trainer"] = len(digests["numpy"] | digests["python"]) == 1
     return out
 
 
@@ -493,6 +573,7 @@ def statistical_gate() -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--train-repeats", type=int, default=1, help="interleaved rounds of the 100k training run")
     parser.add_argument("--only", default=None, help="run one part: toxicity, lang, boilerplate, training, weights, statistical")
     args = parser.parse_args()
     extractor = FeatureExtractor(FeatureSpec())
@@ -507,7 +588,7 @@ def main() -> int:
     parts = {"toxicity": lambda: results.update(toxicity(args.repeats, prep)),
              "lang": lambda: results.update({"lang_en_vs_other": language_gate(args.repeats, prep)}),
              "boilerplate": lambda: results.update({"content_vs_boilerplate": boilerplate(args.repeats, prep)}),
-             "training": lambda: results.update({"training_100k": training_speed()}),
+             "training": lambda: results.update({"training_100k": training_speed(args.train_repeats)}),
              "weights": lambda: results.update({"class_weights_davidson": class_weights(prep)}),
              "statistical": lambda: results.update({"statistical_gate": statistical_gate()})}
     for name, run in parts.items():

@@ -71,16 +71,18 @@ def evaluate(drops: list[tuple[str, str]], group: dict[str, str | None], grades:
             "recall": round(correct / needed, 4), "dropped_share_by_grade": {g: round(a / n, 3) for g, (a, n) in sorted(by_grade.items())}}
 
 
-def build_and_read(records: list[dict], tmp: Path, name: str, config_data: dict) -> tuple[list[tuple[str, str]], float]:
+def build_and_read(records: list[dict], tmp: Path, name: str, config_data: dict, with_section: bool = False) -> tuple:
+    """(drops as (document, kept document) names, build CPU s[, the manifest's embeddings section])."""
     from thresher.config import RunConfig
     from thresher.run.build import build
 
+    tmp.mkdir(parents=True, exist_ok=True)
     crawl = tmp / "plag.jsonl"
     if not crawl.exists():
         crawl.write_text("".join(json.dumps({"url": r["url"], "text": r["text"]}) + "\n" for r in records))
     config = RunConfig.from_dict({"exec": {"engine": "local"}, "quality": {"preset": None}, **config_data})
     t = time.process_time()
-    build([str(crawl)], tmp / name, config, rejects=tmp / f"{name}-rejects")
+    result = build([str(crawl)], tmp / name, config, rejects=tmp / f"{name}-rejects")
     cpu = time.process_time() - t
     urls: dict[str, str] = {}
     for path in (tmp / name).glob("shard-*.jsonl.gz"):
@@ -95,6 +97,8 @@ def build_and_read(records: list[dict], tmp: Path, name: str, config_data: dict)
         detail = r["drop"].get("detail") or {}
         if r["drop"]["stage"] in ("dedup.near", "dedup.semantic", "dedup.exact") and "kept_id" in detail:
             out.append((r["url"].rsplit("/", 1)[1], urls[detail["kept_id"]].rsplit("/", 1)[1]))
+    if with_section:
+        return out, cpu, result.manifest.get("embeddings") or {}
     return out, cpu
 
 

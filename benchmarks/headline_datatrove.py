@@ -12,14 +12,20 @@ remove. Every written record carries `WARC-Identified-Payload-Type: text/html` (
 so datatrove does not have to guess types with libmagic; chunked HTTP bodies are de-chunked (and the
 header dropped) and content-encoded ones left out, so both readers see the same plain bytes.
 
-thresher: `thresher build FILES -o OUT -q --workers N` (default config). datatrove: the pipeline in
+thresher: `thresher build FILES -o OUT -q --workers N` (default config), run twice per repeat: with the
+`fast` extra's packages (numpy, fastwarc) as installed, and without them (`thresher-nofast`: the same
+environment with those modules made unimportable, so every accelerator takes its pure-Python path);
+the two must write the same shards, and the result says whether they did. datatrove: the pipeline in
 headline_datatrove_worker.py, in benchmarks/.venvs/datatrove. Each run is one process tree timed by
 GNU time (`%e %U %S %M`): wall, user+system CPU of the tree, largest process RSS. Runs are interleaved
 (repeat r: thresher 1, datatrove 1, thresher 2, datatrove 2) and the load average is recorded before
 each. datatrove's per-page extraction guard is 10 s (its default 1 s skips pages on a loaded machine)
 and its pool uses fork (forkserver workers are never reaped, so their CPU would be lost); see
-docs/headline.md. A 16-page run of each tool measures the fixed start-up cost. docs/s = input HTML records / wall second. Extraction F1 on the AEB set is scored with
-extraction_eval's scorer (builtin extractor vs datatrove's Trafilatura step as configured).
+docs/headline.md. thresher's bytecode is compiled once before the timed runs, as `pip install` compiles
+an installed package's (the peer's venv has its packages'). A 16-page run of each tool measures the fixed start-up cost. docs/s = input HTML records / wall second. Extraction F1 on the AEB set is scored with
+extraction_eval's scorer (builtin extractor vs datatrove's Trafilatura step as configured), and the
+extraction speed against trafilatura (default settings; issue 15's 5x goal) is measured in the same
+run: CPU time per page, interleaved passes (`--trafilatura-passes`).
 
     python benchmarks/headline_datatrove.py [--pages 1500] [--repeats 3] [--workers 1,2]
 
@@ -252,10 +258,30 @@ def timed(cmd: list[str], env: dict | None = None) -> dict:
             "loadavg_before": [round(x, 2) for x in load], "stdout": proc.stdout, "stderr": proc.stderr}
 
 
-def run_thresher(files: list[str], workers: int, work: Path) -> dict:
-    out = work / f"thresher-{workers}"
+# `thresher` without the `fast` extra, in the same environment: its packages made unimportable, so
+# every optional accelerator takes its pure-Python path (the build must then write the same shards).
+WITHOUT_FAST = ("import sys; sys.modules.update({m: None for m in FAST_MODULES}); "
+                "from thresher.cli import main; sys.exit(main(sys.argv[1:]))")
+FAST_MODULES = ("numpy", "fastwarc")
+
+
+def compile_thresher_bytecode() -> str:
+    """Write the bytecode of the thresher package the timed runs import, as `pip install` does for an
+    installed package (the peer's packages in its venv have theirs). Without it, a source checkout
+    run with PYTHONDONTWRITEBYTECODE set recompiles every module in every process: ~0.1-0.4 s of CPU
+    per run that no installed thresher pays. Returns the package directory compiled."""
+    where = subprocess.run([str(THRESHER.with_name("python")), "-c", "import os, thresher; print(os.path.dirname(thresher.__file__))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run([str(THRESHER.with_name("python")), "-m", "compileall", "-q", where], check=True, stdout=subprocess.DEVNULL)
+    return where
+
+
+def run_thresher(files: list[str], workers: int, work: Path, fast: bool = True) -> dict:
+    out = work / f"thresher-{workers}{'' if fast else '-nofast'}"
     shutil.rmtree(out, ignore_errors=True)
-    r = timed([str(THRESHER), "build", *files, "-o", str(out), "-q", "--workers", str(workers)])
+    cmd = [str(THRESHER)] if fast else [sys.executable, "-c", WITHOUT_FAST.replace(
+        "FAST_MODULES", repr(FAST_MODULES))]
+    r = timed([*cmd, "build", *files, "-o", str(out), "-q", "--workers", str(workers)])
     stats = json.loads((out / "stats.json").read_text())
     manifest = json.loads((out / "manifest.json").read_text())
     kept = int(manifest.get("records", sum(int(s.get("records", 0)) for s in manifest.get("shards", []))))
@@ -318,6 +344,37 @@ def extraction_f1(limit: int | None) -> dict:
 
 # -- main -------------------------------------------------------------------------------------
 
+def run_tool(tool: str, files: list[str], input_dir: Path, workers: int, work: Path, dt_timeout: float) -> dict:
+    if tool == "datatrove":
+        return run_datatrove(input_dir, workers, work, dt_timeout)
+    return run_thresher(files, workers, work, fast=tool == "thresher")
+
+
+def trafilatura_speed(passes: int) -> dict:
+    """Extraction alone, CPU time: thresher's built-in extractor and trafilatura (default settings)
+    on the AEB pages, interleaved passes (extraction_eval's worker, one page at a time)."""
+    sys.path.insert(0, str(BENCH))
+    import extraction_eval as ev
+
+    pages, _ = ev.aeb_pages(None)
+    out = ev.interleaved_speed(pages, passes)
+    out["goal_ratio"] = 5.0
+    return out
+
+
+def fast_identity(runs: dict[str, list[dict]]) -> dict:
+    """Whether every run with the `fast` extra wrote the same shards as every run without it."""
+    out = {}
+    for key, fast_runs in runs.items():
+        tool, _, w = key.partition("|")
+        if tool != "thresher" or f"thresher-nofast|{w}" not in runs:
+            continue
+        digests = {json.dumps(r["shard_sha256"]) for r in fast_runs + runs[f"thresher-nofast|{w}"]}
+        out[w] = {"identical_shards": len(digests) == 1, "distinct_shard_sets": len(digests),
+                  "shards": len(fast_runs[0]["shard_sha256"])}
+    return out
+
+
 def summarize(runs: list[dict], pages: int) -> dict:
     wall = statistics.median(r["wall_s"] for r in runs)
     cpu_runs = [r for r in runs if not r.get("cpu_incomplete")]
@@ -336,7 +393,10 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--aeb-limit", type=int, default=None, help="score extraction on the first N AEB pages")
-    ap.add_argument("--tools", default="thresher,datatrove")
+    ap.add_argument("--tools", default="thresher,thresher-nofast,datatrove",
+                    help="thresher (with the fast extra's packages), thresher-nofast (without them), datatrove")
+    ap.add_argument("--trafilatura-passes", type=int, default=3,
+                    help="interleaved passes of the extraction speed comparison with trafilatura (0: skip)")
     ap.add_argument("--out", default=None, help="results file (default: headline_datatrove.json, "
                     "headline_datatrove_real.json with --input real)")
     ap.add_argument("--input", choices=("synthetic", "real"), default="synthetic",
@@ -354,7 +414,7 @@ def main() -> int:
     if "datatrove" in tools and not DT_PY.exists():
         print(f"datatrove venv missing at {DT_PY}:\n  python -m venv benchmarks/.venvs/datatrove && "
               "benchmarks/.venvs/datatrove/bin/pip install 'datatrove[processing]==0.10.1' warcio faust-cchardet "
-              "python-magic spacy", file=sys.stderr)
+              "python-magic spacy lxml_html_clean orjson", file=sys.stderr)
         return 1
     if args.out is None:
         args.out = str(RESULTS if args.input == "synthetic" else RESULTS.with_name("headline_datatrove_real.json"))
@@ -365,6 +425,7 @@ def main() -> int:
     print(f"input: {pages} HTML pages ({info['base_pages']} originals x {info['copies']} copies) in {len(files)} files",
           flush=True)
     workers = [int(w) for w in args.workers.split(",")]
+    bytecode = compile_thresher_bytecode() if any(t.startswith("thresher") for t in tools) else None
     work = Path(tempfile.mkdtemp(prefix="headline-"))
     runs: dict[str, list[dict]] = {}
     started = datetime.datetime.now(datetime.UTC)
@@ -376,7 +437,7 @@ def main() -> int:
             for w in workers:
                 for tool in tools:
                     key = f"{tool}|{w}"
-                    r = run_thresher(files, w, work) if tool == "thresher" else run_datatrove(input_dir, w, work, args.dt_timeout)
+                    r = run_tool(tool, files, input_dir, w, work, args.dt_timeout)
                     runs.setdefault(key, []).append(r)
                     (DATA / "partial.json").write_text(json.dumps({"input": info, "runs": runs}, indent=1) + "\n")
                     print(f"rep {rep} {tool:<9} w={w}: wall {r['wall_s']:.1f}s cpu {r['cpu_s']:.1f}s "
@@ -397,12 +458,15 @@ def main() -> int:
         if k.startswith("datatrove"):
             summary[k]["trafilatura_timeouts"] = [next((s.get("timeout", 0) for n, s in r["steps"].items()
                                                         if "Trafilatura" in n), 0) for r in v]
-    ratios = {}
+    ratios: dict = {}
     for w in workers:
-        t, d = summary.get(f"thresher|{w}"), summary.get(f"datatrove|{w}")
-        if t and d:
-            ratios[str(w)] = {"docs_per_s": round(t["docs_per_s"] / d["docs_per_s"], 2),
-                              "cpu": round(d["cpu_s"] / t["cpu_s"], 2) if d["cpu_s"] and t["cpu_s"] else None}
+        d = summary.get(f"datatrove|{w}")
+        for tool in ("thresher", "thresher-nofast"):
+            t = summary.get(f"{tool}|{w}")
+            if t and d:
+                key = str(w) if tool == "thresher" else f"{w} without fast"
+                ratios[key] = {"docs_per_s": round(t["docs_per_s"] / d["docs_per_s"], 2),
+                               "cpu": round(d["cpu_s"] / t["cpu_s"], 2) if d["cpu_s"] and t["cpu_s"] else None}
     # Fixed cost: the same commands, one worker, on a 16-page input (2 pages per file). The marginal
     # per-document CPU is (run CPU - fixed CPU) / pages: what the ratio tends to on a large input.
     startup = {}
@@ -413,8 +477,7 @@ def main() -> int:
         work = Path(tempfile.mkdtemp(prefix="headline-"))
         try:
             for tool in tools:
-                r = (run_thresher(tiny_files, 1, work) if tool == "thresher"
-                     else run_datatrove(tiny_dir, 1, work, args.dt_timeout))
+                r = run_tool(tool, tiny_files, tiny_dir, 1, work, args.dt_timeout)
                 startup[tool] = {"pages": tiny["pages"], "wall_s": r["wall_s"], "cpu_s": r["cpu_s"],
                                  "peak_rss_mib": r["peak_rss_mib"], "loadavg_before": r["loadavg_before"]}
                 s1 = summary.get(f"{tool}|1")
@@ -425,17 +488,26 @@ def main() -> int:
                 print(f"fixed cost {tool}: {startup[tool]}", flush=True)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        if all(startup.get(t, {}).get("marginal_cpu_s_per_1k_docs") for t in ("thresher", "datatrove")):
-            ratios["marginal_cpu_1_worker"] = round(startup["datatrove"]["marginal_cpu_s_per_1k_docs"]
-                                                    / startup["thresher"]["marginal_cpu_s_per_1k_docs"], 2)
+        for tool in ("thresher", "thresher-nofast"):
+            if all(startup.get(t, {}).get("marginal_cpu_s_per_1k_docs") for t in (tool, "datatrove")):
+                key = "marginal_cpu_1_worker" + ("" if tool == "thresher" else " without fast")
+                ratios[key] = round(startup["datatrove"]["marginal_cpu_s_per_1k_docs"]
+                                    / startup[tool]["marginal_cpu_s_per_1k_docs"], 2)
     print("extraction F1 on AEB ...", flush=True)
     f1 = extraction_f1(args.aeb_limit)
+    speed = None
+    if args.trafilatura_passes:
+        print("extraction speed vs trafilatura on AEB ...", flush=True)
+        speed = trafilatura_speed(args.trafilatura_passes)
     result = {
         "benchmark": "thresher build vs datatrove FineWeb-style pipeline, same WARC input",
         "input": info, "datatrove_extract_timeout_s": args.dt_timeout, "goal": {"ratio": GOAL, "datatrove_docs_per_s_per_core_reference": 15},
         "summary": summary, "ratios": ratios, "fixed_cost": startup, "extraction": f1, "runs": runs,
+        "fast_extra": {"modules": list(FAST_MODULES), "same_shards_with_and_without": fast_identity(runs)},
+        "extraction_speed_vs_trafilatura": speed,
         "machine": {"platform": platform.platform(), "python": platform.python_version(),
                     "processor": platform.processor() or platform.machine(), "cpus": os.cpu_count()},
+        "thresher_bytecode_precompiled": bytecode is not None,  # as an installed package has it (compile_thresher_bytecode)
         "from_partial": args.from_partial,  # True: the timing runs were made earlier, this run only summarized them
         "started_utc": started.isoformat(timespec="seconds"),
         "finished_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -446,6 +518,9 @@ def main() -> int:
         print(f"{k:<14} {s['docs_per_s']:>8} docs/s  {s['cpu_s_per_1k_docs']:>7} CPU s/1k  rss {s['peak_rss_mib']} MiB  "
               f"kept {s['kept']}")
     print("ratios:", ratios)
+    print("same shards with and without fast:", result["fast_extra"]["same_shards_with_and_without"])
+    if speed:
+        print("extraction speed vs trafilatura:", speed["median_pages_per_s"], speed["thresher_over_trafilatura"])
     print("F1:", {k: v["f1"] for k, v in f1.items() if isinstance(v, dict) and "f1" in v})
     return 0
 

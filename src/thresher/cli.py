@@ -216,7 +216,9 @@ def _refuse_ignored_settings(data: dict[str, Any], config: RunConfig) -> None:
             "Hamming distance: set --dedup-near-simhash-max-hamming instead"
         )
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verbs: Sequence[str] = VERBS) -> argparse.ArgumentParser:
+    """The parser with the subcommands of `verbs` (every verb by default; `main` registers only the
+    one the command line names, so a run imports and builds the flags of that verb alone)."""
     parser = Parser(
         prog="thresher",
         description="Turn a web crawl into an ML-ready text corpus: extract, filter, deduplicate, shard.",
@@ -224,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"thresher {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=Parser)
     sub.add_parser = _with_formatter(sub.add_parser)  # type: ignore[method-assign]
-    for verb in VERBS:
+    for verb in verbs:
         try:
             module = importlib.import_module(f"thresher.commands.{verb.replace('-', '_')}")
         except ImportError as exc:  # a verb whose module is not in this build
@@ -270,8 +272,16 @@ def _unknown_flags(parser: argparse.ArgumentParser, args: argparse.Namespace, ex
     hint = f" (did you mean {close[0]}?)" if close else f" (see {target.prog} --help-all)"
     target.error(f"unknown flag {name}{hint}")
 
+def _verbs_to_register(argv: Sequence[str]) -> Sequence[str]:
+    """Only the verb the command line starts with, when it starts with one; else every verb (for the
+    top-level help, `--version`, and a mistyped verb's "did you mean")."""
+    if argv and argv[0] in VERBS:
+        return (argv[0],)
+    return VERBS
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_verbs_to_register(argv))
     args, extras = parser.parse_known_args(argv)
     if extras:
         _unknown_flags(parser, args, extras)

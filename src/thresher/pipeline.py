@@ -24,7 +24,9 @@ Outcome = tuple[Drop, list[Drop]] | None  # what `DocumentChain.run` returns for
 
 # Bounds on one batch of the scan loop (`run/tasks.py`): documents, and characters of their text or
 # HTML. They bound the memory a batch holds; they never change the output (see `BatchEvaluator`).
-BATCH_DOCS = 512
+# 2048, not 512: a NumPy call has a fixed cost, and a batch of 512 tweets paid ~25% of the
+# classifier's time in it (benchmarks/classify_eval.py); the characters bound memory either way.
+BATCH_DOCS = 2048
 BATCH_CHARS = 8 << 20
 
 

@@ -7,7 +7,8 @@ sigmoid per label (one-vs-all, several labels per text).
 
 **The two paths give the same scores, bit for bit.** Embedding rows are stored as int32 fixed point
 (value × 2^-scale_bits), so a text's row sum is an exact integer sum whatever the order (pure
-Python adds the rows packed into one big integer, NumPy adds int64 rows); each hidden value is that
+Python adds the rows packed into one big integer, NumPy adds integer-valued rows: float64 while
+every partial sum stays below 2^53, else int64); each hidden value is that
 sum divided by `n × 2^scale_bits`, one correctly rounded float64 division; the logits are
 accumulated over the dimensions in the same order with separate IEEE multiplies and adds (NumPy
 vectorises over texts, never over the dimension), and softmax/sigmoid run in Python on the float64
@@ -70,7 +71,7 @@ class _WordCache(dict[str, tuple[int, int]]):
 
 
 _WORD_CACHE_LIMIT = 1 << 17
-_CHUNK_CHARS = 1 << 16  # characters per NumPy chunk: at most this many new words per chunk
+_CHUNK_CHARS = 1 << 18  # characters per NumPy chunk (a scan batch of 2048 tweets is one): at most 2^17 new words
 
 
 @dataclass(slots=True, kw_only=True)
@@ -201,11 +202,21 @@ class Model:
             d = self.dim
             index = np.full(self.spec.buckets, len(self.row_ids), dtype=np.int32)
             index[np.frombuffer(self.row_ids, dtype=np.uint32).astype(np.int64)] = np.arange(len(self.row_ids), dtype=np.int32)
-            rows = np.zeros((len(self.row_ids) + 1, d), dtype=np.int64)  # the last row: features without one
+            rows = np.zeros((len(self.row_ids) + 1, d), dtype=self._sum_dtype())  # the last row: features without one
             rows[:-1] = np.frombuffer(self.rows, dtype=np.int32).reshape(-1, d)
             out = np.frombuffer(self.output, dtype=np.float32).astype(np.float64).reshape(len(self.labels), d)
             self._np = (index, rows, out)
         return self._np
+
+    def _sum_dtype(self) -> Any:
+        """The dtype NumPy sums rows in: float64 when every sum of a text's rows is an integer
+        below 2^53 in magnitude (stored values are int32, so up to 2^22 features a text), where
+        float64 adds integers exactly in any order and SciPy's float kernel is ~1.6x faster than its
+        int64 one; int64 otherwise. Either way the sums are the exact integers. (2^21, not 2^22:
+        `max_features` leaves out the end-of-text word and its n-grams.)"""
+        import numpy as np
+
+        return np.float64 if self.spec.max_features < 1 << 21 else np.int64
 
     def logits_batch(self, texts: Sequence[str]) -> Any:
         """NumPy: the float64 logits of many texts, shape (len(texts), labels).
@@ -214,11 +225,13 @@ class Model:
         slot in a table (`_WordTable`) holding its hash and the sum of its own row and its character
         n-gram rows, so a word's rows are gathered from a small table that stays in cache, and its
         character n-grams are hashed once per table lifetime, not once per occurrence. Word n-grams
-        are hashed for the whole batch at once from the words' hashes. All sums are int64: exact.
+        are hashed for the whole batch at once from the words' hashes. All sums are of integers: exact.
         Texts go in chunks of at most `_CHUNK_CHARS` characters (or one text), which bounds how many
         words one chunk can add to the table."""
         import numpy as np
 
+        if sum(map(len, texts)) <= _CHUNK_CHARS:  # the whole batch is one chunk (a batch of short texts)
+            return self._chunk_logits(texts)
         chunks: list[Any] = []
         chunk: list[str] = []
         chars = 0
@@ -243,7 +256,7 @@ class Model:
             self._np_table = _WordTable(self)
         table = self._np_table
         slots, owner = table.slots_of(texts)
-        sums = np.zeros((n, self.dim), dtype=np.int64)
+        sums = np.zeros((n, self.dim), dtype=rows.dtype)
         counts = np.bincount(owner, weights=table.counts[slots], minlength=n).astype(np.int64) + 1  # + </s>
         sums += _segment_sums(table.rows[: table.size], slots, owner, n)
         sums += table.eos_row
@@ -332,18 +345,24 @@ class _Slots(dict[str, int]):
         return slot
 
 
-class _Chunks(dict[str, tuple[int, ...]]):
-    """whitespace-free chunk -> the slots of its words (the words: `findall`, or the chunk itself
-    for the whitespace tokenizer)."""
+class _Chunks(dict[str, int]):
+    """whitespace-free chunk -> its id; a new chunk's words (`findall`, or the chunk itself for the
+    whitespace tokenizer) get their slots and are queued for `_WordTable.fill`. A chunk's id, not
+    its words, is what the batch maps at C speed: one integer per chunk, expanded to its words'
+    slots by NumPy."""
 
     def __init__(self, slots: _Slots, findall: Any) -> None:
         super().__init__()
         self.slots = slots
         self.findall = findall
+        self.new_slots: list[int] = []  # the words' slots of the chunks queued, in order
+        self.new_lengths: list[int] = []  # words per chunk queued
 
-    def __missing__(self, chunk: str) -> tuple[int, ...]:
+    def __missing__(self, chunk: str) -> int:
         words = self.findall(chunk) if self.findall is not None else (chunk,)
-        found = self[chunk] = tuple(map(self.slots.__getitem__, words))
+        self.new_slots += map(self.slots.__getitem__, words)
+        self.new_lengths.append(len(words))
+        found = self[chunk] = len(self)
         return found
 
 
@@ -362,9 +381,15 @@ class _WordTable:
         self.chunks = _Chunks(self.slot, TOKEN_RE.findall if model.spec.tokenizer == "words" else None)
         capacity = 1024
         self.hashes = np.zeros(capacity, dtype=np.uint64)
-        self.rows = np.zeros((capacity, model.dim), dtype=np.int64)
+        self.rows = np.zeros((capacity, model.dim), dtype=model._sum_dtype())
         self.counts = np.zeros(capacity, dtype=np.int64)
         self.size = 0
+        # by chunk id: where its words' slots start in `chunk_slots`, and how many words it has
+        self.chunk_starts = np.zeros(capacity, dtype=np.int64)
+        self.chunk_lengths = np.zeros(capacity, dtype=np.int64)
+        self.chunk_slots = np.zeros(capacity, dtype=np.int64)
+        self.n_chunks = self.n_chunk_slots = 0
+        self.separator_chunk = self.chunks[SEPARATOR]  # chunk 0: the separator alone
         index, rows, _ = model._numpy_tables()
         self.eos_row = rows[index[extractor.eos_hash % model.spec.buckets]]
         self.fill()
@@ -391,12 +416,21 @@ class _WordTable:
             return slots, owner
         if spec.lowercase:
             joined = joined.lower()
-        slots = np.fromiter(chain.from_iterable(map(self.chunks.__getitem__, joined.split())), dtype=np.int64)
+        parts = joined.split()
+        codes = np.fromiter(map(self.chunks.__getitem__, parts), dtype=np.int64, count=len(parts))
         self.fill()
-        is_sep = slots == self.separator
+        is_sep = codes == self.separator_chunk
         keep = ~is_sep
-        owner = np.cumsum(is_sep)[keep]
-        slots = slots[keep]
+        chunk_owner = np.cumsum(is_sep)[keep]
+        codes = codes[keep]
+        lengths = self.chunk_lengths[codes]
+        starts = self.chunk_starts[codes]
+        if lengths.max(initial=1) == 1:  # every chunk one word (most batches of prose)
+            slots, owner = self.chunk_slots[starts], chunk_owner
+        else:  # chunk c's words are chunk_slots[starts[c] : starts[c] + lengths[c]]
+            ends = np.cumsum(lengths)
+            slots = self.chunk_slots[np.repeat(starts - (ends - lengths), lengths) + np.arange(int(ends[-1]), dtype=np.int64)]
+            owner = np.repeat(chunk_owner, lengths)
         counts = np.bincount(owner, minlength=n_texts)
         if len(counts) and counts.max() > spec.max_tokens:  # the per-text cap on words
             starts = np.cumsum(counts) - counts
@@ -405,9 +439,23 @@ class _WordTable:
         return slots, owner
 
     def fill(self) -> None:
-        """Compute the values of the words queued since the last call."""
+        """Compute the values of the words and chunks queued since the last call."""
         import numpy as np
 
+        chunks = self.chunks
+        if chunks.new_lengths:
+            lengths = np.array(chunks.new_lengths, dtype=np.int64)
+            start, end = self.n_chunks, self.n_chunks + len(lengths)
+            slot_start, slot_end = self.n_chunk_slots, self.n_chunk_slots + len(chunks.new_slots)
+            self.chunk_starts = _grown(self.chunk_starts, end)
+            self.chunk_lengths = _grown(self.chunk_lengths, end)
+            self.chunk_slots = _grown(self.chunk_slots, slot_end)
+            self.chunk_lengths[start:end] = lengths
+            self.chunk_starts[start:end] = slot_start + np.cumsum(lengths) - lengths
+            self.chunk_slots[slot_start:slot_end] = chunks.new_slots
+            self.n_chunks, self.n_chunk_slots = end, slot_end
+            chunks.new_lengths.clear()
+            chunks.new_slots.clear()
         new = self.slot.new
         if not new:
             return
@@ -418,7 +466,7 @@ class _WordTable:
         if end > len(self.hashes):
             capacity = max(end, 2 * len(self.hashes))
             self.hashes = np.concatenate([self.hashes, np.zeros(capacity - len(self.hashes), dtype=np.uint64)])
-            self.rows = np.concatenate([self.rows, np.zeros((capacity - len(self.rows), model.dim), dtype=np.int64)])
+            self.rows = np.concatenate([self.rows, np.zeros((capacity - len(self.rows), model.dim), dtype=self.rows.dtype)])
             self.counts = np.concatenate([self.counts, np.zeros(capacity - len(self.counts), dtype=np.int64)])
         hashes = np.fromiter(map(extractor.word_hash, new), dtype=np.uint64, count=len(new))
         self.hashes[start:end] = hashes
@@ -437,19 +485,47 @@ class _WordTable:
         new.clear()
 
 
+def _grown(values: Any, size: int) -> Any:
+    """NumPy: `values`, or a copy with at least twice its capacity when `size` does not fit."""
+    import numpy as np
+
+    if size <= len(values):
+        return values
+    out = np.zeros(max(size, 2 * len(values)), dtype=values.dtype)
+    out[: len(values)] = values
+    return out
+
+
 def _segment_sums(table: Any, idx: Any, owner: Any, n: int) -> Any:
-    """NumPy: per text, the int64 sum of the rows `table[idx]` it owns (`owner` ascending), shape
-    (n, dim). Exact: integer sums. With SciPy, one sparse product (rows gathered and added in one C
-    loop, ~5x faster); without it, a gather and `np.add.reduceat`."""
+    """NumPy: per text, the exact sum of the integer-valued rows `table[idx]` it owns (`owner`
+    ascending), shape (n, dim). With SciPy, one sparse product (rows gathered and added in one C
+    loop, ~5x faster than a gather and `np.add.reduceat`, the path without SciPy).
+
+    The product calls SciPy's CSR kernel (`_sparsetools.csr_matvecs`, what `csr_matrix @ dense`
+    runs) directly: the public operator's dispatch cost about 1 ms a call, 2 µs a tweet in
+    batches of 512. When the kernel is not there or refuses the arguments (another SciPy), the
+    public operator computes the same sums; the tests compare both with pure Python."""
     import numpy as np
 
     per_text = np.bincount(owner, minlength=n)
-    if _scipy_sparse() is not None:
+    sparse = _scipy_sparse()
+    if sparse is not None:
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(per_text, out=indptr[1:])
-        counts = _scipy_sparse().csr_matrix((np.ones(len(idx), dtype=np.int64), idx, indptr), shape=(n, len(table)))
+        idx = idx.astype(np.int64, copy=False)
+        data = np.ones(len(idx), dtype=table.dtype)
+        kernel = getattr(getattr(sparse, "_sparsetools", None), "csr_matvecs", None)
+        if kernel is not None and table.flags.c_contiguous:
+            sums = np.zeros((n, table.shape[1]), dtype=table.dtype)
+            try:
+                kernel(n, len(table), table.shape[1], indptr, idx, data, table.ravel(), sums.ravel())
+            except (TypeError, ValueError):
+                pass
+            else:
+                return sums
+        counts = sparse.csr_matrix((data, idx, indptr), shape=(n, len(table)))
         return np.asarray(counts @ table)
-    sums = np.zeros((n, table.shape[1]), dtype=np.int64)
+    sums = np.zeros((n, table.shape[1]), dtype=table.dtype)
     if len(idx):
         present = per_text > 0
         starts = (np.cumsum(per_text) - per_text)[present]

@@ -102,6 +102,21 @@ def classifier_records(config: ClassifyConfig) -> dict[str, Any]:
     return {"classifiers": resolve_classifiers(config)} if config.models else {}
 
 
+def _fill_slots(cls: type, names: tuple[str, ...]) -> tuple[Any, ...]:
+    """The setters of a slotted frozen dataclass's fields, in `names` order: `object.__new__(cls)`
+    then each setter makes the instance its constructor makes (these classes have no
+    `__post_init__`; a test checks equality), without the per-field `object.__setattr__` calls
+    of a frozen `__init__`."""
+    fields = getattr(cls, "__dataclass_fields__", {})
+    if list(fields) != list(names) or getattr(cls, "__post_init__", None) is not None:
+        raise TypeError(f"{cls.__name__} no longer has exactly the fields {names}")
+    return tuple(cls.__dict__[field].__set__ for field in names)
+
+
+_EVALUATION_SLOTS = _fill_slots(Evaluation, ("annotations", "drops"))
+_DROP_SLOTS = _fill_slots(Drop, ("stage", "reason", "value", "limit", "detail"))
+
+
 class Classifier:
     """Scores one document with one model (see the module docstring)."""
 
@@ -132,22 +147,43 @@ class Classifier:
         return self.decide_batch(self.model.scores_array(texts))
 
     def decide_batch(self, scores: Any) -> list[Evaluation]:
-        """`decide` of each row of a float64 score array (texts x labels), as arrays."""
+        """`decide` of each row of a float64 score array (texts x labels), as arrays; the
+        `Evaluation`s and `Drop`s are made by `_fill_slots` (the same objects, at a third of the
+        cost of their frozen constructors: ~1.5 of the ~4 µs a short document took here)."""
         import numpy as np
 
         rounded = round_array(scores, DIGITS)
         keys = self.keys
+        new, evaluation = object.__new__, _EVALUATION_SLOTS
+        set_annotations, set_drops = evaluation
+        out = []
         if not self.keep_index:
-            return [Evaluation(dict(zip(keys, row, strict=True)), []) for row in rounded]
+            for row in rounded:
+                ev = new(Evaluation)
+                set_annotations(ev, dict(zip(keys, row, strict=True)))
+                set_drops(ev, [])
+                out.append(ev)
+            return out
         keep_scores = scores[:, self.keep_index]
         best = np.argmax(keep_scores, axis=1)  # the first of equal maxima, as `decide`
         dropped = (keep_scores[np.arange(len(scores)), best] < self.plan.min_score).tolist()
         best_label = [self.keep_index[b] for b in best.tolist()]
-        out = []
+        set_stage, set_reason, set_value, set_limit, set_detail = _DROP_SLOTS
+        bound, name, labels = self.plan.min_score, self.plan.name, self.model.labels
         for row, drop, label in zip(rounded, dropped, best_label, strict=True):
-            drops = [Drop("classify", "low_score", value=row[label], limit=self.plan.min_score,
-                          detail={"model": self.plan.name, "label": self.model.labels[label]})] if drop else []
-            out.append(Evaluation(dict(zip(keys, row, strict=True)), drops))
+            ev = new(Evaluation)
+            set_annotations(ev, dict(zip(keys, row, strict=True)))
+            if drop:
+                d = new(Drop)
+                set_stage(d, "classify")
+                set_reason(d, "low_score")
+                set_value(d, row[label])
+                set_limit(d, bound)
+                set_detail(d, {"model": name, "label": labels[label]})
+                set_drops(ev, [d])
+            else:
+                set_drops(ev, [])
+            out.append(ev)
         return out
 
     def decide(self, scores: Sequence[float]) -> Evaluation:

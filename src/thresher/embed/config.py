@@ -48,6 +48,16 @@ class EmbedConfig:
     semantic_sample: int = setting(50_000, "semantic dedup: vectors the k-means centroids are fitted on (a seeded sample)")
     semantic_iterations: int = setting(25, "semantic dedup: Lloyd rounds of k-means (stops early when stable)")
     semantic_seed: int = setting(0, "semantic dedup: seed of the k-means sample and start")
+    semantic_margin: float = setting(
+        0.05,
+        "semantic dedup: a document whose cosine to its second-nearest centroid is within this of its nearest's "
+        "is also compared in that cluster, so duplicates split by a cluster boundary are found; 0: nearest only",
+    )
+    semantic_cluster_max: int = setting(
+        20_000,
+        "semantic dedup: a cluster estimated (from the k-means sample) to hold more rows than this is re-split by a "
+        "seeded k-means inside it, bounding one cluster's m^2/2 cosines",
+    )
     semantic_cluster_rows: int = setting(
         200_000, "semantic dedup: rows of clusters one task compares (a cluster larger than this is one task alone)",
         hashed=False,
@@ -59,6 +69,10 @@ class EmbedConfig:
             raise ConfigError(f"embed.semantic_threshold (--semantic-dedup) must be in (0, 1], not {t}")
         if self.semantic_clusters is not None and self.semantic_clusters < 1:
             raise ConfigError("embed.semantic_clusters must be at least 1")
+        if not 0 <= self.semantic_margin < 2:
+            raise ConfigError(f"embed.semantic_margin must be in [0, 2), not {self.semantic_margin}")
+        if self.semantic_cluster_max < 2:
+            raise ConfigError("embed.semantic_cluster_max must be at least 2")
         if self.batch_size < 1 or self.plan_docs < 1 or self.semantic_sample < 1:
             raise ConfigError("embed.batch_size, embed.plan_docs and embed.semantic_sample must be at least 1")
 

@@ -37,6 +37,8 @@ class EmbedReport:
     empty: int = 0
     files: list[dict[str, Any]] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(default_factory=list)  # {shard, row} the encoder raised on (zero rows)
+    oom_backoffs: int = 0  # token-budget halvings after out-of-memory errors
+    lowest_batch_tokens: int | None = None  # the budget they left (the rest of the run kept it)
 
     @property
     def padding_efficiency(self) -> float:
@@ -55,6 +57,7 @@ class EmbedReport:
             "truncated": self.truncated,
             "empty": self.empty,
             "failed": self.failed,
+            "out_of_memory": {"backoffs": self.oom_backoffs, "lowest_batch_tokens": self.lowest_batch_tokens},
             "padding_efficiency": round(self.padding_efficiency, 6),
             "files": self.files,
         }
@@ -77,12 +80,12 @@ def embed_dataset(
     manifest = load_manifest(store)
     fmt = manifest.get("format", "jsonl.gz")
     report = EmbedReport(encoder.name, encoder.version, encoder.dimension, dtype)
+    batching = {"max_batch_size": max_batch_size, "max_batch_tokens": max_batch_tokens}
     for shard in manifest["shards"]:
         import numpy as np
 
         rows: list[Any] = []
         texts: list[str] = []
-        batching = {"max_batch_size": max_batch_size, "max_batch_tokens": max_batch_tokens}
         first = report.records
         # batches are planned over plan_docs texts at a time, as in the build: memory is one chunk
         # of texts and token ids plus the shard's vectors (its rows x dimension in `dtype`)
@@ -125,6 +128,9 @@ def _encode_chunk(encoder: Encoder, texts: list[str], report: EmbedReport, shard
     report.batches += len(encoded.plan.batches)
     report.truncated += encoded.truncated
     report.empty += encoded.empty
+    if encoded.batch_tokens is not None:  # out of memory: the rest of the run keeps the lowered budget
+        report.oom_backoffs += encoded.oom_backoffs
+        report.lowest_batch_tokens = batching["max_batch_tokens"] = encoded.batch_tokens
     return encoded.vectors.astype(DTYPES[dtype])
 
 

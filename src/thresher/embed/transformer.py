@@ -74,6 +74,12 @@ class MiniLMEncoder:
         ids = self._tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
         return [len(row) if text.strip() else 0 for row, text in zip(ids, texts, strict=True)]
 
+    def release_memory(self) -> None:
+        """After an out-of-memory error: hand the allocator's cached blocks back to the device, so
+        the retried (halved) batch does not meet the same fragmentation."""
+        if self.device == "cuda":
+            self._torch.cuda.empty_cache()
+
     def encode(self, texts: Sequence[str]) -> Any:
         import numpy as np
 

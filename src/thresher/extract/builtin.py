@@ -28,12 +28,15 @@ from thresher.extract.blocks import REMOVED, Block, segment
 from thresher.extract.comments import comment_metadata, find_threads, thread_blocks
 from thresher.extract.hints import (
     BOILER_LINE,
+    CAPTION_LINE,
     COMMENTS,
     CONSENT,
     CONTENT_CONTAINER,
     DROP_TAGS,
     FURNITURE_ROLES,
+    FURNITURE_SENTENCE,
     FURNITURE_TAGS,
+    PANE_SET,
     POSITIVE,
     STRONG_NEGATIVE,
     STRONG_NOT_COMMENTS,
@@ -43,7 +46,13 @@ from thresher.extract.hints import (
     role,
     tokens_of,
 )
-from thresher.extract.metadata import article_body_hint, declared_titles, extract_metadata
+from thresher.extract.metadata import (
+    article_body_hint,
+    declared_text,
+    declared_titles,
+    extract_metadata,
+    page_description,
+)
 from thresher.extract.tree import BR, HtmlDocument, Node, parse, release, text_of
 from thresher.version import __version__
 
@@ -56,7 +65,13 @@ _CONTENT_MASS_SHARE = 0.35
 _STANDFIRST_CHARS = 150
 # An <article> with less than this share of the largest one's text, outside it, is a feed card.
 _CARD_SHARE = 0.3
+# ... if it has a linked title (a heading that is mostly link text, `_has_linked_heading`), or is
+# mostly links: a feed card names and links its item. A landing page's intro section under a plain
+# heading is an `<article>` of its own (trafilatura-eval: a product-test page whose only wanted text
+# was such an intro beside larger `<article>`s), and so is each content element of a page a CMS
+# writes as an `<article>` (TYPO3: a page's lead was lost that way), or a recipe's ingredients box.
 _WORD = re.compile(r"\w+")
+_HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 # An excerpt cut short: "... para …", "[…]", "[...]" at the end of a block.
 _TRUNCATED = re.compile(r"(?:\s(?:…|\.\.\.)|[\[(](?:…|\.\.\.)[\])])\s*$")
 _SENTENCE_END = re.compile(r"[.!?…。！？:;\"”»)]\s*$")
@@ -119,6 +134,11 @@ _TEASER_WEIGHT = -0.5  # sweep: -0.25 and -1.0: no change
 # Teasers come in lists: below this many linked-heading + short-text pairs on the page, the text
 # under a linked title is a lone post. 2 gains 0.0003 F1 on trafilatura-eval; 3 loses 0.0005 on AEB.
 _MIN_TEASERS = 2
+# A link line inside a `<figure>` ("download the graphic", "enlarge", a photo credit link) is the
+# figure's own furniture: it scores 0, not as a link list against the region around it. An article
+# illustrated with ten graphics, each with a download link, otherwise loses to its author's bio
+# (trafilatura-eval). Owners are looked up this many levels above the block.
+_FIGURE_DEPTH = 6
 # -- boilerplate marking (`mark_boilerplate`) -------------------------------------------------------
 # Characters that make a paragraph count toward a box's protection (`paragraph_mass`).
 _MIN_PARAGRAPH_CHARS = 80
@@ -136,6 +156,20 @@ _MIN_CONTENT_MASS = 400  # sweep: 250: -0.0006, 600: -0.0010 trafilatura-eval
 _THREADS_AS_PAGE_CHARS = 1000
 _THREADS_AS_PAGE_MAX_KEPT = 300
 _THREADS_AS_PAGE_SHARE = 0.1
+# When the selection keeps fewer than `_DESCRIPTION_RETRY_MAX_KEPT` characters, the page's own
+# description (`<meta name=description>`, og:description) of at least `_DESCRIPTION_MIN_CHARS`,
+# found as the whole text of an element, marks that element as the page's text: the subtrees around
+# it are kept whatever their class words say (but comment and consent words), and the region is
+# chosen again. A video page whose only text is its description, in an `item-caption` box, otherwise
+# loses to its player's buttons (trafilatura-eval). Only then: on a page with an article, a blog's
+# description in its header is not the post, nor an article's standfirst in a furniture box part
+# of it (applied to every page, it cost two trafilatura-eval pages their precision). Shorter
+# descriptions ("PDF: slides") match too much by chance.
+_DESCRIPTION_MIN_CHARS = 100
+_DESCRIPTION_RETRY_MAX_KEPT = 300
+# Node flag (beside `blocks.REMOVED` 1, `tree.TABLE_INSIDE` 2, `comments._THREAD_SKIP` 8): inside the
+# element that holds the page's description.
+DESCRIBED = 16
 # A consent banner is removed even as a wrapper unless it holds this share of the page's text.
 _CONSENT_WRAPPER_SHARE = 0.9
 # A box with a furniture word and a content word too is kept above this share of the page's text or
@@ -154,6 +188,18 @@ _CONTENT_CLASS_BONUS = 0.25
 _BONUS_MIN_SHARE = 0.2  # sweep: 0.1 and 0.3: no change
 # A winner below `_MIN_REGION_SHARE` climbs to the smallest ancestor holding this share.
 _CLIMB_TO_SHARE = 0.5  # sweep: 0.35 and 0.65: no change
+# A region within this many levels below a set of panes shown one at a time (`hints.PANE_SET`:
+# tabs, a carousel, an accordion) widens to the whole set: the page shows one pane at a time, but
+# each is part of the same item (trafilatura-eval: a product's "details" tab lost to its "prices"
+# tab, a recipe's ingredients slide to its steps slide).
+_PANE_SET_LEVELS = 4
+# A page whose selection keeps less than this share of the text its JSON-LD declares (an article's
+# `articleBody`, a HowTo's or Recipe's description and steps: `metadata.declared_text`), when that
+# is at least `_DECLARED_TEXT_MIN_CHARS` long, renders its text in the browser: the declared text is
+# the content (trafilatura-eval: a DIY page whose steps exist only as script data, beside an
+# "outdated browser" notice).
+_DECLARED_TEXT_SHARE = 0.25
+_DECLARED_TEXT_MIN_CHARS = 500
 # -- final filtering (`filter_blocks`) -------------------------------------------------------------
 # Link density above which a kept block is dropped (tables hold more links legitimately).
 _MAX_KEPT_LINK_DENSITY = 0.5  # sweep: 0.4: -0.0024 AEB, -0.0020 readability; 0.6: +0.0007 AEB, +0.0006 readability, -0.0001 trafilatura-eval (inside the bootstrap intervals: not moved)
@@ -163,12 +209,20 @@ _MAX_KEPT_TABLE_LINK_DENSITY = 0.6
 # links are kept.
 _LINK_POST_MIN_CHARS = 500
 _LINK_POST_KEPT_SHARE = 0.1
+# Paragraphs shorter than this that read as a caption or photo credit (`hints.CAPTION_LINE`) are one;
+# a post footer or rights notice (`hints.FURNITURE_SENTENCE`) that short is furniture.
+_CAPTION_LINE_MAX_CHARS = 300
 # Stock phrases ("Share this", "Read more") are recognised only in blocks shorter than this.
 _BOILER_LINE_MAX_CHARS = 80  # sweep: 60: no change
 # Trailing headings shorter than this and trailing non-sentences shorter than
 # `_TRAILING_LINE_CHARS` are furniture after the text.
 _TRAILING_HEADING_CHARS = 60
 _TRAILING_LINE_CHARS = 40
+# A short heading right before this many blocks dropped as link lists names those links ("Explore
+# further", "More homestories") and goes with them. (Short lines that are no heading too: +0.0009
+# F1 on trafilatura-eval and +0.0004 on AEB, but -0.0004 on readability, whose expected output keeps
+# such labels as Readability.js keeps link lists; 2 blocks instead of 1: the same trade.)
+_LABELLED_LINK_LIST_ITEMS = 1
 
 
 def paragraph_mass(doc: HtmlDocument) -> tuple[list[int], list[int]]:
@@ -240,6 +294,33 @@ def declared_body_inside(doc: HtmlDocument) -> list[bool]:
     return inside
 
 
+def described_inside(doc: HtmlDocument) -> list[bool] | None:
+    """Per node: whether it holds an element whose whole text is the page's declared description
+    (`_DESCRIPTION_MIN_CHARS`+); None when there is no such element. That element's subtree is
+    flagged `DESCRIBED`."""
+    description = page_description(doc)
+    if description is None or len(description) < _DESCRIPTION_MIN_CHARS:
+        return None
+    want = len(description) - description.count(" ")
+    target = " ".join(description.split())
+    found = None
+    for node in doc.nodes[1:]:
+        # text_len counts what is not a space or a newline: a cheap test before the text compare
+        if node.text_len == want and node.tag not in DROP_TAGS and text_of(node) == target:
+            found = node
+            break
+    if found is None:
+        return None
+    for i in range(found.index, found.end):
+        doc.nodes[i].flags |= DESCRIBED
+    inside = [False] * len(doc.nodes)
+    up: Node | None = found
+    while up is not None:
+        inside[up.index] = True
+        up = up.parent
+    return inside
+
+
 def _class_verdict(ci: str) -> tuple[bool, bool, bool, bool, bool]:
     """(strong furniture word, weak furniture word, content word, never content, a comment thread
     and nothing else) for a class+id."""
@@ -254,10 +335,11 @@ def _class_verdict(ci: str) -> tuple[bool, bool, bool, bool, bool]:
 
 
 def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_noscript: bool = False,
-                     keep_threads: bool = False) -> int:
+                     keep_threads: bool = False, described: list[bool] | None = None) -> int:
     """Flag boilerplate subtrees `REMOVED`. Returns the characters of the outermost subtrees
     removed only for naming a comment thread; `keep_threads` keeps those instead (a forum or a
-    live ticker whose posts are the page)."""
+    live ticker whose posts are the page). Nodes flagged in `described` (`described_inside`) are not
+    removed for class words other than comment and consent words."""
     total = doc.root.text_len or 1
     thread_chars = 0
     mass, text_mass = paragraph_mass(doc)
@@ -317,6 +399,8 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
         if verdict is None:
             verdict = verdicts[ci] = _class_verdict(ci)
         strong, weak, positive, protected, comment_only = verdict
+        if described is not None and described[node.index] and not protected:
+            continue  # holds the page's declared description: the text, whatever the box is called
         if weak and (text_mass[node.index] >= _STANDFIRST_CHARS or body_inside[node.index]):
             continue  # a weak word (widget, header, read-more) on a box that holds real paragraphs
         if strong or (weak and share <= _WEAK_SHARE):
@@ -366,13 +450,26 @@ def mark_article_cards(doc: HtmlDocument) -> None:
     if len(articles) < 2:
         return
     main = max(articles, key=lambda n: n.text_len)
+    nodes = doc.nodes
     for node in articles:
         if node is main or node.contains(main) or main.contains(node):
             continue
-        if node.text_len < _CARD_SHARE * main.text_len:
+        if node.text_len < _CARD_SHARE * main.text_len and node.link_len and _has_linked_heading(nodes, node):
             node.flags |= REMOVED
             for i in range(node.index + 1, node.end):
                 doc.nodes[i].flags |= REMOVED
+
+
+def _has_linked_heading(nodes: list[Node], node: Node) -> bool:
+    """`node` holds a heading that is mostly link text (a card's title, linking to its item), or
+    is mostly link text itself."""
+    if node.link_len * 2 > node.text_len:
+        return True
+    for i in range(node.index + 1, node.end):
+        n = nodes[i]
+        if n.tag in _HEADING_TAGS and n.link_len * 2 > n.text_len:
+            return True
+    return False
 
 
 def _threads_are_the_page(chosen: list[Block], thread_chars: int) -> bool:
@@ -410,10 +507,25 @@ def is_server_diagnostic(text: str) -> bool:
     return bool(lines) and len(_SERVER_DIAGNOSTIC.findall(text)) >= len(lines)
 
 
+def _in_figure(node: Node) -> bool:
+    """`node` is a `<figure>` or lies within `_FIGURE_DEPTH` levels below one."""
+    for _ in range(_FIGURE_DEPTH):
+        if node.tag == "figure":
+            return True
+        parent = node.parent
+        if parent is None:
+            return False
+        node = parent
+    return False
+
+
 def block_scores(blocks: list[Block]) -> list[float]:
     """Goodness of every block, in context: text right after a linked heading is a teaser, when
     the page has a list of them (a lone post under its linked title is the post)."""
     scores = [goodness(b) for b in blocks]
+    for i, s in enumerate(scores):
+        if s < 0 and _in_figure(blocks[i].owner):
+            scores[i] = 0.0
     # excerpts cut with "...": teasers when the page lists several, a paywalled article's lead alone
     cut = [i for i, b in enumerate(blocks) if scores[i] > 0 and b.kind not in ("table", "heading") and _TRUNCATED.search(b.text)]
     if len(cut) >= _MIN_TRUNCATED:
@@ -523,6 +635,22 @@ def best_subtree(doc: HtmlDocument, blocks: list[Block], scores: list[float], us
         best = child
 
 
+def widen_to_pane_set(doc: HtmlDocument, region: Node) -> Node:
+    """The set of tabs, slides or accordion panes the region is one pane of (`_PANE_SET_LEVELS`),
+    else the region."""
+    node = region
+    for _ in range(_PANE_SET_LEVELS):
+        node = node.parent  # type: ignore[assignment]
+        if node is None or node.parent is None:
+            return region
+        if node.raw_attrs:
+            ci = class_id(node)
+            if ci and PANE_SET.search(*tokens_of(ci)) and sum(
+                    1 for c in node.children if c.__class__ is Node and c.text_len) >= 2:  # type: ignore[union-attr]
+                return node
+    return region
+
+
 def _is_lead(b: Block) -> bool:
     return b.kind in ("p", "quote") and b.text_len >= 50 and b.link_density < 0.3 and bool(_SENTENCE_END.search(b.text))
 
@@ -573,19 +701,37 @@ def choose_title(doc: HtmlDocument) -> str | None:
     return h1s[0] if h1s else None
 
 
+def _is_label(b: Block) -> bool:
+    """A short heading or a short line that is no sentence: what names the block after it."""
+    return (b.kind == "heading" and b.text_len < _TRAILING_HEADING_CHARS) or (
+        b.kind in ("p", "caption") and b.text_len < _TRAILING_LINE_CHARS and not _SENTENCE_END.search(b.text))
+
+
 def filter_blocks(chosen: list[Block], title: str | None, keep_links: bool = False) -> list[Block]:
     out: list[Block] = []
+    labelled = False  # the last block kept is a label (`_is_label`) with nothing kept after it yet
+    dropped_after_label = 0  # link lists dropped since that label
     for b in chosen:
         if not keep_links and b.link_density > (
                 _MAX_KEPT_TABLE_LINK_DENSITY if b.kind == "table" else _MAX_KEPT_LINK_DENSITY):
+            if labelled and out[-1].kind == "heading":
+                dropped_after_label += 1
+                if dropped_after_label >= _LABELLED_LINK_LIST_ITEMS:
+                    out.pop()  # "Explore further", "More homestories": the name of the links just dropped
+                    labelled = False
             continue
         if b.kind == "caption":
             continue  # figure captions and credits describe an image, not the text
         if " on line " in b.text and is_server_diagnostic(b.text):
             continue
+        if b.kind == "p" and b.text_len < _CAPTION_LINE_MAX_CHARS and (
+                CAPTION_LINE.search(b.text) or FURNITURE_SENTENCE.search(b.text)):
+            continue  # a caption written as a paragraph, a post footer, a rights notice
         if b.text_len < _BOILER_LINE_MAX_CHARS and BOILER_LINE.match(b.text.strip(" .:!|»›>-–—")):
             continue
         out.append(b)
+        labelled = _is_label(b)
+        dropped_after_label = 0
     # the title repeated as a heading at the top
     if title:
         nt = _norm(title)
@@ -594,8 +740,7 @@ def filter_blocks(chosen: list[Block], title: str | None, keep_links: bool = Fal
                 del out[k]
                 break
     # trailing furniture: headings with nothing under them, short non-sentences
-    while out and ((out[-1].kind == "heading" and out[-1].text_len < _TRAILING_HEADING_CHARS) or (
-            out[-1].kind in ("p", "caption") and out[-1].text_len < _TRAILING_LINE_CHARS and not _SENTENCE_END.search(out[-1].text))):
+    while out and _is_label(out[-1]):
         out.pop()
     return out
 
@@ -638,8 +783,21 @@ class BuiltinExtractor:
                 mark_article_cards(doc)
                 blocks = segment(doc.root, deadline)
                 chosen, region = self._select(doc, blocks, title)
+            if sum(b.text_len for b in chosen) < _DESCRIPTION_RETRY_MAX_KEPT:
+                described = described_inside(doc)
+                if described is not None and not any(b.owner.flags & DESCRIBED for b in chosen):
+                    # the page's description is outside a near-empty selection: it is the page's text
+                    for node in doc.nodes:
+                        node.flags &= ~REMOVED
+                    mark_boilerplate(doc, deadline, described=described)
+                    mark_article_cards(doc)
+                    blocks = segment(doc.root, deadline)
+                    chosen, region = self._select(doc, blocks, title)
             if not chosen:
                 chosen, region = self._fallback(doc, deadline), doc.root
+            declared = self._declared_instead(doc, chosen, deadline)
+            if declared:
+                chosen, region = declared, doc.root
             text, tables = render(chosen, self.text_format, self.tables)
             if self.comments == "keep":
                 text = self._append_comments(doc, region, text, metadata, deadline)
@@ -682,6 +840,8 @@ class BuiltinExtractor:
                     root = best_subtree(doc, blocks, block_scores(blocks))
                 elif len(_tokens(hint)) < 0.7 * covered:
                     shares = None
+        if shares is None:
+            root = widen_to_pane_set(doc, root)
         inside = [root.contains(b.owner) for b in blocks]
         if shares is None:
             _extend_to_neighbours(blocks, inside, root)
@@ -701,6 +861,23 @@ class BuiltinExtractor:
             kept = filter_blocks(chosen, title, keep_links=True)
         return kept, root
 
+    @staticmethod
+    def _declared_instead(doc: HtmlDocument, chosen: list[Block], deadline: float | None) -> list[Block]:
+        """The JSON-LD's declared text when the selection keeps less than `_DECLARED_TEXT_SHARE` of
+        it (`declared_blocks`), else []."""
+        if not doc.json_ld:
+            return []
+        kept = sum(b.text_len for b in chosen)
+        items = declared_text(doc)
+        # the markup's length bounds its text's: most pages stop here without parsing anything
+        if not items or kept >= _DECLARED_TEXT_SHARE * sum(len(t) for t in items):
+            return []
+        declared = declared_blocks(items, doc.root, deadline)
+        if sum(b.text_len for b in declared) < _DECLARED_TEXT_MIN_CHARS or kept >= _DECLARED_TEXT_SHARE * sum(
+                b.text_len for b in declared):
+            return []
+        return declared
+
     def _fallback(self, doc: HtmlDocument, deadline: float | None) -> list[Block]:
         """Nothing looked like main content: keep every link-poor block, noscript fallbacks included."""
         for node in doc.nodes:
@@ -711,6 +888,26 @@ class BuiltinExtractor:
         blocks = segment(doc.root, deadline)
         kept = [b for b in blocks if b.link_density <= 0.5 or b.text_len > 200]
         return kept or blocks  # a page that is all links is still its links
+
+
+def declared_blocks(items: list[str], owner: Node, deadline: float | None = None) -> list[Block]:
+    """Blocks of the text a page's JSON-LD declares (`metadata.declared_text`; markup in it is
+    parsed as HTML), each owned by `owner`."""
+    out: list[Block] = []
+    for item in items:
+        if "<" in item:
+            fragment = parse(item, deadline)
+            try:
+                found = segment(fragment.root, deadline)
+            finally:
+                release(fragment)
+        else:
+            text = " ".join(item.split())
+            found = [Block("p", text, owner, len(text) - text.count(" "), 0)]
+        for b in found:
+            b.owner = owner
+        out.extend(found)
+    return out
 
 
 def render(blocks: list[Block], text_format: str, tables_mode: str) -> tuple[str, list[str]]:

@@ -41,7 +41,7 @@ def explain(html: str, candidates: int = 5) -> dict[str, Any]:
     builtin.mark_article_cards(doc)
     blocks = segment(doc.root)
     scores = builtin.block_scores(blocks)
-    region = builtin.best_subtree(doc, blocks, scores)
+    region = builtin.widen_to_pane_set(doc, builtin.best_subtree(doc, blocks, scores))
     acc = [0.0] * len(doc.nodes)
     pos = [0.0] * len(doc.nodes)
     for b, s in zip(blocks, scores, strict=True):

@@ -105,6 +105,69 @@ def article_body_hint(doc: HtmlDocument) -> str | None:
     return None
 
 
+_HOW_TO_TYPES = re.compile(r"howto|recipe", re.I)
+
+
+def _step_texts(value: Any, out: list[str], depth: int = 0) -> None:
+    """Texts of HowTo steps and recipe instructions: strings, `HowToStep.text`, and the steps of
+    `HowToSection.itemListElement` (nested at most a few levels)."""
+    if depth > 4:
+        return
+    if isinstance(value, str):
+        if value.strip():
+            out.append(value)
+    elif isinstance(value, list):
+        for v in value[:200]:
+            _step_texts(v, out, depth + 1)
+    elif isinstance(value, dict):
+        text = value.get("text")
+        if isinstance(text, str) and text.strip():
+            out.append(text)
+        else:
+            _step_texts(value.get("itemListElement"), out, depth + 1)
+
+
+def declared_text(doc: HtmlDocument) -> list[str]:
+    """The page's text as its JSON-LD declares it, for pages that render it in the browser only: an
+    article's `articleBody`, or a HowTo's or Recipe's description, ingredients and steps. Each item
+    is plain text or an HTML fragment, in reading order. An object marked `isAccessibleForFree:
+    false` declares text behind a paywall, which the page does not show: it gives none."""
+    for obj in _json_ld_objects(doc):
+        if str(obj.get("isAccessibleForFree", "")).strip().lower() == "false":
+            continue
+        kind = obj.get("@type")
+        if isinstance(kind, list):
+            kind = " ".join(str(k) for k in kind)
+        if not isinstance(kind, str):
+            continue
+        out: list[str] = []
+        if _HOW_TO_TYPES.search(kind):
+            description = obj.get("description")
+            if isinstance(description, str) and description.strip():
+                out.append(description)
+            _step_texts(obj.get("recipeIngredient"), out)
+            _step_texts(obj.get("step"), out)
+            _step_texts(obj.get("recipeInstructions"), out)
+        elif _ARTICLE_TYPES.search(kind):
+            body = obj.get("articleBody") or obj.get("text")
+            if isinstance(body, str) and body.strip():
+                out.append(body)
+        if out:
+            return out
+    return []
+
+
+def page_description(doc: HtmlDocument) -> str | None:
+    """The description the page declares (`<meta name=description>`, Open Graph, Twitter, Dublin
+    Core), white space collapsed."""
+    metas = meta_map(doc)
+    for k in _DESCRIPTION_KEYS:
+        v = metas.get(k)
+        if v:
+            return v
+    return None
+
+
 def extract_metadata(doc: HtmlDocument, url: str | None = None) -> dict[str, Any]:
     metas = meta_map(doc)
     article = json_ld_article(doc)

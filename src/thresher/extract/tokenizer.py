@@ -61,10 +61,14 @@ _TAG = rf"(/?)([a-zA-Z][^{_WS}/>]*+)({_ATTRIBUTES})>"
 _COMMENT = r"!--(?:-?>|.*?--!?>)"
 _OTHER_MARKUP = r"!(?!--)[^>]*+>|\?[^>]*+>|/(?:[^a-zA-Z>][^>]*+)?>"
 TOKEN_ALTERNATIVES = rf"{_TAG}|{_COMMENT}|{_OTHER_MARKUP}"
+# The same tag for the tree builder, its "/" kept in the name group: (/name)(attribute text).
+_TREE_TAG = rf"(/?[a-zA-Z][^{_WS}/>]*+)({_ATTRIBUTES})>"
 # A token with the text before it, matched anchored one after another: group 1 when that text is
-# whitespace only (`\s`, as `str.isspace` sees it), else group 2 (possibly empty); groups 3-5 the
-# tag. Fails where a "<" starts no complete token: `markup_at` then says what it is.
-TEXT_TOKEN = re.compile(rf"(?:(\s++)|([^<]*+))<(?:{TOKEN_ALTERNATIVES})", re.S)
+# whitespace only (`\s`, as `str.isspace` sees it), else group 2 (possibly empty); group 3 the tag
+# name as written, with a leading "/" for an end tag, group 4 its attribute text (both None for a
+# comment or declaration). Fails where a "<" starts no complete token: `markup_at` then says what
+# it is.
+TEXT_TOKEN = re.compile(rf"(?:(\s++)|([^<]*+))<(?:{_TREE_TAG}|{_COMMENT}|{_OTHER_MARKUP})", re.S)
 _TAG_AT = re.compile(rf"<{_TAG}", re.S)
 _COMMENT_AT = re.compile(r"<!--(?:(-?)>|(.*?)--!?>)", re.S)
 _ATTRIBUTE_PARTS = re.compile(
@@ -145,7 +149,19 @@ def _decode(m: re.Match[str], in_attribute: bool) -> str:
 
 
 def _decode_text_match(m: re.Match[str]) -> str:
-    return _decode(m, False)
+    """`_decode` outside attributes, the commonest case (a name with its ";") first: this runs once
+    per character reference of every page."""
+    name = m.group(5)
+    if name is not None:
+        if m.group(6):
+            value = _NAMED.get(name + ";")
+            if value is not None:
+                return value
+        return _named(m, False)
+    hex_digits = m.group(1)
+    if hex_digits is not None:
+        return _numeric(hex_digits, 16)
+    return _numeric(m.group(3), 10)
 
 
 def _decode_attribute_match(m: re.Match[str]) -> str:
@@ -170,7 +186,7 @@ def decode_attribute(value: str) -> str:
 # -- attributes -----------------------------------------------------------------------------------
 
 def parse_attributes(raw: str) -> dict[str, str]:
-    """The attributes of a tag's attribute text (group 3 of `TEXT_TOKEN`): names lowered, values
+    """The attributes of a tag's attribute text (group 4 of `TEXT_TOKEN`): names lowered, values
     decoded, the first of duplicated names kept, NUL replaced by U+FFFD."""
     attrs: dict[str, str] = {}
     if not raw:

@@ -21,6 +21,8 @@ To stay fast in pure Python, elements that extraction never looks at are not mat
 
 from __future__ import annotations
 
+import re
+
 from thresher.extract.base import ExtractionTimeout, cpu_clock
 from thresher.extract.tokenizer import TEXT_TOKEN, decode_text, lower_ascii, parse_attributes, raw_text_end
 
@@ -123,55 +125,59 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
     flattened: dict[str, int] = {}  # tag -> attribute-less inline elements opened and not closed
     cur = root
     link_level = 0  # while a link is open: the stack length when it opened (its parent's depth + 1)
+    pre_seen = False  # whether a <pre> was opened (only then can whitespace be kept as written)
     pos = 0
     n = len(html)
-    ticks = 0
     if "\0" in html:
         html = html.replace("\0", "")
         n = len(html)
     scanner = TEXT_TOKEN.scanner  # type: ignore[attr-defined]  # re.Pattern.scanner: CPython's (untyped) token loop
-    tag_info = _TAG_INFO.get
+    tag_info = _TAG_INFO
     count = open_count.get
+    max_depth = MAX_DEPTH
+    raw_end_search = _RAW_END_SEARCH.get
+    check_mask = _CHECK_EVERY - 1
 
     # Tokens are matched anchored, each with the text before it. A match fails where a "<" starts
     # no token (stray text) and where there is no token left; a raw-text element moves `pos` past its
-    # end tag. Either way matching resumes from `pos`.
+    # end tag. Either way matching resumes from `pos`. This loop runs once per token of every page:
+    # it is written for CPython's speed (locals, one dict lookup per tag, the text case inlined).
     while pos < n:
         m = None
         restart = False
-        for m in iter(scanner(html, pos).match, None):
-            space, text, closing, tag, raw = m.groups()
-            ticks += 1
-            if ticks >= _CHECK_EVERY:
-                ticks = 0
-                if deadline is not None and cpu_clock() > deadline:
-                    raise ExtractionTimeout("parsing passed the deadline")
+        for i, m in enumerate(iter(scanner(html, pos).match, None)):
+            space, text, name, raw = m.groups()
+            if not i & check_mask and deadline is not None and cpu_clock() > deadline:
+                raise ExtractionTimeout("parsing passed the deadline")
             if space is not None:
-                cur.children.append(space if count("pre") else " ")
-            elif text:  # not whitespace only (that would be `space`)
-                _append_text(cur, text, link_level)
-            if tag is None:
+                cur.children.append(space if pre_seen and count("pre") else " ")
+            elif text:  # not whitespace only (that would be `space`); `_append_text` inlined
+                if "&" in text:
+                    text = decode_text(text)
+                c = len(text) - text.count(" ") - text.count("\n")
+                cur.text_len += c
+                if link_level:
+                    text = LinkText(text)
+                    cur.link_len += c
+                cur.children.append(text)
+            if name is None:
                 continue  # comment, doctype, bogus comment, "</>"
-            info = tag_info(tag)
-            if info is None:
-                info = _tag_info(tag)
-            tag, kind, closes_p, implied, heading = info
-            if closing:
-                if kind == _LINK:
+            tag, action, closes_p, implied, marks = tag_info[name]
+            if action >= _END:
+                if action == _END_LINK:
                     link_level = 0
                 elif skipped and skipped.get(tag):
                     skipped[tag] -= 1
-                elif kind == _BARE and flattened.get(tag):
+                elif action == _END_BARE and flattened.get(tag):
                     flattened[tag] -= 1
                 elif cur.tag == tag:  # the common case: closing the current element (never the root)
                     stack.pop()
                     open_count[tag] -= 1
                     cur.end = len(nodes)
                     parent = cur.parent
-                    assert parent is not None  # the root is never closed
-                    parent.text_len += cur.text_len
-                    parent.link_len += cur.link_len
-                    cur = parent
+                    parent.text_len += cur.text_len  # type: ignore[union-attr]  # only the root has none
+                    parent.link_len += cur.link_len  # type: ignore[union-attr]
+                    cur = parent  # type: ignore[assignment]
                     if link_level > len(stack):
                         link_level = 0
                 elif tag == "br":
@@ -179,27 +185,17 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                 elif count(tag):
                     cur, link_level = _pop_to(stack, open_count, len(nodes), tag, link_level)
                 continue
-            if kind:
-                if kind == _LINK:
+            if action:
+                if action == _LINK:
                     # links are not materialized: their text is marked as LinkText. A nested <a>
                     # ends the open one and starts another, as in browsers.
                     link_level = len(stack)
                     continue
-                if kind == _BARE:
+                if action == _BARE:
                     if not raw or raw.isspace():
                         flattened[tag] = flattened.get(tag, 0) + 1  # no attributes: text joins the parent
                         continue
-                elif kind == _RAW:
-                    pos = m.end()
-                    content_end, end = raw_text_end(html, pos, tag)
-                    if tag == "script" and "ld+json" in raw.lower():
-                        doc.json_ld.append(html[pos:content_end])
-                    elif tag == "title" and doc.title is None:
-                        doc.title = decode_text(html[pos:content_end]).strip()
-                    pos = end
-                    restart = True
-                    break
-                elif kind == _VOID:
+                elif action == _VOID:
                     if tag == "br":
                         cur.children.append(BR)
                     elif tag == "meta":
@@ -211,7 +207,24 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
                         nodes.append(node)
                         cur.children.append(node)
                     continue
-                elif kind == _STRUCTURE:
+                elif action == _RAW:
+                    pos = m.end()
+                    # the common case in one search: the end tag closes at once ("</style>") and,
+                    # for a script, no "<!--" before it (escaped script data); else the general walk
+                    search = raw_end_search(tag)
+                    e = search(html, pos) if search is not None else None
+                    if e is not None and e.group(1) and (tag != "script" or html.find("<!--", pos, e.start()) < 0):
+                        content_end, end = e.start(), e.end()
+                    else:
+                        content_end, end = raw_text_end(html, pos, tag)
+                    if tag == "script" and "ld+json" in raw.lower():
+                        doc.json_ld.append(html[pos:content_end])
+                    elif tag == "title" and doc.title is None:
+                        doc.title = decode_text(html[pos:content_end]).strip()
+                    pos = end
+                    restart = True
+                    break
+                else:  # _STRUCTURE
                     if tag == "html" and doc.lang is None and raw:
                         attrs = parse_attrs(raw)
                         lang = attrs.get("lang") or attrs.get("xml:lang")
@@ -222,23 +235,30 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
             if closes_p and count("p") and cur.tag not in _P_BOUNDARY:
                 cur, link_level = _close_if_open(stack, open_count, len(nodes), "p", _P_BOUNDARY, link_level)
             if implied is not None:
-                for closes, boundary in implied:
-                    if count(closes) and cur.tag not in boundary:
-                        cur, link_level = _close_if_open(stack, open_count, len(nodes), closes, boundary, link_level)
-            elif heading and cur.tag in _HEADINGS:
-                cur, link_level = _pop_to(stack, open_count, len(nodes), cur.tag, link_level)
-            if len(stack) > MAX_DEPTH:
+                if implied is _HEADING_RULE:
+                    if cur.tag in _HEADINGS:
+                        cur, link_level = _pop_to(stack, open_count, len(nodes), cur.tag, link_level)
+                else:
+                    for closes, boundary in implied:
+                        if count(closes) and cur.tag not in boundary:
+                            cur, link_level = _close_if_open(stack, open_count, len(nodes), closes, boundary,
+                                                             link_level)
+            if len(stack) > max_depth:
                 skipped[tag] = skipped.get(tag, 0) + 1
                 continue
             node = Node(tag, raw, cur, len(nodes))
             nodes.append(node)
             cur.children.append(node)
-            if tag == "table":  # mark the ancestors: a table around another is layout (blocks.is_data_table)
-                for anc in reversed(stack):
-                    if anc.flags & TABLE_INSIDE:
-                        break
-                    anc.flags |= TABLE_INSIDE
-            if raw and raw[-1] == "/" and tag not in _CONTAINERS_EVEN_SELF_CLOSED:
+            if marks:
+                if marks == _MARK_TABLE:
+                    # mark the ancestors: a table around another is layout (blocks.is_data_table)
+                    for anc in reversed(stack):
+                        if anc.flags & TABLE_INSIDE:
+                            break
+                        anc.flags |= TABLE_INSIDE
+                else:
+                    pre_seen = True
+            if raw and raw[-1] == "/":
                 continue  # XHTML-style <div/>: nothing inside
             stack.append(node)
             open_count[tag] = count(tag, 0) + 1
@@ -323,8 +343,8 @@ _CELL_BOUNDARY = frozenset(("tr", "table"))
 _ROW_BOUNDARY = frozenset(("table", "tbody", "thead", "tfoot"))
 _DL_BOUNDARY = frozenset(("dl", "table"))
 _SELECT_BOUNDARY = frozenset(("select", "datalist"))
-_CONTAINERS_EVEN_SELF_CLOSED: frozenset[str] = frozenset()
-_BARE, _RAW, _VOID, _STRUCTURE = 1, 2, 3, 4
+_BARE, _RAW, _VOID, _STRUCTURE, _LINK = 1, 2, 3, 4, 5  # start tags that are not materialized as is
+_END, _END_LINK, _END_BARE = 6, 7, 8  # end tags: any, </a>, and a formatting tag's
 _KIND: dict[str, int] = {}
 for _tag in BARE_INLINE:
     _KIND[_tag] = _BARE
@@ -334,18 +354,43 @@ for _tag in VOID:
     _KIND[_tag] = _VOID
 for _tag in IGNORED_STRUCTURE:
     _KIND[_tag] = _STRUCTURE
-_LINK = 5
 _KIND["a"] = _LINK
-# tag name as written -> (lower-cased, kind, closes an open <p>, implied end tags, is a heading)
-_TAG_INFO: dict[str, tuple[str, int, bool, tuple[tuple[str, frozenset[str]], ...] | None, bool]] = {}
+# What the builder does after materializing an element: mark the ancestors of a <table>; note a <pre>.
+_MARK_TABLE, _MARK_PRE = 1, 2
+_MARKS = {"table": _MARK_TABLE, "pre": _MARK_PRE}
+_TagInfo = tuple[str, int, bool, "tuple[tuple[str, frozenset[str]], ...] | None", int]
 
 
-def _tag_info(name: str) -> tuple[str, int, bool, tuple[tuple[str, frozenset[str]], ...] | None, bool]:
-    tag = lower_ascii(name)
-    info = (tag, _KIND.get(tag, 0), tag in CLOSES_P, _IMPLIED_END.get(tag), tag in _HEADINGS)
-    if len(_TAG_INFO) < 4096:
-        _TAG_INFO[name] = info
-    return info
+class _TagTable(dict[str, _TagInfo]):
+    """Tag name as the token wrote it ("/" first for an end tag) -> (name lowered, action, closes an
+    open <p>, implied end tags, marks): one lookup per tag token. Filled on first sight of a name,
+    up to a bound (a page of random names must not grow it without limit)."""
+
+    def __missing__(self, name: str) -> _TagInfo:
+        end = name[0] == "/"
+        tag = lower_ascii(name[1:] if end else name)
+        kind = _KIND.get(tag, 0)
+        if end:
+            action = _END_LINK if kind == _LINK else _END_BARE if kind == _BARE else _END
+        else:
+            action = kind
+        implied = _IMPLIED_END.get(tag) or (_HEADING_RULE if tag in _HEADINGS else None)
+        info = (tag, action, tag in CLOSES_P, implied, _MARKS.get(tag, 0))
+        if len(self) < 4096:
+            self[name] = info
+        return info
+
+
+_TAG_INFO = _TagTable()
+# For each raw-text element that ends (PLAINTEXT never does): a search for its end tag, `tokenizer`'s
+# appropriate end tag, with group 1 set when a ">" follows the name at once.
+_RAW_END_SEARCH = {
+    tag: re.compile(r"</" + tag + r"(?:(>)|(?=[\t\n\f\r /]))", re.I | re.A).search
+    for tag in (RAW_SKIP | {"title"}) - {"plaintext"}
+}
+# Implied end tags of a heading: an open heading that is the current element closes (an <h2> right
+# inside an <h1> is its sibling).
+_HEADING_RULE: tuple[tuple[str, frozenset[str]], ...] = (("h1-h6", frozenset()),)  # compared by identity
 
 
 # Opening the key closes an open element of each listed tag, unless a boundary element is nearer.

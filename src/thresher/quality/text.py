@@ -15,32 +15,18 @@ letter with its combining marks is a word, so length and n-gram rules count char
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import cached_property
 
 from thresher.core.document import Document
 from thresher.lang.script import CHARACTER_WORD_RANGES, ScriptProfile, ScriptTraits, detect_script
-
-
-def _mark_class() -> str:
-    """A regex character-class body of the combining marks of the Basic Multilingual Plane."""
-    parts: list[str] = []
-    start = None
-    for cp in range(0x10000):
-        is_mark = unicodedata.category(chr(cp))[0] == "M"
-        if is_mark and start is None:
-            start = cp
-        elif not is_mark and start is not None:
-            parts.append(f"\\u{start:04x}-\\u{cp - 1:04x}" if cp - 1 > start else f"\\u{start:04x}")
-            start = None
-    return "".join(parts)
+from thresher.quality.mark_class import mark_class
 
 
 def _range_class(ranges: tuple[tuple[int, int], ...]) -> str:
     return "".join(f"{chr(lo)}-{chr(hi)}" if hi > lo else chr(lo) for lo, hi in ranges)
 
 
-_MARKS = _mark_class()
+_MARKS = mark_class()
 _W = r"\w" + _MARKS
 _CW = _range_class(CHARACTER_WORD_RANGES)
 _SYMBOL = rf"\.{{2,}}|[^\s{_W}]"

@@ -206,6 +206,10 @@ def prescan(data: bytes, limit: int = PRESCAN_BYTES) -> str | None:
     n = len(data)
     i = 0
     while i < n:
+        if data[i] != 0x3C:  # a byte that is not "<" does nothing: skip to the next "<" at once
+            i = data.find(b"<", i)
+            if i < 0:
+                return None
         if data.startswith(b"<!--", i):
             end = data.find(b"-->", i + 2)  # "<!-->" closes at once, as in the tokenizer
             if end < 0:

@@ -22,12 +22,14 @@ from thresher.core.errors import InputError
 from thresher.core.stats import Stats
 from thresher.embed.phase import (
     AssignResult,
+    BoundaryResult,
     CentroidsResult,
     DecideResult,
     EmbedResult,
     SemanticResult,
     VectorFile,
     assign_task,
+    boundary_task,
     centroids_task,
     decide_task,
     embed_task,
@@ -89,6 +91,7 @@ class TaskTable:
     centroids: Callable[..., CentroidsResult] = centroids_task
     assign: Callable[..., AssignResult] = assign_task
     semantic: Callable[..., SemanticResult] = semantic_task
+    boundary: Callable[..., BoundaryResult] = boundary_task
     decide: Callable[..., DecideResult] = decide_task
     vectors: Callable[..., VectorFile] = vectors_task
 
@@ -111,6 +114,7 @@ RESULT_TYPES: dict[str, type[TaskResult]] = {
     "centroids": CentroidsResult,
     "assign": AssignResult,
     "semantic": SemanticResult,
+    "boundary": BoundaryResult,
     "decide": DecideResult,
     "vectors": VectorFile,
 }
@@ -327,14 +331,19 @@ def semantic_phases(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[Clust
         assigned: list[AssignResult] = runner.phase(
             "assign", [runner.call("assign", f"assign-{p:06d}", p, dimension) for p in partitions]
         )
-        totals = [sum(a.counts[j] for a in assigned) for j in range(centroids.clusters)]
+        # a task's rows: each cluster's own rows and its visitors (boundary rows compared there too)
+        totals = [sum(a.counts[j] + (a.visitors[j] if a.visitors else 0) for a in assigned) for j in range(centroids.clusters)]
         ranges = plan_cluster_ranges(totals, config.embed.semantic_cluster_rows)
         found: list[SemanticResult] = runner.phase(
             "semantic", [runner.call("semantic", f"semantic-{lo:06d}", lo, hi, partitions, dimension) for lo, hi in ranges]
         )
+        (across,) = runner.phase("boundary", [runner.call("boundary", "boundary", [lo for lo, _ in ranges])])
         semantic = {"threshold": threshold, "clusters": centroids.clusters, "sample": centroids.sample,
+                    "clusters_split": centroids.split, "margin": config.embed.semantic_margin,
+                    "boundary_rows": sum(sum(a.visitors) for a in assigned),
                     "largest_cluster": max((r.largest for r in found), default=0),
-                    "duplicates": sum(r.duplicates for r in found)}
+                    "duplicates": sum(r.duplicates for r in found) + across.duplicates,
+                    "boundary_duplicates": across.duplicates, "reattributed": across.reattributed}
     elif threshold is not None:
         semantic = {"threshold": threshold, "clusters": 0, "sample": 0, "largest_cluster": 0, "duplicates": 0}
     decided: list[DecideResult] = runner.phase("decide", [runner.call("decide", f"decide-{p:06d}", p) for p in partitions])

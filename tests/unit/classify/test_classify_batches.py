@@ -49,7 +49,9 @@ def outputs(result):
 
 
 def test_batched_scan_gives_the_per_document_output_on_every_engine(model_path, tmp_path, monkeypatch):
-    src = crawl(tmp_path, BATCH_DOCS + 300)  # more than one batch in a partition
+    monkeypatch.setattr(tasks, "BATCH_DOCS", 400)  # smaller batches: several in a partition of a small crawl
+    assert BATCH_DOCS >= 400
+    src = crawl(tmp_path, 700)  # more than one batch in a partition
     calls = []
     real = Classifier.evaluate_batch
     monkeypatch.setattr(Classifier, "evaluate_batch", lambda self, docs: calls.append(len(docs)) or real(self, docs))
@@ -115,6 +117,29 @@ def test_evaluate_batch_equals_evaluate_for_each_document(model_path, keep):
     stage = Classifier(ClassifierPlan(name="q", path=str(model_path), keep=keep, min_score=0.6), load_cached(str(model_path)))
     docs = [Document(id=str(i), text=t) for i, (t, _) in enumerate(corpus(300, seed=9))] + [Document(id="e", text="")]
     assert stage.evaluate_batch(docs) == [stage.evaluate(d) for d in docs]
+
+
+def test_batch_decisions_are_the_objects_their_constructors_make(model_path):
+    # decide_batch fills the slots of Evaluation and Drop directly (a third of their frozen
+    # constructors' cost): the objects must be indistinguishable from constructed ones
+    pytest.importorskip("numpy")
+    from thresher.classify.config import ClassifierPlan
+    from thresher.classify.stage import load_cached
+    from thresher.core.document import Drop
+    from thresher.core.stages import Evaluation
+
+    model = load_cached(str(model_path))
+    stage = Classifier(ClassifierPlan(name="q", path=str(model_path), keep=(model.labels[0],), min_score=1.0), model)
+    docs = [Document(id=str(i), text=t) for i, (t, _) in enumerate(corpus(20, seed=3))]
+    for fast, doc in zip(stage.evaluate_batch(docs), docs, strict=True):
+        made = stage.decide(model.score_list(doc.text))
+        assert type(fast) is Evaluation and repr(fast) == repr(made) and fast == made and fast.drops
+        drop = fast.drops[0]
+        assert type(drop) is Drop and drop == Drop(made.drops[0].stage, made.drops[0].reason, made.drops[0].value,
+                                                    made.drops[0].limit, made.drops[0].detail)
+        assert drop.to_record() == made.drops[0].to_record() and hash(drop.stage) == hash("classify")
+        with pytest.raises(AttributeError):
+            drop.value = 0  # type: ignore[misc]  # still frozen
 
 
 def test_round_array_is_pythons_round_bit_for_bit():

@@ -29,6 +29,51 @@ def test_training_twice_with_the_same_seed_gives_the_same_bytes(trainer):
     assert dump_model(train(data, trainer=trainer, epochs=3, char_ngrams=(2, 4), seed=7)) != dump_model(a)
 
 
+@pytest.mark.parametrize("options", [
+    {},
+    {"char_ngrams": (2, 4), "loss": "ova"},
+    {"word_ngrams": 3, "dim": 7, "class_weight": "balanced", "tokenizer": "whitespace"},
+])
+def test_the_python_and_numpy_trainers_write_the_same_bytes(options):
+    # texts with repeated features (a word many times), an empty text and one past max_tokens
+    data = corpus(300, ("good", "bad", "meh")) + [("okay " * 40, "good"), ("", "bad"), ("spam " * 700, "meh")]
+    python = train(data, trainer="python", epochs=2, max_tokens=500, **options)
+    fast = train(data, trainer="numpy", epochs=2, max_tokens=500, **options)
+    assert dump_model(python) == dump_model(fast)
+    assert python.info["trainer"] == "fixed-point"
+
+
+def test_trained_model_bytes_are_pinned():
+    # the training arithmetic is exact or a fixed sequence of IEEE operations: these bytes must not
+    # change from one machine, Python or NumPy version to another (re-pin only for a deliberate change)
+    import hashlib
+
+    model = train(corpus(200, ("good", "bad", "meh")), trainer="python", epochs=2, char_ngrams=(2, 3))
+    assert hashlib.sha256(dump_model(model)).hexdigest() == PINNED_MODEL_SHA256
+
+
+def test_initial_rows_are_pinned_and_uniform_within_one_over_dim():
+    from thresher.classify.train import initial_fixed_row
+
+    assert initial_fixed_row(0, 12345, 4, 20) == PINNED_INITIAL_ROW
+    values = [v for b in range(200) for v in initial_fixed_row(7, b, 40, 30)]  # 40 dims: three digests a row
+    assert all(-(1 << 30) / 40 < v < (1 << 30) / 40 for v in values)
+    assert abs(sum(values) / len(values)) < 0.05 * (1 << 30) / 40 and len(set(values)) == len(values)
+
+
+PINNED_INITIAL_ROW = [-209435, -226210, -2212, -178329]
+
+
+PINNED_MODEL_SHA256 = "c203adc6b61fe06162b3402fa2c30e180e7ed7859f9e1bbcda828b14b6d5b107"
+
+
+@pytest.mark.parametrize("trainer", ["python", "numpy"])
+@pytest.mark.parametrize("lr", [1e3, 1e12])
+def test_training_that_diverges_is_a_training_error(trainer, lr):
+    with pytest.raises(TrainingError, match="diverged"):
+        train(corpus(200), trainer=trainer, epochs=2, lr=lr)
+
+
 @pytest.mark.parametrize("loss", ["softmax", "ova"])
 @pytest.mark.parametrize("chars", [None, (1, 5)])
 def test_pure_python_and_numpy_scores_are_identical_bit_for_bit(loss, chars):
@@ -132,3 +177,8 @@ def test_a_ten_megabyte_text_is_bounded():
     model.scores_batch([huge, huge], use_numpy=True)
     model.scores(huge)
     assert time.process_time() - t0 < 2.0
+    # in training too: a 10 MB example costs its first max_chars, on both trainers, with the same bytes
+    t0 = time.process_time()
+    trained = [train(corpus(100) + [(huge, "good")], features=spec, epochs=1, trainer=t) for t in ("python", "numpy")]
+    assert time.process_time() - t0 < 10.0
+    assert dump_model(trained[0]) == dump_model(trained[1])

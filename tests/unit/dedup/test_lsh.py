@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from thresher.dedup.lsh import (
+    FALSE_NEGATIVE_WEIGHT,
     band_keys,
     collision_probability,
     derive_bands_rows,
@@ -31,6 +32,16 @@ def test_default_derivation_is_pinned_and_favours_recall(threshold: float, expec
     params = derive_bands_rows(threshold, 128)
     assert (params.bands, params.rows) == expected
     assert collision_probability(threshold, params.bands, params.rows) >= 0.997
+
+
+def test_table_of_derived_parameters_matches_the_search() -> None:
+    from thresher.dedup.lsh import _DERIVED, search_bands_rows
+
+    assert _DERIVED  # the table answers the default settings without a search
+    assert (0.8, 128, FALSE_NEGATIVE_WEIGHT) in _DERIVED
+    for (threshold, num_hashes, weight), expected in _DERIVED.items():
+        found = search_bands_rows(threshold, num_hashes, weight)
+        assert (found.bands, found.rows) == expected, (threshold, num_hashes, weight)
 
 
 def test_equal_weights_move_the_knee_to_the_threshold() -> None:

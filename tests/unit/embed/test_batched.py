@@ -78,3 +78,61 @@ def test_a_batch_that_raises_is_retried_by_halves_and_only_the_bad_text_fails():
     good = [i for i in range(16) if i != 5]
     assert result.vectors[good].tobytes() == get_encoder("stub").encode([texts[i] for i in good]).tobytes()
     assert enc.calls <= 1 + 2 * 4  # log2(16) levels of halving, two calls a level
+
+
+class OutOfMemoryError(RuntimeError):
+    """Named as torch's (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`): what a GPU raises."""
+
+
+class SmallDevice:
+    """The stub on a 'device' that holds at most `capacity` padded tokens a batch: a larger batch
+    raises `error` (torch's OutOfMemoryError, or a look-alike where torch is absent)."""
+
+    def __init__(self, capacity: int, error: type[BaseException] = OutOfMemoryError) -> None:
+        self.inner = get_encoder("stub")
+        self.name, self.version, self.dimension, self.max_len = "small", "1", self.inner.dimension, self.inner.max_len
+        self.capacity, self.error = capacity, error
+        self.released = 0
+
+    def tokenize_lengths(self, texts):
+        return self.inner.tokenize_lengths(texts)
+
+    def release_memory(self):
+        self.released += 1
+
+    def encode(self, texts):
+        padded = len(texts) * max(max(n, 1) for n in self.inner.tokenize_lengths(texts))
+        if padded > self.capacity:
+            raise self.error(f"CUDA out of memory. Tried to allocate {padded} tokens")
+        return self.inner.encode(texts)
+
+
+def _oom_errors():
+    errors = [OutOfMemoryError, MemoryError]
+    try:
+        import torch
+    except ImportError:
+        return errors
+    return [*errors, torch.OutOfMemoryError]
+
+
+@pytest.mark.parametrize("error", _oom_errors(), ids=lambda e: f"{e.__module__}.{e.__name__}")
+def test_out_of_memory_halves_the_token_budget_and_loses_no_document(error):
+    texts = mixed_texts(120)
+    device = SmallDevice(capacity=400, error=error)  # every text fits alone (<= 200 tokens)
+    result = encode_texts(device, texts, max_batch_size=64)
+    assert result.failed == ()
+    assert result.oom_backoffs >= 1 and result.batch_tokens is not None and result.batch_tokens <= 400
+    assert device.released == result.oom_backoffs  # the encoder's cache handed back before each retry
+    assert result.vectors.tobytes() == get_encoder("stub").encode(texts).tobytes()
+
+
+def test_a_text_that_does_not_fit_alone_fails_by_name_and_other_errors_are_not_taken_for_memory():
+    from thresher.embed.batched import is_out_of_memory
+
+    texts = ["a b c", " ".join(["w"] * 80), "d e"]
+    result = encode_texts(SmallDevice(capacity=50), texts, max_batch_size=8)
+    assert result.failed == (1,) and result.vectors[[0, 2]].any(axis=1).all()
+    assert is_out_of_memory(RuntimeError("CUDA error: out of memory"))
+    assert is_out_of_memory(RuntimeError("[ONNXRuntimeError] : 6 : Failed to allocate memory for requested buffer"))
+    assert not is_out_of_memory(RuntimeError("index out of range in self"))

@@ -225,3 +225,52 @@ def test_an_unknown_encoder_or_cuda_for_a_numpy_encoder_stops_the_build_before_a
     with pytest.raises(ConfigError, match="CPU only"):
         build(corpus, tmp_path / "b", local_config(embed={"encoder": "stub", "device": "cuda"}))
     assert not (tmp_path / "a" / ".work" / "done").exists() and not (tmp_path / "b" / ".work" / "done").exists()
+
+
+def test_out_of_memory_in_a_build_halves_the_budget_keeps_every_document_and_is_reported(tmp_path, monkeypatch):
+    from tests.unit.embed.test_batched import SmallDevice
+
+    from thresher.embed import encoder as registry
+    from thresher.embed import phase
+    from thresher.embed.stub import HashingEncoder
+    from thresher.write.manifest import read_shards
+
+    monkeypatch.setitem(registry.ENCODERS, "small", lambda device: SmallDevice(capacity=900))
+    monkeypatch.setattr(phase, "_encoders", {})
+    rng = random.Random(4)
+    texts = [" ".join(_doc(i, rng)) for i in range(40)]
+    texts[3] = " ".join(f"long{j}" for j in range(700))  # past the window (512): truncated, counted
+    records = [{"id": f"{i:016x}", "url": f"https://e.example/{i}", "text": t} for i, t in enumerate(texts)]
+    result = build([str(write_jsonl(tmp_path / "c.jsonl", records))], tmp_path / "out", local_config(embed={"encoder": "small"}))
+    section = result.manifest["embeddings"]
+    assert result.stats.kept == 40 and section["records"] == 40 and section["encoder_failed"] == 0
+    assert section["out_of_memory"]["backoffs"] >= 1 and section["out_of_memory"]["lowest_batch_tokens"] <= 900
+    assert section["truncated"] == 1
+    pairs = list(read_shards(tmp_path / "out", with_embeddings=True))
+    got = np.stack([v for _, v in pairs])
+    assert got.tobytes() == HashingEncoder().encode([r["text"] for r, _ in pairs]).astype(np.float16).tobytes()
+
+
+@pytest.mark.parametrize(
+    "damage, problem",
+    [
+        (lambda p: p.unlink(), "missing (vector file)"),
+        (lambda p: p.write_bytes(p.read_bytes()[:-10]), "truncated"),
+        (lambda p: np.save(p, np.zeros((25, 32), dtype=np.float16)), "dimension 64"),
+    ],
+    ids=["missing", "truncated", "wrong-dimension"],
+)
+def test_verify_and_read_shards_name_a_damaged_vector_file_of_a_build(corpus, tmp_path, damage, problem):
+    from thresher.cli import main
+    from thresher.core.errors import DatasetError
+    from thresher.write.dataset_checks import check_dataset
+    from thresher.write.manifest import read_shards
+
+    build(corpus, tmp_path / "out", local_config(embed={"encoder": "stub"}, output={"shard_max_records": 25}))
+    assert main(["verify", "-q", str(tmp_path / "out")]) == 0
+    damage(tmp_path / "out" / "shard-00001.embeddings.npy")
+    problems = [p.describe() for p in check_dataset(tmp_path / "out")[1]]
+    assert len(problems) == 1 and problems[0].startswith("shard-00001.embeddings.npy") and problem in problems[0]
+    assert main(["verify", "-q", str(tmp_path / "out")]) == 1
+    with pytest.raises(DatasetError, match="shard-00001.embeddings.npy"):
+        list(read_shards(tmp_path / "out", with_embeddings=True))

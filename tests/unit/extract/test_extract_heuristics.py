@@ -14,7 +14,8 @@ def text(html: str, **kw) -> str:
 
 
 def test_small_article_cards_beside_the_main_article_are_a_feed():
-    card = "<article class='card'><h3>Other story</h3><p>{}</p></article>"
+    # a card links to its story (an <article> without a link is a section of the page: test_quality_misses)
+    card = "<article class='card'><h3><a href='/other'>Other story</a></h3><p>{}</p></article>"
     html = (f"<main><article><p>{P1}</p><p>{P2}</p><p>{P3}</p></article>"
             f"<section>{card.format('A teaser paragraph about a completely different topic that is long enough.')}"
             f"{card.format('Another teaser paragraph about yet another topic, also long enough to count.')}</section></main>")
