@@ -97,7 +97,7 @@ def main() -> int:
         tmp = Path(tmp_s)
         crawl = tmp / "text.jsonl"
         write_text_corpus(crawl, args.documents, max_sentences=args.sentences)
-        for r in range(args.repeats):
+        for _ in range(args.repeats):
             build, parts = one_build(crawl, tmp / "out")
             share = sum(parts.values()) / build
             runs.append({"build_cpu_s": round(build, 3), "observer_cpu_s": round(sum(parts.values()), 3),

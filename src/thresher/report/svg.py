@@ -174,7 +174,7 @@ def funnel_chart(steps: Sequence[tuple[str, int]], label: str, width: int = 640)
 
 @dataclass(frozen=True, slots=True)
 class BinnedHistogram:
-    """Counts in the build's fixed log bins (`thresher.run.observe.value_bin`), over every document
+    """Counts in the build's fixed log bins (`thresher.run.histograms.value_bin`), over every document
     rather than a sample. `edges[i]` is bin i's (low, high); a zero bin has (0, 0)."""
 
     edges: tuple[tuple[float, float], ...]
@@ -183,7 +183,7 @@ class BinnedHistogram:
 
     @classmethod
     def of(cls, sides: dict[str, dict[str, int]]) -> BinnedHistogram:
-        from thresher.run.observe import bin_range
+        from thresher.run.histograms import bin_range
 
         names = sorted(set(sides.get("passed", {})) | set(sides.get("dropped", {})), key=lambda n: bin_range(n))
         # fill the gaps between occupied bins, so the x axis is continuous in log scale

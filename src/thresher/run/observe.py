@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -39,35 +38,14 @@ from thresher.core.document import Document, Drop
 from thresher.core.stats import Stats
 from thresher.report.index import json_string
 from thresher.report.sample import BottomK
+from thresher.run.histograms import ValueHistograms
 from thresher.write.tokens import TokenCounter, token_counter
 
 SAMPLE_PER_RULE = 5
 SAMPLE_TEXT = 2_000  # characters of a sampled document kept for the report
-BINS_PER_DECADE = 10
-HIST = "hist"
 CARD = "card"
 CARD_DROPPED = "card-dropped"
-OBSERVE_LAYOUT = 2
-_KEY_CACHE_MAX = 2048  # distinct values a metric caches counter keys for, per side (bounds a task's memory)
-
-
-def value_bin(value: float) -> str:
-    """The histogram bin of a value: `z` for 0, else `p<k>`/`n<k>` for |value| in
-    [10^(k/10), 10^((k+1)/10)): a data-independent binning with 26% wide bins."""
-    if value == 0 or not math.isfinite(value):
-        return "z"
-    k = math.floor(math.log10(abs(value)) * BINS_PER_DECADE)
-    return f"{'p' if value > 0 else 'n'}{k}"
-
-
-def bin_range(name: str) -> tuple[float, float]:
-    """The [low, high) range a bin stands for (0, 0 for the zero bin)."""
-    if name == "z":
-        return (0.0, 0.0)
-    sign = 1.0 if name[0] == "p" else -1.0
-    k = int(name[1:])
-    a, b = 10 ** (k / BINS_PER_DECADE), 10 ** ((k + 1) / BINS_PER_DECADE)
-    return (a, b) if sign > 0 else (-b, -a)
+OBSERVE_LAYOUT = 3  # 3: histogram bins found by comparison with fixed boundaries (run.histograms)
 
 
 # an output line starts {"id":"…","url":… (Document.to_record's order, `dumps_line`'s separators)
@@ -193,37 +171,14 @@ class TaskObserver:
         self.index_path.parent.mkdir(parents=True, exist_ok=True)
         self._index = open(index_path.with_suffix(".tmp"), "w", encoding="utf-8")
         self.samples: dict[str, BottomK[dict[str, Any]]] = {}
-        # per side (passed, dropped), per metric: value -> its full counter key, so a counter key is
-        # built (and hashed) once per value
-        self._hist_keys: tuple[dict[str, dict[Any, str]], dict[str, dict[Any, str]]] = ({}, {})
-        self._names: dict[str, str] = {}  # one string object per counter key, shared by the caches
+        self.histograms = ValueHistograms(self.counters)
 
     def _line(self, doc_id: str | None, url: str | None, entry: dict[str, Any]) -> None:
         self._index.write(_entry_line(doc_id, url, entry))
 
     def annotations(self, annotations: dict[str, Any], passed: bool) -> None:
-        """Count each numeric `quality.*` annotation into its histogram bin."""
-        counters = self.counters
-        side = self._hist_keys[0 if passed else 1]
-        for key, value in annotations.items():
-            cls = type(value)
-            if cls is not float and cls is not int:  # exact types: a bool is not a measurement
-                continue
-            keys = side.get(key)
-            if keys is None:
-                if not key.startswith("quality."):
-                    continue
-                keys = side[key] = {}
-            name = keys.get(value)
-            if name is None:
-                name = self._counter_key(key, passed, value)
-                if len(keys) < _KEY_CACHE_MAX:
-                    keys[value] = name
-            counters[name] += 1
-
-    def _counter_key(self, key: str, passed: bool, value: float) -> str:
-        name = f"{HIST}/{key}/{'passed' if passed else 'dropped'}/{value_bin(value)}"
-        return self._names.setdefault(name, name)
+        """Count each numeric `quality.*` annotation into its histogram bin (`run.histograms`)."""
+        self.histograms.add(annotations, passed)
 
     def survived(self, doc: Document) -> None:
         """A document that passed the per-document stages (it goes on to the corpus stages)."""
@@ -264,6 +219,7 @@ class TaskObserver:
         once it finished)."""
         import os
 
+        self.histograms.flush()
         self._index.close()
         os.replace(self.index_path.with_suffix(".tmp"), self.index_path)
         tmp = self.sample_path.with_suffix(".tmp")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
 from thresher.core.stats import Stats
 from thresher.report.index import json_string
+from thresher.run.histograms import BOUNDARIES, ValueHistograms, bin_range, value_bin
 from thresher.run.observe import (
     TaskObserver,
     _entry_line,
@@ -14,7 +16,6 @@ from thresher.run.observe import (
     record_id_url,
     record_id_url_json,
     utf8_length,
-    value_bin,
     whitespace_tokens,
 )
 from thresher.write.atomic import dumps_line
@@ -65,3 +66,51 @@ def test_cached_histogram_counts_equal_binning_each_value(tmp_path: Path) -> Non
     got = {k: v for k, v in stats.counters.items() if k.startswith("hist/")}
     assert got == expected
     assert not any("quality.flag" in k or "quality.script" in k for k in got)
+
+
+def _awkward_values(rng: random.Random) -> list[float]:
+    """Values on and next to every kind of bin edge, plus the ones binning must not trip on."""
+    edges = [BOUNDARIES[i] for i in rng.sample(range(len(BOUNDARIES)), 40)] + [BOUNDARIES[0], BOUNDARIES[-1]]
+    near = [math.nextafter(e, d) for e in edges for d in (0.0, math.inf)]
+    odd = [0.0, -0.0, math.inf, -math.inf, math.nan, 1e-300, 1e300, 5e-324, 1.0, 10.0, 0.1, 2**53 + 1]
+    return edges + near + odd + [rng.uniform(-100, 100) for _ in range(200)] + [rng.randrange(0, 10**6) for _ in range(50)]
+
+
+def test_bins_hold_their_values() -> None:
+    for v in _awkward_values(random.Random(5)):
+        name = value_bin(v)
+        if name == "z":
+            assert v == 0 or not math.isfinite(v)
+            continue
+        lo, hi = bin_range(name)
+        k = int(name[1:])
+        if BOUNDARIES[0] <= abs(v) < BOUNDARIES[-1]:  # inside the boundaries: exactly its bin
+            assert (lo <= v < hi) if v > 0 else (lo < v <= hi), (v, name)
+        else:
+            assert k in (-401, 400), (v, name)
+    assert value_bin(10**400) == "p400" and value_bin(-(10**400)) == "n400"  # beyond any float
+
+
+def test_vectorized_histograms_count_what_value_by_value_counts(tmp_path: Path) -> None:
+    pytest = __import__("pytest")
+    pytest.importorskip("numpy")
+    rng = random.Random(11)
+    values = _awkward_values(rng)
+    vec, each = Stats(), Stats()
+    hv, he = ValueHistograms(vec.counters, vectorized=True), ValueHistograms(each.counters, vectorized=False)
+    hv.FLUSH_VALUES = 97  # several flushes mid-stream
+    for n in range(2000):
+        annotations = {"lang.code": "en", "quality.a": rng.choice(values), "quality.b": rng.randrange(0, 30),
+                       "quality.flag": n % 2 == 0, "quality.script": "Latn", "quality.c": rng.choice(values)}
+        if n % 50 == 0:  # another type for a metric: this document goes value by value
+            annotations["quality.b"] = "n/a"
+        if n % 77 == 0:  # another key order: another layout
+            annotations = dict(reversed(list(annotations.items())))
+        if n == 999:
+            annotations["quality.b"] = 10**400  # an int beyond any float
+        hv.add(annotations, passed=n % 3 != 0)
+        he.add(annotations, passed=n % 3 != 0)
+    hv.flush()
+    he.flush()
+    assert vec.counters == each.counters
+    assert sum(vec.counters.values()) > 2000 * 2

@@ -270,7 +270,7 @@ def test_index_and_samples_are_identical_across_engines(built, tmp_path):
 
 
 def test_value_bins_are_fixed_and_cover_values():
-    from thresher.run.observe import bin_range, value_bin
+    from thresher.run.histograms import bin_range, value_bin
 
     for v in (1e-6, 0.0099, 0.5, 1.0, 3.0, 50, 49.999, 1e6):
         lo, hi = bin_range(value_bin(v))
