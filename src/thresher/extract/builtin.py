@@ -777,22 +777,12 @@ class BuiltinExtractor:
             chosen, region = self._select(doc, blocks, title)
             if thread_chars >= _THREADS_AS_PAGE_CHARS and _threads_are_the_page(chosen, thread_chars):
                 # what is left beside the threads is a form or a timeline: the posts are the page
-                for node in doc.nodes:
-                    node.flags &= ~REMOVED
-                mark_boilerplate(doc, deadline, keep_threads=True)
-                mark_article_cards(doc)
-                blocks = segment(doc.root, deadline)
-                chosen, region = self._select(doc, blocks, title)
+                chosen, region = self._reselect(doc, deadline, title, keep_threads=True)
             if sum(b.text_len for b in chosen) < _DESCRIPTION_RETRY_MAX_KEPT:
                 described = described_inside(doc)
                 if described is not None and not any(b.owner.flags & DESCRIBED for b in chosen):
                     # the page's description is outside a near-empty selection: it is the page's text
-                    for node in doc.nodes:
-                        node.flags &= ~REMOVED
-                    mark_boilerplate(doc, deadline, described=described)
-                    mark_article_cards(doc)
-                    blocks = segment(doc.root, deadline)
-                    chosen, region = self._select(doc, blocks, title)
+                    chosen, region = self._reselect(doc, deadline, title, described=described)
             if not chosen:
                 chosen, region = self._fallback(doc, deadline), doc.root
             declared = self._declared_instead(doc, chosen, deadline)
@@ -821,6 +811,16 @@ class BuiltinExtractor:
         if not text:
             return comment_text
         return text + ("\n\n## Comments\n\n" if self.text_format == "markdown" else "\n") + comment_text
+
+    def _reselect(self, doc: HtmlDocument, deadline: float | None, title: str | None,
+                  **boilerplate: Any) -> tuple[list[Block], Node]:
+        """Select again after undoing the boilerplate marks and redoing them with `boilerplate`'s
+        options (`mark_boilerplate`'s keywords)."""
+        for node in doc.nodes:
+            node.flags &= ~REMOVED
+        mark_boilerplate(doc, deadline, **boilerplate)
+        mark_article_cards(doc)
+        return self._select(doc, segment(doc.root, deadline), title)
 
     def _select(self, doc: HtmlDocument, blocks: list[Block], title: str | None) -> tuple[list[Block], Node]:
         if not blocks:

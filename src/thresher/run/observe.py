@@ -36,7 +36,6 @@ from typing import Any
 
 from thresher.core.document import Document, Drop
 from thresher.core.stats import Stats
-from thresher.report.index import json_string
 from thresher.report.sample import BottomK
 from thresher.run.histograms import ValueHistograms
 from thresher.write.tokens import TokenCounter, token_counter
@@ -50,12 +49,6 @@ OBSERVE_LAYOUT = 3  # 3: histogram bins found by comparison with fixed boundarie
 
 # an output line starts {"id":"…","url":… (Document.to_record's order, `dumps_line`'s separators)
 _ID_URL = re.compile(rb'\{"id":("(?:[^"\\]|\\.)*"),"url":("(?:[^"\\]|\\.)*"|null)')
-
-
-def record_id_url(line: bytes) -> tuple[str | None, str | None]:
-    """A written record's id and URL without decoding the whole line (its text can be megabytes)."""
-    id_json, url_json = record_id_url_json(line)
-    return json_string(id_json), json_string(url_json)
 
 
 def record_id_url_json(line: bytes) -> tuple[str, str]:
@@ -131,13 +124,6 @@ class TextCounters:
             if key is None:
                 key = self._lang[code] = f"{self._lang_prefix}{code}"
             counters[key] += 1
-
-
-def text_counters(counters: Any, prefix: str, text: str, annotations: dict[str, Any] | None,
-                  tokens: TokenCounter | None = None) -> None:
-    """Add one document's text size, whitespace tokens (and `tokens`' count) and language to
-    `prefix/…` counters (one call; a task keeps a `TextCounters`)."""
-    TextCounters(counters, prefix, tokens).add(text, annotations)
 
 
 def card_summary(counters: Any) -> dict[str, Any]:
