@@ -68,7 +68,24 @@ def _registry_metavar(ff: FlatField) -> str | None:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with "did you mean" for a mistyped verb or choice."""
+    """argparse with "did you mean" for a mistyped verb or choice, and registry metavars
+    (`{jsonl,parquet,…}`) listed only when help or usage is shown: listing a registry loads its
+    plugins' entry points, and importing `importlib.metadata` costs every command ~20 ms."""
+
+    def format_usage(self) -> str:
+        self._list_registries()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._list_registries()
+        return super().format_help()
+
+    def _list_registries(self) -> None:
+        for action in self._actions:
+            ff = getattr(action, "registry_setting", None)
+            if ff is not None:
+                action.metavar = _registry_metavar(ff) or action.metavar
+                del action.registry_setting  # type: ignore[attr-defined]
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
@@ -109,7 +126,7 @@ def full_help(parser: argparse.ArgumentParser) -> str:
     if not hasattr(parser, "config_sections"):  # a verb without generated settings
         return text
     sections: Sequence[str] | None = parser.config_sections
-    reference = argparse.ArgumentParser(prog=parser.prog, usage=argparse.SUPPRESS, add_help=False, formatter_class=HelpFormatter)
+    reference = Parser(prog=parser.prog, usage=argparse.SUPPRESS, add_help=False, formatter_class=HelpFormatter)
     add_config_flags(reference, sections, full=True)
     return text + "\nevery setting:\n" + reference.format_help()
 
@@ -170,7 +187,9 @@ def add_config_flags(
             action = group.add_argument(*names, dest=dest, action="append", default=argparse.SUPPRESS, metavar=flag_metavar(ff), help=help_text)
         else:
             action = group.add_argument(*names, dest=dest, default=argparse.SUPPRESS,
-                                        metavar=_registry_metavar(ff) or flag_metavar(ff), choices=flag_choices(ff), help=help_text)
+                                        metavar=flag_metavar(ff), choices=flag_choices(ff), help=help_text)
+            if ff.dotted in _REGISTRY_SETTINGS:
+                action.registry_setting = ff  # type: ignore[union-attr]  # the metavar, once shown (Parser)
         if not full and ff.flag and ff.flag != ff.long_flag:
             no = ["--no-" + ff.flag[2:]] if ff.type is bool else []
             action.short_names = [ff.flag, *no]  # type: ignore[union-attr, attr-defined]

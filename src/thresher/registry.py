@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator
-from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
 from thresher.core.errors import ConfigError
@@ -49,12 +48,19 @@ class Registry(Generic[T]):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
+        from importlib.metadata import entry_points  # ~20 ms to import: only when a name is not built in
+
         for ep in sorted(entry_points(group=self.group), key=lambda e: e.name):
             self.refs.setdefault(ep.name, ep.value)
 
     def names(self) -> list[str]:
         """Every known name: built-ins in their declared order, then registrations and plugins."""
         self._load_plugins()
+        return list(self.refs)
+
+    def names_so_far(self) -> list[str]:
+        """`names` without looking for plugins (the built-ins and registrations, and plugins only if
+        something already loaded them): the same order, so a first match found here is `names`'s."""
         return list(self.refs)
 
     def __contains__(self, name: object) -> bool:

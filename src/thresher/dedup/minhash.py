@@ -23,7 +23,7 @@ import sys
 from array import array
 from bisect import bisect_right
 from operator import eq
-from typing import Any
+from typing import Any, Literal
 
 from thresher.dedup import kernels
 from thresher.dedup.kernels import KernelName, Scheme, Sketch
@@ -155,7 +155,8 @@ class MinHasher:
     NumPy implementation; both give identical sketches.
     """
 
-    __slots__ = ("num_hashes", "scheme", "shingle_kind", "sample_size", "kernel", "_coeffs", "_fn", "_array")
+    __slots__ = ("num_hashes", "scheme", "shingle_kind", "sample_size", "kernel", "_coeffs", "_fn", "_array",
+                 "_until_resolved")
 
     def __init__(
         self,
@@ -173,7 +174,7 @@ class MinHasher:
         self.scheme = scheme
         self.shingle_kind = shingle_kind
         self.sample_size = sample_size
-        self.kernel = kernels.resolve_kernel(kernel)
+        self.kernel, self._until_resolved = kernels.starting_kernel(kernel)
         word = kernels.make_coefficients(scheme, num_hashes, shingle_size, seed)
         char = (
             word
@@ -181,10 +182,18 @@ class MinHasher:
             else kernels.make_coefficients(scheme, num_hashes, char_shingle_size, seed)
         )
         self._coeffs = {"word": word, "char": char}
-        self._fn = kernels.minhash_numpy if self.kernel == "numpy" else kernels.minhash_pure
-        self._array = self.kernel == "numpy"
+        self._use(self.kernel)
+
+    def _use(self, kernel: Literal["pure", "numpy"]) -> None:
+        self.kernel = kernel
+        self._fn = kernels.minhash_numpy if kernel == "numpy" else kernels.minhash_pure
+        self._array = kernel == "numpy"
 
     def sketch(self, text: str, memo: dict[str, Any] | None = None) -> Sketch | None:
+        if self._until_resolved:  # `auto`: see kernels.AUTO_PURE_DOCUMENTS
+            self._until_resolved -= 1
+            if not self._until_resolved:
+                self._use(kernels.resolve_kernel("auto"))
         toks = tokenize(text, self.shingle_kind, array=self._array, memo=memo)
         return self._fn(toks.values, self._coeffs[toks.kind], self.sample_size)
 

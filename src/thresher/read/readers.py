@@ -76,5 +76,7 @@ def reader_spec(kind: str) -> ReaderSpec | None:
     return READERS.get(kind) if kind in READERS else None
 
 
-def specs() -> list[ReaderSpec]:
-    return [READERS.get(kind) for kind in READERS.names()]
+def specs(plugins: bool = True) -> list[ReaderSpec]:
+    """Every reader's spec, in the registry's order; `plugins=False`: those known without looking
+    up entry points (`Registry.names_so_far`)."""
+    return [READERS.get(kind) for kind in (READERS.names() if plugins else READERS.names_so_far())]

@@ -19,7 +19,7 @@ from thresher.core.errors import InputError
 from thresher.read.base import Partition, ReadItem
 from thresher.read.config import InputConfig
 from thresher.read.paths import glob_files, input_size, is_dir, is_file, is_url, list_files, local_path, open_input
-from thresher.read.readers import reader_spec, specs
+from thresher.read.readers import reader_spec
 from thresher.read.sniff import compression_of, peek_decompressed, sniff_format
 
 _GLOB_CHARS = set("*?[")
@@ -148,7 +148,7 @@ def plan_partitions(inputs: Iterable[str], config: InputConfig) -> list[Partitio
                 size = input_size(path) or 0
         files.append((path, kind, size))
     step = range_bytes(sum(s for _, _, s in files if s is not None), config.partition_bytes)
-    batched = {spec.kind for spec in specs() if spec.batched}
+    batched = {kind for kind in {k for _, k, _ in files} if (spec := reader_spec(kind)) is not None and spec.batched}
     per_batch = html_batch_files(sum(1 for _, k, _ in files if k in batched), config.html_files_per_partition)
 
     partitions: list[Partition] = []

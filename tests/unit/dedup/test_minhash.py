@@ -111,3 +111,17 @@ def test_prepared_sketches_give_the_sample_jaccard(sample_size):
             assert prepared_jaccard(pa, pb) == sample_jaccard(a.sample, a.complete, b.sample, b.complete)
     with pytest.raises(ValueError):
         PreparedSketch(b"\x09\x00\x01\x00\x00\x00\x00\x00abcd")
+
+
+def test_auto_kernel_starts_pure_and_resolves_after_the_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`auto` hashes its first documents with the pure kernel (NumPy's import costs more than it
+    saves on a small build) and then resolves; every sketch equals the pure kernel's throughout."""
+    monkeypatch.setattr(kernels, "AUTO_PURE_DOCUMENTS", 3)
+    auto, pure = MinHasher(kernel="auto"), MinHasher(kernel="pure")
+    used = []
+    for i in range(6):
+        text = f"{TEXT} document {i} " + " ".join(f"w{i * j}" for j in range(40))
+        assert auto.sketch(text) == pure.sketch(text)
+        used.append(auto.kernel)
+    later = "numpy" if kernels.numpy_available() else "pure"
+    assert used == ["pure", "pure", later, later, later, later]

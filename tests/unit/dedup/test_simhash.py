@@ -67,3 +67,15 @@ def test_short_text_gets_a_token_sequence_digest() -> None:
     assert h.fingerprint("one two three four five six eight") != short
     long = h.fingerprint(" ".join(f"w{i}" for i in range(40)))
     assert long is not None and not long.short
+
+
+def test_auto_kernel_starts_pure_and_resolves_after_the_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kernels, "AUTO_PURE_DOCUMENTS", 2)
+    auto, pure = SimHasher(min_shingles=1, kernel="auto"), SimHasher(min_shingles=1, kernel="pure")
+    used = []
+    for i in range(4):
+        text = f"{TEXT} document {i} " + " ".join(f"w{i * j}" for j in range(40))
+        assert auto.fingerprint(text) == pure.fingerprint(text)
+        used.append(auto.kernel)
+    later = "numpy" if kernels.numpy_available() else "pure"
+    assert used == ["pure", later, later, later]
