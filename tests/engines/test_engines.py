@@ -108,7 +108,10 @@ def test_sigkill_at_ten_random_moments_then_resume_gives_identical_output(tmp_pa
     from thresher.demo import write_crawl
 
     crawl = write_crawl(tmp_path / "crawl.jsonl", n_pages=1500)
-    base = [sys.executable, "-m", "thresher.cli", "build", str(crawl), "-q", "--input-partition-bytes", "400000"]
+    # many scan and group tasks (a 1,500-page crawl would get one group task per stage), so that
+    # the seeded kill moments spread over the phases
+    base = [sys.executable, "-m", "thresher.cli", "build", str(crawl), "-q", "--input-partition-bytes", "400000",
+            "--key-partitions", "16"]
     subprocess.run([*base, "-o", str(tmp_path / "ref"), "--engine", "local", "--keep-work"], check=True)
     reference = json.loads((tmp_path / "ref" / "manifest.json").read_text())
     tasks = len(list((tmp_path / "ref" / ".work" / "done").glob("*.json")))

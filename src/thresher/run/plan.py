@@ -35,6 +35,14 @@ log = logging.getLogger(__name__)
 # corpus makes more tasks, not bigger ones).
 GROUP_TASK_BYTES = 8 * 1024 * 1024
 MIN_GROUP_TASKS = 16
+# ... but no task below GROUP_TASK_MIN_BYTES while fewer would do: a task costs ~3 ms of its own
+# (its files, log and done record), about what sorting 256 KiB of key records costs, so a
+# 200-page build made 32 group tasks of a few KB each, and splitting keys that small balances
+# nothing. Below 16 x 256 KiB (~4 MiB of keys, ~40k documents) there are fewer, down to one.
+GROUP_TASK_MIN_BYTES = 256 * 1024
+# How group and verify tasks are planned, recorded in the plan: a resume finds the group tasks done
+# under their first bucket, so a work dir planned another way is refused (2: GROUP_TASK_MIN_BYTES).
+GROUP_PLAN = 2
 
 
 def spool_stdin(work: WorkDir) -> str:
@@ -80,6 +88,7 @@ def prepare_workdir(
         "key_buckets": KEY_BUCKETS,
         "key_layout": KEY_LAYOUT,
         "observe_layout": OBSERVE_LAYOUT,
+        "group_plan": GROUP_PLAN,
         "corpus_stages": [s.name for s in build_corpus_stages(config)],
         "partitions": [[p.kind, list(p.paths), p.start, p.end] for p in partitions],
         "inputs": fingerprints(path for p in partitions for path in p.paths),
@@ -111,10 +120,11 @@ def prepare_workdir(
 def plan_group_ranges(bucket_bytes: list[int], tasks: int | None = None) -> list[tuple[int, int]]:
     """Contiguous key-bucket ranges for the group tasks of one corpus stage, balanced by the key
     bytes the scan actually wrote: about GROUP_TASK_BYTES each, at least MIN_GROUP_TASKS ranges
-    (so every worker has work), or exactly `tasks` when given. Deterministic; the split never changes
+    (so every worker has work) once each would hold GROUP_TASK_MIN_BYTES, or exactly `tasks` when given. Deterministic; the split never changes
     the output, only each group task's memory."""
     total = sum(bucket_bytes)
-    n = tasks or max(MIN_GROUP_TASKS, -(-total // GROUP_TASK_BYTES))
+    floor = max(1, min(MIN_GROUP_TASKS, -(-total // GROUP_TASK_MIN_BYTES)))
+    n = tasks or max(floor, -(-total // GROUP_TASK_BYTES))
     n = max(1, min(n, len(bucket_bytes)))
     target = total / n
     ranges: list[tuple[int, int]] = []

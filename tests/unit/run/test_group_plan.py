@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from thresher.run.plan import GROUP_TASK_BYTES, MIN_GROUP_TASKS, plan_group_ranges
+from thresher.run.plan import GROUP_TASK_BYTES, GROUP_TASK_MIN_BYTES, MIN_GROUP_TASKS, plan_group_ranges
 
 
 @given(st.lists(st.integers(0, 10_000_000), min_size=1, max_size=1024), st.one_of(st.none(), st.integers(1, 64)))
@@ -14,8 +14,12 @@ def test_ranges_are_contiguous_and_cover_every_bucket(sizes, tasks):
 
 
 def test_ranges_balance_key_bytes_and_scale_with_them():
-    uniform = [1000] * 1024
+    uniform = [MIN_GROUP_TASKS * GROUP_TASK_MIN_BYTES // 1024] * 1024
     assert len(plan_group_ranges(uniform)) == MIN_GROUP_TASKS  # small: one task per worker at least
+    # smaller still: no task under GROUP_TASK_MIN_BYTES, down to one for a few KB of keys
+    assert len(plan_group_ranges([GROUP_TASK_MIN_BYTES * 3 // 1024] * 1024)) == 3
+    assert len(plan_group_ranges([5] * 1024)) == 1
+    assert plan_group_ranges([0] * 1024) == [(0, 1024)]
     big = [GROUP_TASK_BYTES // 16] * 1024  # 64 x the task target in all
     ranges = plan_group_ranges(big)
     assert len(ranges) == 64
