@@ -181,13 +181,23 @@ def _sentence_patterns(t: ScriptTraits) -> tuple[re.Pattern[str], re.Pattern[str
     return ends, line_ends
 
 
-_SENTENCE_PATTERNS = {code: _sentence_patterns(t) for code, t in TRAITS.items() if t.terminal_punctuation}
+# compiled on first use, per script: compiling every script's pair at import cost each start ~3 ms
+_SENTENCE_PATTERNS: dict[str, tuple[re.Pattern[str], re.Pattern[str]] | None] = {}
+
+
+def _sentence_patterns_of(code: str) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+    try:
+        return _SENTENCE_PATTERNS[code]
+    except KeyError:
+        t = TRAITS.get(code)
+        patterns = _SENTENCE_PATTERNS[code] = _sentence_patterns(t) if t is not None and t.terminal_punctuation else None
+        return patterns
 
 
 def sentence_count(a: TextAnalysis) -> int | None:
     """Sentences in the text: each run of terminal punctuation that ends a sentence, plus one for
     every non-blank line that does not end in one (a line without punctuation is one sentence)."""
-    patterns = _SENTENCE_PATTERNS.get(a.script.code)
+    patterns = _sentence_patterns_of(a.script.code)
     if patterns is None:
         return None
     ends, line_ends = patterns
