@@ -52,31 +52,40 @@ EdgeSource = Callable[[], Iterable[Edge]]
 
 
 class DistinctOrdinals:
-    """Collects ordinals and returns the distinct ones, ascending, as an array('Q'). With NumPy
-    (the fast extra) values are deduplicated a chunk at a time and merged into the running result,
-    so the peak is ~3 x 8 bytes per distinct value plus one chunk; without it a set holds ~100
-    bytes per value until the sort."""
+    """Collects ordinals and returns the distinct ones, ascending, as an array('Q'). A set holds
+    them (~100 bytes per value) until it has SET_LIMIT; from then on, with NumPy (the fast extra),
+    values are deduplicated a chunk at a time and merged into the running result, so the peak is
+    ~3 x 8 bytes per distinct value plus one chunk. Small builds never import NumPy (~80 ms)."""
 
     CHUNK = 1 << 20
+    SET_LIMIT = 1 << 16
 
     def __init__(self) -> None:
-        try:
-            import numpy
-        except ImportError:
-            self.np: Any = None
-            self.seen: set[int] = set()
-        else:
-            self.np = numpy
-            self.distinct = numpy.empty(0, dtype=numpy.uint64)
+        self.np: Any = None
+        self.seen: set[int] | None = set()
         self.chunk = array("Q")
 
     def add(self, ordinal: int) -> None:
-        if self.np is None:
-            self.seen.add(ordinal)
+        seen = self.seen
+        if seen is not None:
+            seen.add(ordinal)
+            if len(seen) >= self.SET_LIMIT:
+                self._to_numpy()
             return
         self.chunk.append(ordinal)
         if len(self.chunk) >= self.CHUNK:
             self._merge()
+
+    def _to_numpy(self) -> None:
+        try:
+            import numpy
+        except ImportError:
+            self.SET_LIMIT = 1 << 62  # the set it is, to the end
+            return
+        self.np = numpy
+        assert self.seen is not None
+        self.distinct = numpy.array(sorted(self.seen), dtype=numpy.uint64)
+        self.seen = None
 
     def _merge(self) -> None:
         np = self.np
@@ -85,7 +94,7 @@ class DistinctOrdinals:
         self.distinct = np.union1d(self.distinct, fresh) if self.distinct.size else fresh
 
     def result(self) -> array[int]:
-        if self.np is None:
+        if self.seen is not None:
             values = array("Q", sorted(self.seen))
             self.seen = set()
             return values

@@ -8,10 +8,12 @@ import pytest
 from thresher.dedup.cluster import DistinctOrdinals
 
 
-def _collect(values, chunk=None):
+def _collect(values, chunk=None, set_limit=None):
     d = DistinctOrdinals()
     if chunk is not None:
         d.CHUNK = chunk
+    if set_limit is not None:
+        d.SET_LIMIT = set_limit
     for v in values:
         d.add(v)
     return list(d.result())
@@ -24,7 +26,9 @@ def test_distinct_ordinals_sorted_and_unique_across_chunk_merges():
     values += values[:100]
     expected = sorted(set(values))
     assert _collect(values) == expected
-    assert _collect(values, chunk=17) == expected  # many merges of partial chunks
+    assert _collect(values, chunk=17) == expected  # all in the set: NumPy never imported
+    assert _collect(values, chunk=17, set_limit=50) == expected  # the set moved to NumPy, then many merges
+    assert _collect(values, set_limit=1) == expected
     assert _collect([]) == []
 
 
@@ -39,3 +43,4 @@ def test_distinct_ordinals_without_numpy(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_numpy)
     values = [9, 1, 9, 5, 1 << 63]
     assert _collect(values) == [1, 5, 9, 1 << 63]
+    assert _collect(values, set_limit=2) == [1, 5, 9, 1 << 63]  # past the limit, the set goes on
