@@ -63,7 +63,7 @@ RESULTS = BENCH / "results" / "pii_eval.json"
 
 from thresher.pii.checksums import IBAN_LENGTHS, luhn_valid  # noqa: E402
 from thresher.pii.config import PiiConfig  # noqa: E402
-from thresher.pii.detect import detect  # noqa: E402
+from thresher.pii.detection import detect  # noqa: E402
 from thresher.pii.redact import RedactPii  # noqa: E402
 
 TYPES = ("email", "ip", "phone", "card", "iban")

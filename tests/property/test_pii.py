@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from thresher.pii.config import PiiConfig
-from thresher.pii.detect import TYPES, detect, fold_lookalikes, resolve_overlaps
+from thresher.pii.detection import TYPES, detect, fold_lookalikes, resolve_overlaps
 from thresher.pii.redact import RedactPii
 
 # Text built from the characters identifiers are made of, so that near-matches are frequent.

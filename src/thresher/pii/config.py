@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from thresher.core.config import setting
-from thresher.pii.detect import TYPES
-from thresher.pii.phone import REGIONS
+from thresher.pii.names import REGIONS, TYPES
 
 # RFC 2606 example domains and the RFC 5737 / RFC 3849 documentation address ranges.
 DEFAULT_ALLOW = ("example.com", "example.org", "example.net", "192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24",

@@ -20,7 +20,7 @@ from typing import Any
 from thresher.core.document import Document, Drop
 from thresher.core.stats import Stats
 from thresher.pii.config import PiiConfig
-from thresher.pii.detect import Match, detect
+from thresher.pii.detection import Match, detect
 
 TOKENS = {"email": "EMAIL", "obfuscated_email": "EMAIL", "ip": "IP", "phone": "PHONE", "card": "CARD", "iban": "IBAN"}
 

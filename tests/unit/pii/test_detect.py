@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from thresher.pii.detect import TYPES, Match, detect, fold_lookalikes, resolve_overlaps
+from thresher.pii.detection import TYPES, Match, detect, fold_lookalikes, resolve_overlaps
 
 
 def found(text, types=TYPES, **kw):

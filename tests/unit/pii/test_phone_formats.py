@@ -2,7 +2,7 @@
 
 import pytest
 
-from thresher.pii.detect import detect
+from thresher.pii.detection import detect
 from thresher.pii.phone_context import nearest_cue
 from thresher.pii.phone_plans import REGIONS, formats_for, national_shape
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from thresher.pii import email, network, phone
 from thresher.pii.checksums import IBAN_LENGTHS, iban_valid, is_card_number
+from thresher.pii.names import TYPES  # in priority order for equal spans (see the module doc)
 
 # In priority order for equal spans (see the module doc).
-TYPES = ("email", "iban", "card", "ip", "phone", "obfuscated_email")
 
 _FOLD = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)}  # full-width ASCII block
 _FOLD.update({0xFE6B: ord("@"), 0xFE52: ord("."), 0x2024: ord("."), 0xFF61: ord("."),
