@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
-from operator import add, mul, ne
+from operator import add, mul
 
 from thresher.core.config import setting
 from thresher.quality.rules import Bound, QualityRuleSet
@@ -120,17 +120,13 @@ def repeat_groups(a: TextAnalysis, n: int) -> list[list[int]]:
     end = len(ids)
     if n == 2:
         keys = list(map(add, map(mul, ids[:-1], repeat(a.__dict__["_base"])), ids[1:]))
-        first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
-        by_first: dict[int, list[int]] = {}
-        if len(first) < len(keys):
-            for pos in compress(range(len(keys)), map(ne, map(first.__getitem__, keys), range(len(keys)))):
-                f = first[keys[pos]]
-                group = by_first.get(f)
-                if group is None:
-                    by_first[f] = [f, pos]
-                else:
-                    group.append(pos)
-        groups = list(by_first.values())
+        counts = Counter(keys)  # counted in C: only keys seen twice or more get a group
+        groups = []
+        if len(counts) < len(keys):
+            by_key: dict[int, list[int]] = {k: [] for k, c in counts.items() if c > 1}
+            for pos in compress(range(len(keys)), map(by_key.__contains__, keys)):
+                by_key[keys[pos]].append(pos)
+            groups = list(by_key.values())
     else:
         groups = []
         shift = n - 1
