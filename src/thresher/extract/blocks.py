@@ -55,6 +55,8 @@ _INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u2060\ufeff"))
 
 def _clean_lines(parts: list[str]) -> str:
     raw = "".join(parts)
+    if raw.isascii():  # no invisible character and no <br> (both are non-ASCII): a constant-time test
+        return " ".join(raw.split())
     if "\u00ad" in raw or "\u200b" in raw or "\u2060" in raw or "\ufeff" in raw:
         raw = raw.translate(_INVISIBLE)
     if BR not in raw:
@@ -236,6 +238,15 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
             if node is root:
                 stack.append(-1)
                 owners.append(node)
+            elif node.end - node.index == 1:
+                # no element below: its children are text, taken in order as the walk would pop them
+                children = node.children
+                ticks += len(children)
+                parts.extend(children)  # type: ignore[arg-type]  # text only (no element below)
+                for text in children:
+                    if text.__class__ is LinkText:
+                        link_chars += len(text) - text.count(" ") - text.count("\n")  # type: ignore[union-attr]
+                continue
             stack.extend(reversed(node.children))
             continue
         if parts:
@@ -251,6 +262,20 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
                 rendered = render_table(rows)
                 n = _nonspace("".join(["".join(r) for r in rows]))
                 blocks.append(Block("table", rendered, node, n, node.link_len, table=rows))
+            continue
+        if node.end - node.index == 1:
+            # a block with no element below: its text is one block (or none), as entering it, popping
+            # each text and then its exit marker would give
+            children = node.children
+            if children:
+                ticks += len(children)
+                parts.extend(children)  # type: ignore[arg-type]  # text only (no element below)
+                for text in children:
+                    if text.__class__ is LinkText:
+                        link_chars += len(text) - text.count(" ") - text.count("\n")  # type: ignore[union-attr]
+                owners.append(node)
+                flush()
+                owners.pop()
             continue
         if tag in ("ul", "ol", "menu", "dir"):
             list_stack.append(tag == "ol")
