@@ -75,6 +75,21 @@ _HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 # An excerpt cut short: "... para …", "[…]", "[...]" at the end of a block.
 _TRUNCATED = re.compile(r"(?:\s(?:…|\.\.\.)|[\[(](?:…|\.\.\.)[\])])\s*$")
 _SENTENCE_END = re.compile(r"[.!?…。！？:;\"”»)]\s*$")
+# The most characters a match of `_TRUNCATED` holds before its trailing whitespace ("[...]").
+_TRUNCATED_CORE_CHARS = 5
+
+
+def _ends_sentence(text: str) -> bool:
+    """`_SENTENCE_END.search(text)`, started where a match can start: at the last character that is
+    not whitespace (`str.rstrip` strips exactly the characters that `re` calls whitespace). A search from the
+    start tries the character set at every position of a paragraph."""
+    return _SENTENCE_END.search(text, max(0, len(text.rstrip()) - 1)) is not None
+
+
+def _is_truncated(text: str) -> bool:
+    """`_TRUNCATED.search(text)`, started at the latest position a match can start: its core ends
+    at the last character that is not whitespace and holds at most `_TRUNCATED_CORE_CHARS`."""
+    return _TRUNCATED.search(text, max(0, len(text.rstrip()) - _TRUNCATED_CORE_CHARS)) is not None
 _CHECK_EVERY = 4096
 # Error output of a server script printed into the page ("Warning: Use of undefined constant ... in
 # /path/plugin.php on line 928"), often repeated once per widget: long, sentence-like and link-free,
@@ -496,7 +511,7 @@ def goodness(b: Block) -> float:
     score = n * (1.0 - _LINK_PENALTY * ld)
     if n < _FULL_WEIGHT_CHARS:
         score *= n / _FULL_WEIGHT_CHARS
-    if not _SENTENCE_END.search(b.text) and n < _FRAGMENT_CHARS:
+    if not _ends_sentence(b.text) and n < _FRAGMENT_CHARS:
         score *= _FRAGMENT_WEIGHT
     return score
 
@@ -527,7 +542,7 @@ def block_scores(blocks: list[Block]) -> list[float]:
         if s < 0 and _in_figure(blocks[i].owner):
             scores[i] = 0.0
     # excerpts cut with "...": teasers when the page lists several, a paywalled article's lead alone
-    cut = [i for i, b in enumerate(blocks) if scores[i] > 0 and b.kind not in ("table", "heading") and _TRUNCATED.search(b.text)]
+    cut = [i for i, b in enumerate(blocks) if scores[i] > 0 and b.kind not in ("table", "heading") and _is_truncated(b.text)]
     if len(cut) >= _MIN_TRUNCATED:
         for i in cut:
             scores[i] *= _TRUNCATED_WEIGHT
@@ -652,7 +667,7 @@ def widen_to_pane_set(doc: HtmlDocument, region: Node) -> Node:
 
 
 def _is_lead(b: Block) -> bool:
-    return b.kind in ("p", "quote") and b.text_len >= 50 and b.link_density < 0.3 and bool(_SENTENCE_END.search(b.text))
+    return b.kind in ("p", "quote") and b.text_len >= 50 and b.link_density < 0.3 and _ends_sentence(b.text)
 
 
 def _extend_to_neighbours(blocks: list[Block], inside: list[bool], region: Node) -> None:
@@ -704,7 +719,7 @@ def choose_title(doc: HtmlDocument) -> str | None:
 def _is_label(b: Block) -> bool:
     """A short heading or a short line that is no sentence: what names the block after it."""
     return (b.kind == "heading" and b.text_len < _TRAILING_HEADING_CHARS) or (
-        b.kind in ("p", "caption") and b.text_len < _TRAILING_LINE_CHARS and not _SENTENCE_END.search(b.text))
+        b.kind in ("p", "caption") and b.text_len < _TRAILING_LINE_CHARS and not _ends_sentence(b.text))
 
 
 def filter_blocks(chosen: list[Block], title: str | None, keep_links: bool = False) -> list[Block]:
