@@ -8,7 +8,7 @@ text or Markdown. The walk is iterative; removed subtrees (flag `REMOVED`) are s
 from __future__ import annotations
 
 import re
-from typing import Any, cast
+from typing import Any
 
 from thresher.extract.base import ExtractionTimeout, cpu_clock
 from thresher.extract.tree import BR, TABLE_INSIDE, LinkText, Node, iter_text
@@ -22,7 +22,9 @@ BLOCK_TAGS = frozenset(
 )
 _HEADING_LEVEL = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CHECK_EVERY = 1024
-_COLSPAN = re.compile("colspan", re.I)  # an attribute named so has these letters, in any case
+# An attribute named so has these letters, in any case (Unicode's: "ſ" matches "s"); an ASCII
+# attribute text is searched lowered instead, which is the same test without a regex per cell.
+_COLSPAN = re.compile("colspan", re.I)
 
 
 class Block:
@@ -131,15 +133,16 @@ def table_rows(table: Node) -> list[list[str]]:
                 # no non-space character below: the text is whitespace only (spaces, newlines, <br>)
                 if cell.text_len:
                     # a cell with no element below holds text alone
-                    parts = cast("list[str]", cell.children) if cell.end - cell.index == 1 else iter_text(cell)
-                    text = " ".join("".join(parts).split())
+                    # (children, not `cast(...)` of them: a function call per cell of a 20,000-cell table)
+                    parts = cell.children if cell.end - cell.index == 1 else iter_text(cell)
+                    text = " ".join("".join(parts).split())  # type: ignore[arg-type]  # text only
                     if "|" in text:
                         text = text.replace("|", "\\|")
                 else:
                     text = ""
                 row.append(text)
                 raw = cell.raw_attrs
-                if raw and _COLSPAN.search(raw):
+                if raw and ("colspan" in raw.lower() if raw.isascii() else _COLSPAN.search(raw)):
                     try:
                         span = int(cell.get("colspan", "1") or 1)
                     except ValueError:

@@ -264,6 +264,7 @@ def prescan(data: bytes, limit: int = PRESCAN_BYTES) -> str | None:
         elif data[i] == 0x3C and i + 1 < n and (_is_letter(data[i + 1]) or (
                 data[i + 1] == 0x2F and i + 2 < n and _is_letter(data[i + 2]))):
             m = tag_at(data, i)
+            assert m is not None  # every part of the pattern may match nothing
             i = m.end()
             if i < n and data[i] != 0x3E:  # the data ends inside an attribute: the byte loop says where
                 i = m.end(1)
