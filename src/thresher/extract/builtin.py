@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import re
+from itertools import compress
 from typing import Any, Literal
 
 from thresher.extract.base import Extraction, ExtractionTimeout, cpu_clock
@@ -28,7 +29,6 @@ from thresher.extract.blocks import REMOVED, Block, segment
 from thresher.extract.comments import comment_metadata, find_threads, thread_blocks
 from thresher.extract.hints import (
     BOILER_LINE,
-    CAPTION_LINE,
     COMMENTS,
     CONSENT,
     CONTENT_CONTAINER,
@@ -42,6 +42,7 @@ from thresher.extract.hints import (
     STRONG_NOT_COMMENTS,
     WEAK_NEGATIVE,
     class_id,
+    is_caption_line,
     is_hidden,
     role,
     tokens_of,
@@ -627,9 +628,13 @@ def best_subtree(doc: HtmlDocument, blocks: list[Block], scores: list[float], us
     best = doc.root
     best_score = acc[0]
     floor = _BONUS_MIN_SHARE * pos[0]
-    for node, s, p in zip(nodes, acc, pos, strict=True):
+    # only nodes with a non-zero sum can win (most nodes hold no block): picked out in C
+    for i in compress(range(len(nodes)), acc):
+        s = acc[i]
+        node = nodes[i]
         if s <= 0 or node.tag in _NOT_REGIONS:
             continue
+        p = pos[i]
         if use_bonus and p > floor:
             s += container_bonus(node) * p
         if s >= best_score:
@@ -740,7 +745,7 @@ def filter_blocks(chosen: list[Block], title: str | None, keep_links: bool = Fal
         if " on line " in b.text and is_server_diagnostic(b.text):
             continue
         if b.kind == "p" and b.text_len < _CAPTION_LINE_MAX_CHARS and (
-                CAPTION_LINE.search(b.text) or FURNITURE_SENTENCE.search(b.text)):
+                is_caption_line(b.text) or FURNITURE_SENTENCE.search(b.text)):
             continue  # a caption written as a paragraph, a post footer, a rights notice
         if b.text_len < _BOILER_LINE_MAX_CHARS and BOILER_LINE.match(b.text.strip(" .:!|»›>-–—")):
             continue

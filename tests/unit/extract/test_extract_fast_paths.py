@@ -41,3 +41,14 @@ def test_colspan_test_on_ascii_attributes_matches_the_regex():
         if rng.random() < 0.3:
             raw += "".join(c.upper() if rng.random() < 0.5 else c for c in "colspan")
         assert ("colspan" in raw.lower()) == bool(_COLSPAN.search(raw)), raw
+
+
+def test_caption_line_test_matches_the_whole_pattern():
+    from thresher.extract.hints import CAPTION_LINE, is_caption_line
+
+    rng = random.Random(29)
+    pieces = ["Foto", "photo", " ", "1a", ":", ",", " credit", "Crédit photo", "©", "AFP", ".", "x", "\n",
+              "Enlarge", "fig.", "Abb.", "!", "word"]
+    for _ in range(30000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 8)))
+        assert is_caption_line(text) == bool(CAPTION_LINE.search(text)), repr(text)
