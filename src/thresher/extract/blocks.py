@@ -93,13 +93,25 @@ def is_data_table(table: Node) -> bool:
                 if item.text_len > 600:
                     return False  # a cell holding an article: layout
             elif tag == "tr":
+                # its cells are counted and tested here, in the one pass over the row that counts
+                # them (a data table's cells are most of its elements); anything else is visited
                 rows += 1
                 n = 0
                 for c in item.children:
-                    if c.__class__ is Node and (c.tag == "td" or c.tag == "th"):
-                        n += 1
+                    if c.__class__ is Node:
+                        ctag = c.tag
+                        if ctag == "td" or ctag == "th":
+                            n += 1
+                            cells += 1
+                            if c.text_len > 600:
+                                return False  # a cell holding an article: layout
+                            if c.end - c.index > 1:
+                                pending.append(c.children)
+                        else:
+                            pending.append([c])
                 if n > max_cells:
                     max_cells = n
+                continue
             elif tag == "table":
                 return False  # nested tables: layout
             elif tag in _TEXT_CONTAINERS:
@@ -135,7 +147,7 @@ def table_rows(table: Node) -> list[list[str]]:
                     # a cell with no element below holds text alone
                     # (children, not `cast(...)` of them: a function call per cell of a 20,000-cell table)
                     parts = cell.children if cell.end - cell.index == 1 else iter_text(cell)
-                    text = " ".join("".join(parts).split())  # type: ignore[arg-type]  # text only
+                    text = " ".join("".join(parts).split())  # type: ignore[arg-type]  # text only (no element below)
                     if "|" in text:
                         text = text.replace("|", "\\|")
                 else:
@@ -245,10 +257,10 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
                 # no element below: its children are text, taken in order as the walk would pop them
                 children = node.children
                 ticks += len(children)
-                parts.extend(children)  # type: ignore[arg-type]  # text only (no element below)
+                parts.extend(children)
                 for text in children:
                     if text.__class__ is LinkText:
-                        link_chars += len(text) - text.count(" ") - text.count("\n")  # type: ignore[union-attr]
+                        link_chars += len(text) - text.count(" ") - text.count("\n")
                 continue
             stack.extend(reversed(node.children))
             continue
@@ -272,10 +284,10 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
             children = node.children
             if children:
                 ticks += len(children)
-                parts.extend(children)  # type: ignore[arg-type]  # text only (no element below)
+                parts.extend(children)
                 for text in children:
                     if text.__class__ is LinkText:
-                        link_chars += len(text) - text.count(" ") - text.count("\n")  # type: ignore[union-attr]
+                        link_chars += len(text) - text.count(" ") - text.count("\n")
                 owners.append(node)
                 flush()
                 owners.pop()
