@@ -298,15 +298,14 @@ def declares_body(node: Node) -> bool:
 def declared_body_inside(doc: HtmlDocument) -> list[bool]:
     """Per node: whether it or a descendant declares itself the main text (`declares_body`)."""
     inside = [False] * len(doc.nodes)
-    for node in reversed(doc.nodes):
-        i = node.index
-        if not inside[i]:
-            raw = node.raw_attrs
-            if not (node.tag == "main" or raw and ("itemprop" in raw or "role" in raw) and declares_body(node)):
-                continue
-            inside[i] = True
-        if node.parent is not None:
-            inside[node.parent.index] = True
+    for node in doc.nodes:
+        raw = node.raw_attrs
+        if node.tag == "main" or raw and ("itemprop" in raw or "role" in raw) and declares_body(node):
+            # it and its ancestors, up to one already marked (its ancestors are too)
+            up: Node | None = node
+            while up is not None and not inside[up.index]:
+                inside[up.index] = True
+                up = up.parent
     return inside
 
 

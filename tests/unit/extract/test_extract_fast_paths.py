@@ -52,3 +52,30 @@ def test_caption_line_test_matches_the_whole_pattern():
     for _ in range(30000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 8)))
         assert is_caption_line(text) == bool(CAPTION_LINE.search(text)), repr(text)
+
+
+def _declared_body_inside_reference(doc):
+    """The bottom-up pass `declared_body_inside` replaced (children before parents)."""
+    inside = [False] * len(doc.nodes)
+    for node in reversed(doc.nodes):
+        i = node.index
+        if not inside[i]:
+            raw = node.raw_attrs
+            if not (node.tag == "main" or raw and ("itemprop" in raw or "role" in raw) and builtin.declares_body(node)):
+                continue
+            inside[i] = True
+        if node.parent is not None:
+            inside[node.parent.index] = True
+    return inside
+
+
+def test_declared_body_inside_matches_the_bottom_up_pass():
+    from thresher.extract.tree import parse
+
+    rng = random.Random(31)
+    opens = ["<div>", "<main>", '<div itemprop="articleBody">', '<section role="main">', '<p role="note">',
+             '<span itemprop="name">', "<article>", "<ul><li>"]
+    for _ in range(3000):
+        html = "".join(rng.choice(opens + ["</div>", "</main>", "</section>", "text "]) for _ in range(rng.randrange(1, 25)))
+        doc = parse(html)
+        assert builtin.declared_body_inside(doc) == _declared_body_inside_reference(doc), html
