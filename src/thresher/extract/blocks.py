@@ -8,7 +8,7 @@ text or Markdown. The walk is iterative; removed subtrees (flag `REMOVED`) are s
 from __future__ import annotations
 
 import re
-from typing import Any, cast
+from typing import Any
 
 from thresher.extract.base import ExtractionTimeout, cpu_clock
 from thresher.extract.tree import BR, TABLE_INSIDE, LinkText, Node, iter_text
@@ -22,7 +22,9 @@ BLOCK_TAGS = frozenset(
 )
 _HEADING_LEVEL = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CHECK_EVERY = 1024
-_COLSPAN = re.compile("colspan", re.I)  # an attribute named so has these letters, in any case
+# An attribute named so has these letters, in any case (Unicode's: "ſ" matches "s"); an ASCII
+# attribute text is searched lowered instead, which is the same test without a regex per cell.
+_COLSPAN = re.compile("colspan", re.I)
 
 
 class Block:
@@ -55,6 +57,8 @@ _INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u2060\ufeff"))
 
 def _clean_lines(parts: list[str]) -> str:
     raw = "".join(parts)
+    if raw.isascii():  # no invisible character and no <br> (both are non-ASCII): a constant-time test
+        return " ".join(raw.split())
     if "\u00ad" in raw or "\u200b" in raw or "\u2060" in raw or "\ufeff" in raw:
         raw = raw.translate(_INVISIBLE)
     if BR not in raw:
@@ -89,13 +93,25 @@ def is_data_table(table: Node) -> bool:
                 if item.text_len > 600:
                     return False  # a cell holding an article: layout
             elif tag == "tr":
+                # its cells are counted and tested here, in the one pass over the row that counts
+                # them (a data table's cells are most of its elements); anything else is visited
                 rows += 1
                 n = 0
                 for c in item.children:
-                    if c.__class__ is Node and (c.tag == "td" or c.tag == "th"):
-                        n += 1
+                    if c.__class__ is Node:
+                        ctag = c.tag
+                        if ctag == "td" or ctag == "th":
+                            n += 1
+                            cells += 1
+                            if c.text_len > 600:
+                                return False  # a cell holding an article: layout
+                            if c.end - c.index > 1:
+                                pending.append(c.children)
+                        else:
+                            pending.append([c])
                 if n > max_cells:
                     max_cells = n
+                continue
             elif tag == "table":
                 return False  # nested tables: layout
             elif tag in _TEXT_CONTAINERS:
@@ -129,15 +145,16 @@ def table_rows(table: Node) -> list[list[str]]:
                 # no non-space character below: the text is whitespace only (spaces, newlines, <br>)
                 if cell.text_len:
                     # a cell with no element below holds text alone
-                    parts = cast("list[str]", cell.children) if cell.end - cell.index == 1 else iter_text(cell)
-                    text = " ".join("".join(parts).split())
+                    # (children, not `cast(...)` of them: a function call per cell of a 20,000-cell table)
+                    parts = cell.children if cell.end - cell.index == 1 else iter_text(cell)
+                    text = " ".join("".join(parts).split())  # type: ignore[arg-type]  # text only (no element below)
                     if "|" in text:
                         text = text.replace("|", "\\|")
                 else:
                     text = ""
                 row.append(text)
                 raw = cell.raw_attrs
-                if raw and _COLSPAN.search(raw):
+                if raw and ("colspan" in raw.lower() if raw.isascii() else _COLSPAN.search(raw)):
                     try:
                         span = int(cell.get("colspan", "1") or 1)
                     except ValueError:
@@ -236,6 +253,15 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
             if node is root:
                 stack.append(-1)
                 owners.append(node)
+            elif node.end - node.index == 1:
+                # no element below: its children are text, taken in order as the walk would pop them
+                children = node.children
+                ticks += len(children)
+                parts.extend(children)
+                for text in children:
+                    if text.__class__ is LinkText:
+                        link_chars += len(text) - text.count(" ") - text.count("\n")
+                continue
             stack.extend(reversed(node.children))
             continue
         if parts:
@@ -251,6 +277,20 @@ def segment(root: Node, deadline: float | None = None, skip_flags: int = REMOVED
                 rendered = render_table(rows)
                 n = _nonspace("".join(["".join(r) for r in rows]))
                 blocks.append(Block("table", rendered, node, n, node.link_len, table=rows))
+            continue
+        if node.end - node.index == 1:
+            # a block with no element below: its text is one block (or none), as entering it, popping
+            # each text and then its exit marker would give
+            children = node.children
+            if children:
+                ticks += len(children)
+                parts.extend(children)
+                for text in children:
+                    if text.__class__ is LinkText:
+                        link_chars += len(text) - text.count(" ") - text.count("\n")
+                owners.append(node)
+                flush()
+                owners.pop()
             continue
         if tag in ("ul", "ol", "menu", "dir"):
             list_stack.append(tag == "ol")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import re
+from itertools import compress
 from typing import Any, Literal
 
 from thresher.extract.base import Extraction, ExtractionTimeout, cpu_clock
@@ -28,7 +29,6 @@ from thresher.extract.blocks import REMOVED, Block, segment
 from thresher.extract.comments import comment_metadata, find_threads, thread_blocks
 from thresher.extract.hints import (
     BOILER_LINE,
-    CAPTION_LINE,
     COMMENTS,
     CONSENT,
     CONTENT_CONTAINER,
@@ -42,6 +42,7 @@ from thresher.extract.hints import (
     STRONG_NOT_COMMENTS,
     WEAK_NEGATIVE,
     class_id,
+    is_caption_line,
     is_hidden,
     role,
     tokens_of,
@@ -75,6 +76,21 @@ _HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 # An excerpt cut short: "... para …", "[…]", "[...]" at the end of a block.
 _TRUNCATED = re.compile(r"(?:\s(?:…|\.\.\.)|[\[(](?:…|\.\.\.)[\])])\s*$")
 _SENTENCE_END = re.compile(r"[.!?…。！？:;\"”»)]\s*$")
+# The most characters a match of `_TRUNCATED` holds before its trailing whitespace ("[...]").
+_TRUNCATED_CORE_CHARS = 5
+
+
+def _ends_sentence(text: str) -> bool:
+    """`_SENTENCE_END.search(text)`, started where a match can start: at the last character that is
+    not whitespace (`str.rstrip` strips exactly the characters that `re` calls whitespace). A search from the
+    start tries the character set at every position of a paragraph."""
+    return _SENTENCE_END.search(text, max(0, len(text.rstrip()) - 1)) is not None
+
+
+def _is_truncated(text: str) -> bool:
+    """`_TRUNCATED.search(text)`, started at the latest position a match can start: its core ends
+    at the last character that is not whitespace and holds at most `_TRUNCATED_CORE_CHARS`."""
+    return _TRUNCATED.search(text, max(0, len(text.rstrip()) - _TRUNCATED_CORE_CHARS)) is not None
 _CHECK_EVERY = 4096
 # Error output of a server script printed into the page ("Warning: Use of undefined constant ... in
 # /path/plugin.php on line 928"), often repeated once per widget: long, sentence-like and link-free,
@@ -282,15 +298,14 @@ def declares_body(node: Node) -> bool:
 def declared_body_inside(doc: HtmlDocument) -> list[bool]:
     """Per node: whether it or a descendant declares itself the main text (`declares_body`)."""
     inside = [False] * len(doc.nodes)
-    for node in reversed(doc.nodes):
-        i = node.index
-        if not inside[i]:
-            raw = node.raw_attrs
-            if not (node.tag == "main" or raw and ("itemprop" in raw or "role" in raw) and declares_body(node)):
-                continue
-            inside[i] = True
-        if node.parent is not None:
-            inside[node.parent.index] = True
+    for node in doc.nodes:
+        raw = node.raw_attrs
+        if node.tag == "main" or raw and ("itemprop" in raw or "role" in raw) and declares_body(node):
+            # it and its ancestors, up to one already marked (its ancestors are too)
+            up: Node | None = node
+            while up is not None and not inside[up.index]:
+                inside[up.index] = True
+                up = up.parent
     return inside
 
 
@@ -496,7 +511,7 @@ def goodness(b: Block) -> float:
     score = n * (1.0 - _LINK_PENALTY * ld)
     if n < _FULL_WEIGHT_CHARS:
         score *= n / _FULL_WEIGHT_CHARS
-    if not _SENTENCE_END.search(b.text) and n < _FRAGMENT_CHARS:
+    if not _ends_sentence(b.text) and n < _FRAGMENT_CHARS:
         score *= _FRAGMENT_WEIGHT
     return score
 
@@ -527,7 +542,7 @@ def block_scores(blocks: list[Block]) -> list[float]:
         if s < 0 and _in_figure(blocks[i].owner):
             scores[i] = 0.0
     # excerpts cut with "...": teasers when the page lists several, a paywalled article's lead alone
-    cut = [i for i, b in enumerate(blocks) if scores[i] > 0 and b.kind not in ("table", "heading") and _TRUNCATED.search(b.text)]
+    cut = [i for i, b in enumerate(blocks) if scores[i] > 0 and b.kind not in ("table", "heading") and _is_truncated(b.text)]
     if len(cut) >= _MIN_TRUNCATED:
         for i in cut:
             scores[i] *= _TRUNCATED_WEIGHT
@@ -612,9 +627,13 @@ def best_subtree(doc: HtmlDocument, blocks: list[Block], scores: list[float], us
     best = doc.root
     best_score = acc[0]
     floor = _BONUS_MIN_SHARE * pos[0]
-    for node, s, p in zip(nodes, acc, pos, strict=True):
+    # only nodes with a non-zero sum can win (most nodes hold no block): picked out in C
+    for i in compress(range(len(nodes)), acc):
+        s = acc[i]
+        node = nodes[i]
         if s <= 0 or node.tag in _NOT_REGIONS:
             continue
+        p = pos[i]
         if use_bonus and p > floor:
             s += container_bonus(node) * p
         if s >= best_score:
@@ -652,7 +671,7 @@ def widen_to_pane_set(doc: HtmlDocument, region: Node) -> Node:
 
 
 def _is_lead(b: Block) -> bool:
-    return b.kind in ("p", "quote") and b.text_len >= 50 and b.link_density < 0.3 and bool(_SENTENCE_END.search(b.text))
+    return b.kind in ("p", "quote") and b.text_len >= 50 and b.link_density < 0.3 and _ends_sentence(b.text)
 
 
 def _extend_to_neighbours(blocks: list[Block], inside: list[bool], region: Node) -> None:
@@ -704,7 +723,7 @@ def choose_title(doc: HtmlDocument) -> str | None:
 def _is_label(b: Block) -> bool:
     """A short heading or a short line that is no sentence: what names the block after it."""
     return (b.kind == "heading" and b.text_len < _TRAILING_HEADING_CHARS) or (
-        b.kind in ("p", "caption") and b.text_len < _TRAILING_LINE_CHARS and not _SENTENCE_END.search(b.text))
+        b.kind in ("p", "caption") and b.text_len < _TRAILING_LINE_CHARS and not _ends_sentence(b.text))
 
 
 def filter_blocks(chosen: list[Block], title: str | None, keep_links: bool = False) -> list[Block]:
@@ -725,7 +744,7 @@ def filter_blocks(chosen: list[Block], title: str | None, keep_links: bool = Fal
         if " on line " in b.text and is_server_diagnostic(b.text):
             continue
         if b.kind == "p" and b.text_len < _CAPTION_LINE_MAX_CHARS and (
-                CAPTION_LINE.search(b.text) or FURNITURE_SENTENCE.search(b.text)):
+                is_caption_line(b.text) or FURNITURE_SENTENCE.search(b.text)):
             continue  # a caption written as a paragraph, a post footer, a rights notice
         if b.text_len < _BOILER_LINE_MAX_CHARS and BOILER_LINE.match(b.text.strip(" .:!|»›>-–—")):
             continue

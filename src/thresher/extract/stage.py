@@ -24,6 +24,8 @@ from thresher.extract.registry import get_extractor
 _SNIFF_CHARS = 8192
 # Control characters other than tab, newlines and form feeds, DEL, and U+FFFD (undecodable bytes).
 _BINARY_CHAR = re.compile("[\x00-\x08\x0e-\x1f\x7f\ufffd]")
+# The same control characters as Latin-1 bytes (U+FFFD has none: a head holding it is not Latin-1).
+_BINARY_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x20), 0x7F])
 
 
 def control_char_ratio(html: str) -> float:
@@ -31,7 +33,12 @@ def control_char_ratio(html: str) -> float:
     head = html[:_SNIFF_CHARS]
     if not head:
         return 0.0
-    return len(_BINARY_CHAR.findall(head)) / len(head)
+    try:
+        # most heads are Latin-1 (ASCII markup): counted as bytes, one C pass without the regex
+        data = head.encode("latin-1")
+    except UnicodeEncodeError:
+        return len(_BINARY_CHAR.findall(head)) / len(head)
+    return (len(data) - len(data.translate(None, _BINARY_BYTES))) / len(head)
 
 
 class Extract:

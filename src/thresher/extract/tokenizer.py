@@ -63,12 +63,13 @@ _OTHER_MARKUP = r"!(?!--)[^>]*+>|\?[^>]*+>|/(?:[^a-zA-Z>][^>]*+)?>"
 TOKEN_ALTERNATIVES = rf"{_TAG}|{_COMMENT}|{_OTHER_MARKUP}"
 # The same tag for the tree builder, its "/" kept in the name group: (/name)(attribute text).
 _TREE_TAG = rf"(/?[a-zA-Z][^{_WS}/>]*+)({_ATTRIBUTES})>"
-# A token with the text before it, matched anchored one after another: group 1 when that text is
-# whitespace only (`\s`, as `str.isspace` sees it), else group 2 (possibly empty); group 3 the tag
+# A token with the text before it, matched anchored one after another: group 1 (empty, at the end
+# of that text) when the text is whitespace only (`\s`, as `str.isspace` sees it: the tree builder
+# writes one space for it, so it is not copied out), else group 2 (possibly empty); group 3 the tag
 # name as written, with a leading "/" for an end tag, group 4 its attribute text (both None for a
 # comment or declaration). Fails where a "<" starts no complete token: `markup_at` then says what
 # it is.
-TEXT_TOKEN = re.compile(rf"(?:(\s++)|([^<]*+))<(?:{_TREE_TAG}|{_COMMENT}|{_OTHER_MARKUP})", re.S)
+TEXT_TOKEN = re.compile(rf"(?:\s++()|([^<]*+))<(?:{_TREE_TAG}|{_COMMENT}|{_OTHER_MARKUP})", re.S)
 _TAG_AT = re.compile(rf"<{_TAG}", re.S)
 _COMMENT_AT = re.compile(r"<!--(?:(-?)>|(.*?)--!?>)", re.S)
 _ATTRIBUTE_PARTS = re.compile(

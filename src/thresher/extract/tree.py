@@ -149,8 +149,8 @@ def parse(html: str, deadline: float | None = None) -> HtmlDocument:
             space, text, name, raw = m.groups()
             if not i & check_mask and deadline is not None and cpu_clock() > deadline:
                 raise ExtractionTimeout("parsing passed the deadline")
-            if space is not None:
-                cur.children.append(space if pre_seen and count("pre") else " ")
+            if space is not None:  # whitespace only, from the match's start to group 1
+                cur.children.append(html[m.start():m.start(1)] if pre_seen and count("pre") else " ")
             elif text:  # not whitespace only (that would be `space`); `_append_text` inlined
                 if "&" in text:
                     text = decode_text(text)

@@ -86,7 +86,10 @@ def decode_html(data: bytes, declared: str | None = None) -> tuple[str, str, boo
             return data.decode("utf-8"), "utf-8", False
         except UnicodeDecodeError:
             tried.append("utf-8")
-    for candidate in (declared_codec, meta_charset(data), "utf-8"):
+    # the `<meta>` prescan runs only when the declared charset does not decode the page (it reads up
+    # to `PRESCAN_BYTES` tag by tag, and most pages that reach here declare one that does)
+    for step in range(3):
+        candidate = declared_codec if step == 0 else meta_charset(data) if step == 1 else "utf-8"
         if candidate is None or candidate in tried:
             continue
         tried.append(candidate)

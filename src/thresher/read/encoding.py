@@ -13,6 +13,7 @@ Names returned are the Encoding Standard's; `python_codec` gives the codec that 
 from __future__ import annotations
 
 import codecs
+import re
 
 # -- the Encoding Standard's labels ---------------------------------------------------------------
 
@@ -195,6 +196,21 @@ def _is_letter(c: int) -> bool:
     return 0x41 <= c <= 0x5A or 0x61 <= c <= 0x7A
 
 
+# An ordinary start or end tag (not `<meta`), from its "<" to where the prescan's "get an attribute"
+# loop stops, in one match: the name skip (every byte up to whitespace or ">"), then the
+# attributes as `_get_attribute` reads them, one per repetition: separators, the name (its first
+# byte may be "=" or a quote), and, when "=" follows, a value that is double- or single-quoted,
+# unquoted or empty before ">". Every repetition is possessive and the alternatives start with
+# disjoint bytes, so the match is the one the byte loop makes, in linear time. Group 1 ends after
+# the last attribute that ended inside the data; the match ends at ">" or at the end of the data
+# exactly when the byte loop does. Anything else (a quoted value the data cuts short, "=" at the
+# end) is left to `_get_attribute` from the end of group 1.
+_PRESCAN_ATTRIBUTE = (
+    rb"[\t\n\f\r /]*+[^\t\n\f\r />][^\t\n\f\r /=>]*+"
+    rb"(?:[\t\n\f\r ]*+=[\t\n\f\r ]*+(?:\"[^\"]*+\"|'[^']*+'|[^\t\n\f\r >\"'][^\t\n\f\r >]*+|(?=>))"
+    rb"|(?![\t\n\f\r ]*+=))"
+)
+_PRESCAN_TAG = re.compile(rb"[^\t\n\f\r >]*+((?:" + _PRESCAN_ATTRIBUTE + rb")*+)[\t\n\f\r /]*+")
 # The standard asks for at least 1,024 bytes; the html5lib suite expects a `<meta>` after an 8 KB
 # comment to count, and pages with long inline scripts before their `<meta>` exist.
 PRESCAN_BYTES = 16384
@@ -203,8 +219,11 @@ PRESCAN_BYTES = 16384
 def prescan(data: bytes, limit: int = PRESCAN_BYTES) -> str | None:
     """The encoding the first `limit` bytes declare in a `<meta>` (the standard's prescan), or None."""
     data = data[:limit]
+    if b"<meta" not in data.lower():
+        return None  # only a "<meta" (any case) can declare an encoding: the common page's answer
     n = len(data)
     i = 0
+    tag_at = _PRESCAN_TAG.match
     while i < n:
         if data[i] != 0x3C:  # a byte that is not "<" does nothing: skip to the next "<" at once
             i = data.find(b"<", i)
@@ -244,12 +263,15 @@ def prescan(data: bytes, limit: int = PRESCAN_BYTES) -> str | None:
                 return "windows-1252" if charset == "x-user-defined" else charset
         elif data[i] == 0x3C and i + 1 < n and (_is_letter(data[i + 1]) or (
                 data[i + 1] == 0x2F and i + 2 < n and _is_letter(data[i + 2]))):
-            while i < n and data[i] not in b"\t\n\f\r >":
-                i += 1
-            while True:
-                attr, i = _get_attribute(data, i)
-                if attr is None:
-                    break
+            m = tag_at(data, i)
+            assert m is not None  # every part of the pattern may match nothing
+            i = m.end()
+            if i < n and data[i] != 0x3E:  # the data ends inside an attribute: the byte loop says where
+                i = m.end(1)
+                while True:
+                    attr, i = _get_attribute(data, i)
+                    if attr is None:
+                        break
         elif data.startswith((b"<!", b"</", b"<?"), i):
             end = data.find(b">", i + 2)
             if end < 0:
