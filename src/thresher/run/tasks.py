@@ -69,7 +69,7 @@ from thresher.run.results import (
     WriteResult,
 )
 from thresher.run.workdir import WorkDir
-from thresher.write.atomic import atomic_open, dumps_line, write_json_atomic
+from thresher.write.atomic import atomic_open, dumps_line, write_work_json
 from thresher.write.formats import get_format
 
 log = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ def run_task(
         package_logger.removeHandler(handler)
         handler.close()
         trim_heap()  # workers are long-lived: what the task freed goes back to the system
-    write_json_atomic(marker, result.to_json(), durable=False)
+    write_work_json(marker, result.to_json())
     return result
 
 
@@ -571,7 +571,7 @@ class BucketSpill:
             self._spill()
         self.cm.__exit__(*exc)
         if exc[0] is None:
-            write_json_atomic(self.path.with_suffix(".idx"), self.runs, durable=False)
+            write_work_json(self.path.with_suffix(".idx"), self.runs)
 
 
 def add_pair(spill: BucketSpill, a: bytes, b: bytes) -> None:

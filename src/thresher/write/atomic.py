@@ -45,6 +45,14 @@ def write_json_atomic(path: str | Path, data: Any, durable: bool = True) -> None
         f.write(dumps_json(data))
 
 
+def write_work_json(path: str | Path, data: Any) -> None:
+    """A work file's JSON (a task's completion marker, a spill index): compact, so that the C encoder
+    writes it (the standard library encodes `indent` output in Python: a marker with its task's
+    histogram counters took ~10 ms that way); not fsynced, like every work file."""
+    with atomic_open(path, "w", durable=False) as f:
+        f.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+
 def dumps_line(record: dict[str, Any]) -> bytes:
     """One JSONL line of strict JSON in valid UTF-8. Fixed separators and key order make the bytes
     deterministic.
