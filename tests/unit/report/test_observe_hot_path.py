@@ -97,7 +97,7 @@ def test_vectorized_histograms_count_what_value_by_value_counts(tmp_path: Path) 
     values = _awkward_values(rng)
     vec, each = Stats(), Stats()
     hv, he = ValueHistograms(vec.counters, vectorized=True), ValueHistograms(each.counters, vectorized=False)
-    hv.FLUSH_VALUES = 97  # several flushes mid-stream
+    hv.FLUSH_VALUES = he.FLUSH_VALUES = 97  # several flushes mid-stream
     for n in range(2000):
         annotations = {"lang.code": "en", "quality.a": rng.choice(values), "quality.b": rng.randrange(0, 30),
                        "quality.flag": n % 2 == 0, "quality.script": "Latn", "quality.c": rng.choice(values)}
