@@ -90,6 +90,7 @@ class IndexWriter:
         self._ids: list[list[str]] = [[] for _ in range(self.buckets)]
         self._urls: list[list[str]] = [[] for _ in range(self.buckets)]
         self._buffered = 0
+        self._spilled = False  # whether part files hold lines (else every line is still in memory)
         self.documents = 0
 
     def add(self, entry: dict[str, Any]) -> None:
@@ -102,24 +103,30 @@ class IndexWriter:
 
     def add_json(self, id_json: str, url_json: str, line: str) -> None:
         """`add_line` with the id and URL as JSON (`json.dumps(ensure_ascii=False)`'s encoding): the
-        build's merge passes the tasks' lines through and decodes only what bucketing needs."""
+        build's merge passes the tasks' lines through and decodes only what bucketing needs. Once a
+        line on the build's serial merge: `json_string`, `_tab_free` and `_bucket` are inlined."""
         self.documents += 1
-        doc_id, url = json_string(id_json), json_string(url_json)
+        doc_id = None if id_json == "null" else id_json[1:-1] if "\\" not in id_json else json_string(id_json)
+        url = None if url_json == "null" else url_json[1:-1] if "\\" not in url_json else json_string(url_json)
+        buckets = self.buckets
         # part lines are "<sort key>\t<JSON>": a bucket sorts on the key without decoding its lines
         if doc_id is not None:
-            text = f"{_tab_free(doc_id)}\t{line}\n"
-            self._ids[_bucket(doc_id, self.buckets)].append(text)
+            key = doc_id if "\t" not in doc_id and "\n" not in doc_id else _tab_free(doc_id)
+            text = f"{key}\t{line}\n"
+            self._ids[zlib.crc32(doc_id.encode("utf-8", "surrogatepass")) % buckets if buckets > 1 else 0].append(text)
             self._buffered += len(text)
         if url:
             # a record dropped by the reader (a WARC revisit) has no id: its URL entry holds it whole;
             # written by hand in the key order json.dumps(sort_keys=True) gives (entry, id, url)
             pair = (f'{{"id":{id_json},"url":{url_json}}}' if doc_id is not None
                     else f'{{"entry":{line},"id":null,"url":{url_json}}}')
-            text = f"{_tab_free(url)}\t{pair}\n"
-            self._urls[_bucket(url, self.buckets)].append(text)
+            key = url if "\t" not in url and "\n" not in url else _tab_free(url)
+            text = f"{key}\t{pair}\n"
+            self._urls[zlib.crc32(url.encode("utf-8", "surrogatepass")) % buckets if buckets > 1 else 0].append(text)
             self._buffered += len(text)
         if self._buffered > self.FLUSH_BYTES:
             self.close_parts()
+            self._spilled = True
 
     def close_parts(self) -> None:
         """Append every buffered line to its part file."""
@@ -134,13 +141,19 @@ class IndexWriter:
     def finish(self, dataset: str | Path) -> Path:
         """Sort each bucket and write `dataset/index/`; returns its path. Deterministic: the bytes
         depend only on the entries, not on the order they were added in."""
-        self.close_parts()
+        in_memory = not self._spilled  # an index that never outgrew memory skips its part files
+        if not in_memory:
+            self.close_parts()
         out = Path(dataset) / INDEX_DIR
         out.mkdir(parents=True, exist_ok=True)
-        for kind in ("ids", "urls"):
+        for kind, buffers in (("ids", self._ids), ("urls", self._urls)):
             for b in range(self.buckets):
                 part = self.parts / f"{kind}-{b:04x}.part"
-                keyed = part.read_text(encoding="utf-8").splitlines() if part.exists() else []
+                if in_memory:  # the lines reading the part file back would give
+                    keyed = "".join(buffers[b]).splitlines()
+                    buffers[b].clear()
+                else:
+                    keyed = part.read_text(encoding="utf-8").splitlines() if part.exists() else []
                 keyed.sort()  # by key, then by the JSON itself: the order of adding never matters
                 lines = [ln.split("\t", 1)[1] for ln in keyed]
                 data = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
