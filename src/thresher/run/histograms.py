@@ -67,6 +67,11 @@ def _boundary(k: int) -> float:
     return BOUNDARIES[i] if 0 <= i < len(BOUNDARIES) else 10 ** (k / BINS_PER_DECADE)
 
 
+def _one_getter(key: str) -> Any:
+    getter = operator.itemgetter(key)
+    return lambda d: (getter(d),)
+
+
 class _Plan:
     """How documents with one set of annotation keys are read. `get` takes every value out by key,
     in the order: the measurements (int or float in the first such document, named `metrics`), the
@@ -81,9 +86,9 @@ class _Plan:
         others = [k for k in quality if k not in set(self.metrics)]
         rest = [k for k in annotations if not k.startswith("quality.")]
         keys = self.metrics + others + rest
-        getter = operator.itemgetter(*keys)
-        # itemgetter of one key returns the value, not a tuple
-        self.get: Any = getter if len(keys) > 1 else (lambda d: (getter(d),))
+        # itemgetter of one key returns the value, not a tuple (and of none is not allowed)
+        self.get: Any = (operator.itemgetter(*keys) if len(keys) > 1 else
+                         _one_getter(keys[0]) if keys else (lambda d: ()))
         self.size = len(annotations)
         self.checked = len(quality)
         self.types = tuple(type(annotations[k]) for k in self.metrics + others)
@@ -184,7 +189,7 @@ class ValueHistograms:
     def _use_numpy(self) -> bool:
         if self.vectorized is not None:
             return self.vectorized
-        if "numpy" in sys.modules:  # imported by the build already: free to use
+        if sys.modules.get("numpy") is not None:  # imported by the build already: free to use (None: blocked)
             return True
         return self._binned >= self.NUMPY_AFTER_VALUES and _numpy_available()
 
@@ -222,14 +227,16 @@ class ValueHistograms:
 
         n = len(plan.metrics)
         values = np.frombuffer(plan.buffers[side], dtype=np.float64).copy()  # a view would pin the buffer
-        metric_of = np.tile(np.arange(n, dtype=np.int64), len(values) // n)
-        nonzero = np.isfinite(values) & (values != 0)
         # boundary index 0..len(BOUNDARIES) of |value| (bin k = _K_MIN - 1 + index); per metric the
-        # codes [0, stride) are positive bins, [stride, 2 stride) negative ones, 2 stride the zero bin
+        # codes [0, stride) are positive bins, [stride, 2 stride) negative ones, 2 stride the zero bin;
+        # only the finite non-zero values are searched (zeros are most values of many metrics)
         stride = len(BOUNDARIES) + 1
         per_metric = 2 * stride + 1
-        index = np.searchsorted(_numpy_boundaries(), np.abs(np.where(nonzero, values, 1.0)), side="right")
-        code = np.where(nonzero, index + np.where(values < 0, stride, 0), 2 * stride) + metric_of * per_metric
+        nonzero = np.flatnonzero(np.isfinite(values) & (values != 0))
+        measured = values[nonzero]
+        code = np.full(len(values), 2 * stride, dtype=np.int64)
+        code[nonzero] = np.searchsorted(_numpy_boundaries(), np.abs(measured), side="right") + (measured < 0) * stride
+        code = (code.reshape(-1, n) + np.arange(0, n * per_metric, per_metric, dtype=np.int64)).ravel()
         counts = np.bincount(code, minlength=n * per_metric)
         found = np.flatnonzero(counts)
         counters = self.counters

@@ -132,6 +132,8 @@ def test_vectorized_histograms_count_what_value_by_value_counts(tmp_path: Path) 
             annotations = dict(reversed(list(annotations.items())))
         if n == 999:
             annotations["quality.b"] = 10**400  # an int beyond any float
+        if n % 91 == 0:  # no annotations, or a single one
+            annotations = {} if n % 2 else {"quality.a": annotations["quality.a"]}
         hv.add(annotations, passed=n % 3 != 0)
         he.add(annotations, passed=n % 3 != 0)
     hv.flush()
@@ -157,3 +159,30 @@ def test_index_buckets_written_are_the_buckets_read(tmp_path: Path) -> None:
         entry = index.by_id(doc_id)
         assert entry is not None and entry["row"] == i
         assert index.ids_for_url(f"https://x.example/{i}/é\t{doc_id}") == [doc_id]
+
+
+def test_stored_boundaries_are_the_decimal_powers() -> None:
+    from thresher.run.histogram_boundaries import compute_boundaries
+
+    assert BOUNDARIES == compute_boundaries()
+    assert len(BOUNDARIES) == 801 and BOUNDARIES[400] == 1.0
+
+
+def test_a_small_task_bins_without_importing_numpy(tmp_path: Path) -> None:
+    """NumPy is imported only once a task has binned enough values to be worth it (or when the
+    build imported it already); a small task's counts come from the bisect path, the same counts."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from thresher.core.stats import Stats\n"
+        "from thresher.run.histograms import ValueHistograms\n"
+        "s = Stats(); h = ValueHistograms(s.counters)\n"
+        "for i in range(100): h.add({'quality.a': i / 7, 'quality.b': i, 'lang.code': 'en'}, i % 2 == 0)\n"
+        "h.flush()\n"
+        "assert 'numpy' not in sys.modules, 'numpy imported'\n"
+        "print(sum(v for k, v in s.counters.items() if k.startswith('hist/')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "200"
