@@ -7,35 +7,31 @@ Bins are found by comparing with `BOUNDARIES` (10^(k/10), computed once in decim
 the same floats on every platform), never with a logarithm: `bisect` for one value and NumPy's
 `searchsorted` over the same array for many give the same bin by construction (exact comparisons).
 
-`ValueHistograms` is on the build's hot path: about 30 measurements a document. Documents of a
-build carry the same annotation keys in the same order, so a document is handled by C-level calls
-planned once per key layout (`_Layout`): take the metric values out, check their types are the
-layout's, append them to a buffer; the buffer is binned by NumPy when it is full and when the task
-ends. Without NumPy (no `fast` extra), or for a document that does not fit its layout (another
-type), each value is binned at once; the counts are the same either way.
+`ValueHistograms` is on the build's hot path: about 30 measurements a document. A document is
+handled by C-level calls planned once per key set (`_Plan`): take every planned value out by key
+(which also proves the document has the plan's keys: a missing one raises, an extra one changes the
+length), check the `quality.*` values' types are the plan's, pack the measurements as doubles onto
+a buffer. The buffer is binned when it is full and when the task ends: by NumPy where it is
+installed and either imported by the build already or worth its import (the task binned
+`NUMPY_AFTER_VALUES` values), else value by value (one `bisect` per distinct value). A document that
+does not fit its plan (another type) is binned value by value at once. The counts are the same
+either way.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-from array import array
+import struct
+import sys
 from bisect import bisect_right
-from decimal import Context, Decimal
+from collections import Counter
 from typing import Any
 
+from thresher.run.histogram_boundaries import BINS_PER_DECADE, BOUNDARIES, K_MAX, K_MIN
+
 HIST = "hist"
-BINS_PER_DECADE = 10
-_K_MIN, _K_MAX = -400, 400  # bins from 1e-40 to 1e40; values beyond fall in the end bins
-
-
-def _boundaries() -> tuple[float, ...]:
-    ctx = Context(prec=40)
-    ten = Decimal(10)
-    return tuple(float(ctx.power(ten, Decimal(k) / BINS_PER_DECADE)) for k in range(_K_MIN, _K_MAX + 1))
-
-
-BOUNDARIES = _boundaries()  # BOUNDARIES[i] = 10^((_K_MIN + i) / 10), rounded once
+_K_MIN, _K_MAX = K_MIN, K_MAX  # bins from 1e-40 to 1e40; values beyond fall in the end bins
 
 
 def _bin_index(magnitude: float) -> int:
@@ -71,85 +67,95 @@ def _boundary(k: int) -> float:
     return BOUNDARIES[i] if 0 <= i < len(BOUNDARIES) else 10 ** (k / BINS_PER_DECADE)
 
 
-def _tuple_getter(indices: list[int]) -> Any:
-    """`operator.itemgetter` that always returns a tuple (itemgetter of one index returns the item)."""
-    if not indices:
-        return lambda seq: ()
-    if len(indices) == 1:
-        i = indices[0]
-        return lambda seq: (seq[i],)
-    return operator.itemgetter(*indices)
+def _one_getter(key: str) -> Any:
+    getter = operator.itemgetter(key)
+    return lambda d: (getter(d),)
 
 
-class _Layout:
-    """How documents with one order of annotation keys are read: `pick` takes the metric values
-    out of the values, `types` are the types they had in the first such document, `numeric` keeps
-    the measurements (int or float) among them, named `metrics`; `buffers` hold picked rows per side."""
+class _Plan:
+    """How documents with one set of annotation keys are read. `get` takes every value out by key,
+    in the order: the measurements (int or float in the first such document, named `metrics`), the
+    other `quality.*` values, the rest; `types` are the types of the first `checked` of them in that
+    first document; `pack` turns the measurements into doubles. `buffers` hold packed rows per side."""
 
-    __slots__ = ("pick", "types", "numeric", "metrics", "buffers", "_keys")
+    __slots__ = ("get", "size", "checked", "types", "metrics", "pack", "buffers")
 
-    def __init__(self, layout: tuple[str, ...]) -> None:
-        positions = [i for i, key in enumerate(layout) if key.startswith("quality.")]
-        self.pick: Any = _tuple_getter(positions) if positions else None
-        self._keys = [layout[i] for i in positions]
-        self.types: tuple[type, ...] | None = None
-        self.numeric: Any = None
-        self.metrics: list[str] = []
-        self.buffers = (array("d"), array("d"))
-
-    def fit(self, values: tuple[Any, ...]) -> None:
-        self.types = tuple(map(type, values))
-        numeric = [i for i, t in enumerate(self.types) if t is float or t is int]
-        self.numeric = _tuple_getter(numeric)
-        self.metrics = [self._keys[i] for i in numeric]
+    def __init__(self, annotations: dict[str, Any]) -> None:
+        quality = [k for k in annotations if k.startswith("quality.")]
+        self.metrics = [k for k in quality if type(annotations[k]) is float or type(annotations[k]) is int]
+        others = [k for k in quality if k not in set(self.metrics)]
+        rest = [k for k in annotations if not k.startswith("quality.")]
+        keys = self.metrics + others + rest
+        # itemgetter of one key returns the value, not a tuple (and of none is not allowed)
+        self.get: Any = (operator.itemgetter(*keys) if len(keys) > 1 else
+                         _one_getter(keys[0]) if keys else (lambda d: ()))
+        self.size = len(annotations)
+        self.checked = len(quality)
+        self.types = tuple(type(annotations[k]) for k in self.metrics + others)
+        self.pack = struct.Struct(f"={len(self.metrics)}d").pack  # native doubles: read back by cast("d")
+        self.buffers = (bytearray(), bytearray())
 
 
 class ValueHistograms:
-    """Counts measurements into `counters` (see the module doc); `flush` before reading them."""
+    """Counts measurements into `counters` (see the module doc); `flush` before reading them.
 
-    FLUSH_VALUES = 1 << 16  # values buffered per layout and side (512 KiB) before they are binned
-    MAX_LAYOUTS = 64  # key orders planned per task (a build has a handful)
+    `vectorized`: None bins with NumPy where it pays (see the module doc), True always (NumPy must
+    be installed), False never."""
+
+    FLUSH_VALUES = 1 << 16  # values buffered per plan and side (512 KiB) before they are binned
+    NUMPY_AFTER_VALUES = 1 << 16  # values binned one by one before NumPy is worth importing (~80 ms)
+    MAX_PLANS = 64  # key sets planned per task (a build has a handful)
     VALUE_CACHE_MAX = 2048  # values a metric remembers the counter key of, per side (value by value)
 
     def __init__(self, counters: Any, vectorized: bool | None = None) -> None:
         self.counters = counters
-        self.vectorized = _numpy_available() if vectorized is None else vectorized
-        self._layouts: dict[tuple[str, ...], _Layout] = {}
+        self.vectorized = vectorized
+        self._plan: _Plan | None = None  # the plan the last document fitted
+        self._plans: dict[tuple[tuple[str, ...], tuple[type, ...]], _Plan] = {}
+        self._binned = 0  # values binned value by value so far
         self._names: dict[tuple[str, int, str], str] = {}
         # value by value: per side, per metric, value -> its counter key (built and hashed once)
         self._value_names: tuple[dict[str, dict[Any, str]], dict[str, dict[Any, str]]] = ({}, {})
 
     def add(self, annotations: dict[str, Any], passed: bool) -> None:
-        if not self.vectorized:
-            self._add_each(annotations, passed)
-            return
-        layout = tuple(annotations)
-        plan = self._layouts.get(layout)
-        if plan is None:
-            if len(self._layouts) >= self.MAX_LAYOUTS:
-                self.flush()
-                self._layouts.clear()
-            plan = self._layouts[layout] = _Layout(layout)
-        if plan.pick is None:
-            return
-        values = plan.pick(tuple(annotations.values()))
-        if plan.types is None:
-            plan.fit(values)
-        if tuple(map(type, values)) != plan.types:
-            self._add_each(annotations, passed)
-            return
-        buffer = plan.buffers[0 if passed else 1]
+        plan = self._plan
+        if plan is None or len(annotations) != plan.size:
+            plan = self._find_plan(annotations)
         try:
-            buffer.extend(plan.numeric(values))
-        except OverflowError:  # an int beyond any float: this document alone, value by value
-            del buffer[len(buffer) - len(buffer) % max(1, len(plan.metrics)):]
+            values = plan.get(annotations)
+        except KeyError:  # another key set of the same size
+            plan = self._find_plan(annotations)
+            values = plan.get(annotations)
+        if tuple(map(type, values[:plan.checked])) != plan.types:
+            plan = self._find_plan(annotations)
+            values = plan.get(annotations)
+            if tuple(map(type, values[:plan.checked])) != plan.types:  # no plan left for it
+                self._add_each(annotations, passed)
+                return
+        side = 0 if passed else 1
+        buffer = plan.buffers[side]
+        try:
+            buffer += plan.pack(*values[:len(plan.metrics)])
+        except (OverflowError, struct.error):  # an int beyond any float: this document value by value
             self._add_each(annotations, passed)
             return
-        if len(buffer) >= self.FLUSH_VALUES:
-            self._bin_buffer(plan, 0 if passed else 1)
+        if len(buffer) >= 8 * self.FLUSH_VALUES:
+            self._bin_buffer(plan, side)
+
+    def _find_plan(self, annotations: dict[str, Any]) -> _Plan:
+        """The plan of this document's keys and types (made on first sight); the current one after."""
+        key = (tuple(annotations), tuple(map(type, annotations.values())))
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= self.MAX_PLANS:
+                self.flush()
+                self._plans.clear()
+            plan = self._plans[key] = _Plan(annotations)
+        self._plan = plan
+        return plan
 
     def flush(self) -> None:
-        for plan in self._layouts.values():
+        for plan in self._plans.values():
             for side in (0, 1):
                 self._bin_buffer(plan, side)
 
@@ -180,31 +186,69 @@ class ValueHistograms:
                     cache[value] = name
             counters[name] += 1
 
-    def _bin_buffer(self, plan: _Layout, side: int) -> None:
+    def _use_numpy(self) -> bool:
+        if self.vectorized is not None:
+            return self.vectorized
+        if sys.modules.get("numpy") is not None:  # imported by the build already: free to use (None: blocked)
+            return True
+        return self._binned >= self.NUMPY_AFTER_VALUES and _numpy_available()
+
+    def _bin_buffer(self, plan: _Plan, side: int) -> None:
         buffer = plan.buffers[side]
-        if not buffer:
+        n = len(plan.metrics)
+        if not buffer or not n:
             return
+        if self._use_numpy():
+            self._bin_numpy(plan, side)
+        else:
+            rows = memoryview(buffer).cast("d")
+            for j, metric in enumerate(plan.metrics):
+                self._bin_each(metric, rows[j::n].tolist(), side)
+            rows.release()
+        del buffer[:]
+
+    def _bin_each(self, metric: str, column: Any, side: int) -> None:
+        """Value by value: one bin lookup per distinct value (most repeat: zeros, small counts)."""
+        counters = self.counters
+        cache = self._value_names[side].setdefault(metric, {})
+        self._binned += len(column)
+        for value, count in Counter(column).items():
+            name = cache.get(value)
+            if name is None:
+                name = self._name(metric, side, value_bin(value))
+                if len(cache) < self.VALUE_CACHE_MAX:
+                    cache[value] = name
+            counters[name] += count
+
+    def _bin_numpy(self, plan: _Plan, side: int) -> None:
+        """Every metric at once: each value gets a code (metric, sign, boundary index), all
+        counted by one `bincount`."""
         import numpy as np
 
         n = len(plan.metrics)
-        rows = np.frombuffer(buffer, dtype=np.float64).reshape(-1, n).copy()  # a view would pin the buffer
-        bounds = _numpy_boundaries()
+        values = np.frombuffer(plan.buffers[side], dtype=np.float64).copy()  # a view would pin the buffer
+        # boundary index 0..len(BOUNDARIES) of |value| (bin k = _K_MIN - 1 + index); per metric the
+        # codes [0, stride) are positive bins, [stride, 2 stride) negative ones, 2 stride the zero bin;
+        # only the finite non-zero values are searched (zeros are most values of many metrics)
+        stride = len(BOUNDARIES) + 1
+        per_metric = 2 * stride + 1
+        nonzero = np.flatnonzero(np.isfinite(values) & (values != 0))
+        measured = values[nonzero]
+        code = np.full(len(values), 2 * stride, dtype=np.int64)
+        code[nonzero] = np.searchsorted(_numpy_boundaries(), np.abs(measured), side="right") + (measured < 0) * stride
+        code = (code.reshape(-1, n) + np.arange(0, n * per_metric, per_metric, dtype=np.int64)).ravel()
+        counts = np.bincount(code, minlength=n * per_metric)
+        found = np.flatnonzero(counts)
         counters = self.counters
-        for j, metric in enumerate(plan.metrics):
-            column = rows[:, j]
-            finite = np.isfinite(column)
-            zero = int(np.count_nonzero((column == 0) | ~finite))
-            if zero:
-                counters[self._name(metric, side, "z")] += zero
-            for sign, mask in (("p", finite & (column > 0)), ("n", finite & (column < 0))):
-                magnitudes = np.abs(column[mask])
-                if not magnitudes.size:
-                    continue
-                ks = np.searchsorted(bounds, magnitudes, side="right") + (_K_MIN - 1)
-                found, counts = np.unique(ks, return_counts=True)
-                for k, c in zip(found.tolist(), counts.tolist(), strict=True):
-                    counters[self._name(metric, side, f"{sign}{k}")] += c
-        del buffer[:]
+        for c, count in zip(found.tolist(), counts[found].tolist(), strict=True):
+            j, r = divmod(c, per_metric)
+            if r == 2 * stride:
+                bin_name = "z"
+            elif r >= stride:
+                bin_name = f"n{_K_MIN - 1 + r - stride}"
+            else:
+                bin_name = f"p{_K_MIN - 1 + r}"
+            counters[self._name(plan.metrics[j], side, bin_name)] += count
 
 
 _NUMPY_BOUNDS: Any = None

@@ -11,7 +11,10 @@ from thresher.report.index import json_string
 from thresher.run.histograms import BOUNDARIES, ValueHistograms, bin_range, value_bin
 from thresher.run.observe import (
     TaskObserver,
+    _dumps,
     _entry_line,
+    dropped_line,
+    entry_json,
     kept_line,
     record_id_url_json,
     utf8_length,
@@ -43,6 +46,28 @@ def test_kept_line_is_the_encoded_entry_and_id_url_json_round_trips() -> None:
         assert (json_string(id_json), json_string(url_json)) == (doc_id, url)
         entry = {"id": doc_id, "url": url, "status": "kept", "shard": 3, "row": 17}
         assert kept_line(id_json, url_json, 3, 17) == _entry_line(doc_id, url, entry)
+
+
+def test_hand_formatted_lines_are_the_encoded_entries() -> None:
+    """The dropped-document line (hand-formatted drop, C encoder built once) is `json.dumps`'s."""
+    import json
+
+    from thresher.core.document import Drop
+
+    drops = [Drop("quality.repetition", "top_3_gram_too_frequent", 0.1862, 0.18),
+             Drop("dedup.near", "near_duplicate", 0.9, 0.8, {"kept_id": "k\u00e9", "cluster": "c", "n": [1, 2.5]}),
+             Drop("quality.gopher", "too_few_words", 12, 50), Drop("read", "revisit", None, None),
+             Drop("x", "nan", math.nan, math.inf), Drop("x", "neg", -0.0, -1e300), Drop("x", "flag", True, False),
+             Drop("x", "big", 10**30, "limit as text"), Drop("st\u00e4ge\"", "re\tason", 1.0, 2.0, {"z": None, "a": "\u2028"})]
+    sources = [{"file": "/x/a.jsonl", "offset": 624}, None, {"warc": "é.warc.gz", "record": 3, "offset": 7}, "text"]
+    for drop in drops:
+        record = drop.to_record()
+        assert entry_json(record) == json.dumps(record, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        for source in sources:
+            for doc_id, url in (("a1", "https://x.example/é"), (None, None), ("q\"id", "https://x.example/\u2028")):
+                entry = {"id": doc_id, "url": url, "status": "dropped", "source": source, "drop": record}
+                assert dropped_line(_dumps(doc_id), _dumps(url), source, record) == _entry_line(doc_id, url, entry)
+    assert all(_dumps(v) == json.dumps(v, ensure_ascii=False) for v in ("é\n\"", None, 3, 2.5, [1]))
 
 
 def test_cached_histogram_counts_equal_binning_each_value(tmp_path: Path) -> None:
@@ -97,7 +122,7 @@ def test_vectorized_histograms_count_what_value_by_value_counts(tmp_path: Path) 
     values = _awkward_values(rng)
     vec, each = Stats(), Stats()
     hv, he = ValueHistograms(vec.counters, vectorized=True), ValueHistograms(each.counters, vectorized=False)
-    hv.FLUSH_VALUES = 97  # several flushes mid-stream
+    hv.FLUSH_VALUES = he.FLUSH_VALUES = 97  # several flushes mid-stream
     for n in range(2000):
         annotations = {"lang.code": "en", "quality.a": rng.choice(values), "quality.b": rng.randrange(0, 30),
                        "quality.flag": n % 2 == 0, "quality.script": "Latn", "quality.c": rng.choice(values)}
@@ -107,9 +132,57 @@ def test_vectorized_histograms_count_what_value_by_value_counts(tmp_path: Path) 
             annotations = dict(reversed(list(annotations.items())))
         if n == 999:
             annotations["quality.b"] = 10**400  # an int beyond any float
+        if n % 91 == 0:  # no annotations, or a single one
+            annotations = {} if n % 2 else {"quality.a": annotations["quality.a"]}
         hv.add(annotations, passed=n % 3 != 0)
         he.add(annotations, passed=n % 3 != 0)
     hv.flush()
     he.flush()
     assert vec.counters == each.counters
     assert sum(vec.counters.values()) > 2000 * 2
+
+
+def test_index_buckets_written_are_the_buckets_read(tmp_path: Path) -> None:
+    """The merge's inlined bucketing is `_bucket` (CRC-32), so every id and URL is found; ids and
+    URLs with escapes, tabs and non-ASCII included."""
+    from thresher.report.index import DocumentIndex, IndexWriter
+
+    writer = IndexWriter(tmp_path / "parts", 40_000)  # 16 buckets
+    assert writer.buckets > 1
+    ids = [f"d{i:05d}" for i in range(3000)] + ['q"uote', "tab\tid", "é\\back"]
+    for i, doc_id in enumerate(ids):
+        url = f"https://x.example/{i}/é\t{doc_id}"
+        writer.add_json(_dumps(doc_id), _dumps(url), kept_line(_dumps(doc_id), _dumps(url), 0, i).split("\t", 2)[2].rstrip("\n"))
+    writer.finish(tmp_path / "ds")
+    index = DocumentIndex(tmp_path / "ds")
+    for i, doc_id in enumerate(ids):
+        entry = index.by_id(doc_id)
+        assert entry is not None and entry["row"] == i
+        assert index.ids_for_url(f"https://x.example/{i}/é\t{doc_id}") == [doc_id]
+
+
+def test_stored_boundaries_are_the_decimal_powers() -> None:
+    from thresher.run.histogram_boundaries import compute_boundaries
+
+    assert BOUNDARIES == compute_boundaries()
+    assert len(BOUNDARIES) == 801 and BOUNDARIES[400] == 1.0
+
+
+def test_a_small_task_bins_without_importing_numpy(tmp_path: Path) -> None:
+    """NumPy is imported only once a task has binned enough values to be worth it (or when the
+    build imported it already); a small task's counts come from the bisect path, the same counts."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from thresher.core.stats import Stats\n"
+        "from thresher.run.histograms import ValueHistograms\n"
+        "s = Stats(); h = ValueHistograms(s.counters)\n"
+        "for i in range(100): h.add({'quality.a': i / 7, 'quality.b': i, 'lang.code': 'en'}, i % 2 == 0)\n"
+        "h.flush()\n"
+        "assert 'numpy' not in sys.modules, 'numpy imported'\n"
+        "print(sum(v for k, v in s.counters.items() if k.startswith('hist/')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "200"
