@@ -55,11 +55,23 @@ def json_string(text: str) -> str | None:
     return value
 
 
+# What would end a part line or its key: the tab after the key, and every line boundary of
+# `str.splitlines` and of text-mode reading (\r), not only "\n"
+_LINE_BREAKING = str.maketrans(dict.fromkeys("\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", " "))
+
+
 def _tab_free(key: str) -> str:
-    """The key as a sort prefix: a tab or newline inside a URL would break the part line."""
-    if "\t" in key or "\n" in key:
-        return key.replace("\t", " ").replace("\n", " ")
-    return key
+    """The key as a sort prefix: a tab or line break inside an id or URL would break the part line."""
+    return key.translate(_LINE_BREAKING)
+
+
+def _part_lines(text: str) -> list[str]:
+    """The lines of a part file's text: split on "\n" only (an entry's JSON may hold U+2028 or
+    U+0085, which `splitlines` would split on; keys have none, `_tab_free`)."""
+    lines = text.split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    return lines
 
 
 def _bucket(key: str, buckets: int) -> int:
@@ -111,7 +123,7 @@ class IndexWriter:
         buckets = self.buckets
         # part lines are "<sort key>\t<JSON>": a bucket sorts on the key without decoding its lines
         if doc_id is not None:
-            key = doc_id if "\t" not in doc_id and "\n" not in doc_id else _tab_free(doc_id)
+            key = doc_id if doc_id.isprintable() else _tab_free(doc_id)  # printable: no tab, no line break
             text = f"{key}\t{line}\n"
             self._ids[zlib.crc32(doc_id.encode("utf-8", "surrogatepass")) % buckets if buckets > 1 else 0].append(text)
             self._buffered += len(text)
@@ -120,7 +132,7 @@ class IndexWriter:
             # written by hand in the key order json.dumps(sort_keys=True) gives (entry, id, url)
             pair = (f'{{"id":{id_json},"url":{url_json}}}' if doc_id is not None
                     else f'{{"entry":{line},"id":null,"url":{url_json}}}')
-            key = url if "\t" not in url and "\n" not in url else _tab_free(url)
+            key = url if url.isprintable() else _tab_free(url)
             text = f"{key}\t{pair}\n"
             self._urls[zlib.crc32(url.encode("utf-8", "surrogatepass")) % buckets if buckets > 1 else 0].append(text)
             self._buffered += len(text)
@@ -150,10 +162,13 @@ class IndexWriter:
             for b in range(self.buckets):
                 part = self.parts / f"{kind}-{b:04x}.part"
                 if in_memory:  # the lines reading the part file back would give
-                    keyed = "".join(buffers[b]).splitlines()
+                    keyed = _part_lines("".join(buffers[b]))
                     buffers[b].clear()
                 else:
-                    keyed = part.read_text(encoding="utf-8").splitlines() if part.exists() else []
+                    keyed = []
+                    if part.exists():
+                        with open(part, encoding="utf-8", newline="") as f:  # no newline translation
+                            keyed = _part_lines(f.read())
                 keyed.sort()  # by key, then by the JSON itself: the order of adding never matters
                 lines = [ln.split("\t", 1)[1] for ln in keyed]
                 data = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""

@@ -6,6 +6,8 @@ import math
 import random
 from pathlib import Path
 
+import pytest
+
 from thresher.core.stats import Stats
 from thresher.report.index import json_string
 from thresher.run.histograms import BOUNDARIES, ValueHistograms, bin_range, value_bin
@@ -159,6 +161,29 @@ def test_index_buckets_written_are_the_buckets_read(tmp_path: Path) -> None:
         entry = index.by_id(doc_id)
         assert entry is not None and entry["row"] == i
         assert index.ids_for_url(f"https://x.example/{i}/é\t{doc_id}") == [doc_id]
+
+
+@pytest.mark.parametrize("spilled", [False, True])
+def test_ids_and_urls_with_line_breaks_are_found(tmp_path: Path, spilled: bool) -> None:
+    """Every character `str.splitlines` or text-mode reading breaks a line on, inside an id or a
+    URL: the entry stays one line (escaped or not by JSON) and is found, in memory or spilled."""
+    from thresher.report.index import DocumentIndex, IndexWriter
+
+    writer = IndexWriter(tmp_path / "parts", 10)
+    if spilled:
+        writer.FLUSH_BYTES = 1  # type: ignore[misc]  # every line goes through the part files
+    breaks = ["\r", "\r\n", "\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\t"]
+    ids = [f"id{c}{i}" for i, c in enumerate(breaks)]
+    for i, doc_id in enumerate(ids):
+        url = f"https://x.example/{breaks[i]}/{i}"
+        writer.add_json(_dumps(doc_id), _dumps(url), kept_line(_dumps(doc_id), _dumps(url), 0, i).split("\t", 2)[2].rstrip("\n"))
+    writer.finish(tmp_path / "ds")
+    index = DocumentIndex(tmp_path / "ds")
+    assert index.documents == len(ids)
+    for i, doc_id in enumerate(ids):
+        entry = index.by_id(doc_id)
+        assert entry is not None and entry["row"] == i and entry["id"] == doc_id
+        assert index.ids_for_url(f"https://x.example/{breaks[i]}/{i}") == [doc_id]
 
 
 def test_stored_boundaries_are_the_decimal_powers() -> None:
