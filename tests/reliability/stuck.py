@@ -102,12 +102,13 @@ class BoomTag:
 
 
 def _raise_on_tagged(original: Any) -> Any:
-    def annotations(self: Any, values: dict[str, Any], passed: bool) -> Any:
-        if values.get("test.boom"):
+    """`TaskObserver.survived` or `chain_dropped`, raising for a tagged document."""
+    def observe(self: Any, doc: Document, *args: Any) -> Any:
+        if doc.annotations.get("test.boom"):
             raise KeyError("a bookkeeping bug this record's values trigger")
-        return original(self, values, passed)
+        return original(self, doc, *args)
 
-    return annotations
+    return observe
 
 
 def scan_task_failing_after_the_chain(ctx: Any, partition: Any) -> dict[str, Any]:
@@ -116,13 +117,14 @@ def scan_task_failing_after_the_chain(ctx: Any, partition: Any) -> dict[str, Any
     from thresher.run.observe import TaskObserver
     from thresher.run.tasks import scan_task
 
-    original = TaskObserver.annotations
-    TaskObserver.annotations = _raise_on_tagged(original)  # type: ignore[method-assign]
+    survived, chain_dropped = TaskObserver.survived, TaskObserver.chain_dropped
+    TaskObserver.survived = _raise_on_tagged(survived)  # type: ignore[method-assign]
+    TaskObserver.chain_dropped = _raise_on_tagged(chain_dropped)  # type: ignore[method-assign]
     try:
         with _with_stage(BoomTag()):
             return scan_task(ctx, partition)
     finally:
-        TaskObserver.annotations = original  # type: ignore[method-assign]
+        TaskObserver.survived, TaskObserver.chain_dropped = survived, chain_dropped  # type: ignore[method-assign]
 
 
 class _RaisingScan:
