@@ -36,6 +36,7 @@ from thresher.extract.hints import (
     FURNITURE_ROLES,
     FURNITURE_SENTENCE,
     FURNITURE_TAGS,
+    MEMO_MAX,
     PANE_SET,
     POSITIVE,
     STRONG_NEGATIVE,
@@ -336,9 +337,22 @@ def described_inside(doc: HtmlDocument) -> list[bool] | None:
     return inside
 
 
+_VERDICT_MEMO: dict[str, tuple[bool, bool, bool, bool, bool]] = {}  # bounded like hints' memos
+
+
 def _class_verdict(ci: str) -> tuple[bool, bool, bool, bool, bool]:
     """(strong furniture word, weak furniture word, content word, never content, a comment thread
-    and nothing else) for a class+id."""
+    and nothing else) for a class+id; remembered, a pure function of a string that repeats."""
+    verdict = _VERDICT_MEMO.get(ci)
+    if verdict is None:
+        verdict = _class_verdict_of(ci)
+        if len(_VERDICT_MEMO) >= MEMO_MAX:
+            _VERDICT_MEMO.clear()
+        _VERDICT_MEMO[ci] = verdict
+    return verdict
+
+
+def _class_verdict_of(ci: str) -> tuple[bool, bool, bool, bool, bool]:
     low, tokens = tokens_of(ci)
     strong = STRONG_NEGATIVE.search(low, tokens)
     weak = not strong and WEAK_NEGATIVE.search(low, tokens)

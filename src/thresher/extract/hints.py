@@ -44,9 +44,24 @@ class Vocabulary:
 _TOKEN_SPLIT = re.compile(r"[^a-z0-9]+")
 
 
+# Both functions below are pure functions of one string that repeats within a page (every item of a
+# menu has the same attributes) and across the pages of a site; they are remembered, up to
+# MEMO_MAX strings each (then forgotten at once: memory stays bounded, results never change).
+MEMO_MAX = 1 << 14
+_TOKENS_MEMO: dict[str, tuple[str, list[str]]] = {}
+_CLASS_ID_MEMO: dict[str, str] = {}
+
+
 def tokens_of(ci: str) -> tuple[str, list[str]]:
-    low = ci.lower()
-    return low, [t for t in _TOKEN_SPLIT.split(low) if t]
+    """The lower-cased class + id string and its tokens (callers only read the list)."""
+    hit = _TOKENS_MEMO.get(ci)
+    if hit is None:
+        low = ci.lower()
+        hit = (low, [t for t in _TOKEN_SPLIT.split(low) if t])
+        if len(_TOKENS_MEMO) >= MEMO_MAX:
+            _TOKENS_MEMO.clear()
+        _TOKENS_MEMO[ci] = hit
+    return hit
 
 
 # class/id vocabulary of boilerplate containers. Strong words name furniture unambiguously; weak
@@ -176,6 +191,16 @@ def class_id(node: Node) -> str:
     raw = node.raw_attrs
     if not raw or ("class" not in raw and "id" not in raw and "CLASS" not in raw and "ID" not in raw):
         return ""
+    ci = _CLASS_ID_MEMO.get(raw)
+    if ci is None:
+        ci = _class_id_of(raw)
+        if len(_CLASS_ID_MEMO) >= MEMO_MAX:
+            _CLASS_ID_MEMO.clear()
+        _CLASS_ID_MEMO[raw] = ci
+    return ci
+
+
+def _class_id_of(raw: str) -> str:
     parts = [a or b or c for name, a, b, c in _CLASS_OR_ID.findall(raw)
              if not (name.lower() == "id" and _SLUG_ID.match(a or b or c))]
     if not parts:
