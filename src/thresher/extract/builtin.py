@@ -36,12 +36,12 @@ from thresher.extract.hints import (
     FURNITURE_ROLES,
     FURNITURE_SENTENCE,
     FURNITURE_TAGS,
-    MEMO_MAX,
     PANE_SET,
     POSITIVE,
     STRONG_NEGATIVE,
     STRONG_NOT_COMMENTS,
     WEAK_NEGATIVE,
+    StringMemo,
     class_id,
     is_caption_line,
     is_hidden,
@@ -337,19 +337,10 @@ def described_inside(doc: HtmlDocument) -> list[bool] | None:
     return inside
 
 
-_VERDICT_MEMO: dict[str, tuple[bool, bool, bool, bool, bool]] = {}  # bounded like hints' memos
-
-
 def _class_verdict(ci: str) -> tuple[bool, bool, bool, bool, bool]:
     """(strong furniture word, weak furniture word, content word, never content, a comment thread
     and nothing else) for a class+id; remembered, a pure function of a string that repeats."""
-    verdict = _VERDICT_MEMO.get(ci)
-    if verdict is None:
-        verdict = _class_verdict_of(ci)
-        if len(_VERDICT_MEMO) >= MEMO_MAX:
-            _VERDICT_MEMO.clear()
-        _VERDICT_MEMO[ci] = verdict
-    return verdict
+    return _VERDICT_MEMO[ci]  # type: ignore[no-any-return]
 
 
 def _class_verdict_of(ci: str) -> tuple[bool, bool, bool, bool, bool]:
@@ -361,6 +352,9 @@ def _class_verdict_of(ci: str) -> tuple[bool, bool, bool, bool, bool]:
     comments = COMMENTS.search(low, tokens)
     comment_only = comments and not STRONG_NOT_COMMENTS.search(low, tokens) and not weak
     return strong, weak, POSITIVE.search(low, tokens), comments or CONSENT.search(low, tokens), comment_only
+
+
+_VERDICT_MEMO = StringMemo(_class_verdict_of)
 
 
 def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_noscript: bool = False,

@@ -4,6 +4,8 @@ and the short stock phrases of share bars and teasers. Generic web vocabulary, n
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from thresher.extract.tree import Node
 
@@ -44,24 +46,39 @@ class Vocabulary:
 _TOKEN_SPLIT = re.compile(r"[^a-z0-9]+")
 
 
-# Both functions below are pure functions of one string that repeats within a page (every item of a
-# menu has the same attributes) and across the pages of a site; they are remembered, up to
-# MEMO_MAX strings each (then forgotten at once: memory stays bounded, results never change).
+class StringMemo(dict[str, Any]):
+    """The results of a pure function of one string, remembered: `memo[key]` is a dict lookup when
+    the string was seen (in C: `__missing__` runs only for a new one). Attribute and class strings
+    repeat within a page (every item of a menu) and across a site's pages; at MEMO_MAX strings the
+    memo is emptied at once, so memory stays bounded and results never change."""
+
+    __slots__ = ("compute",)
+
+    def __init__(self, compute: Callable[[str], Any]) -> None:
+        super().__init__()
+        self.compute = compute
+
+    def __missing__(self, key: str) -> Any:
+        if len(self) >= MEMO_MAX:
+            self.clear()
+        value = self[key] = self.compute(key)
+        return value
+
+
 MEMO_MAX = 1 << 14
-_TOKENS_MEMO: dict[str, tuple[str, list[str]]] = {}
-_CLASS_ID_MEMO: dict[str, str] = {}
+
+
+def _tokens_of(ci: str) -> tuple[str, list[str]]:
+    low = ci.lower()
+    return low, [t for t in _TOKEN_SPLIT.split(low) if t]
+
+
+_TOKENS_MEMO = StringMemo(_tokens_of)
 
 
 def tokens_of(ci: str) -> tuple[str, list[str]]:
     """The lower-cased class + id string and its tokens (callers only read the list)."""
-    hit = _TOKENS_MEMO.get(ci)
-    if hit is None:
-        low = ci.lower()
-        hit = (low, [t for t in _TOKEN_SPLIT.split(low) if t])
-        if len(_TOKENS_MEMO) >= MEMO_MAX:
-            _TOKENS_MEMO.clear()
-        _TOKENS_MEMO[ci] = hit
-    return hit
+    return _TOKENS_MEMO[ci]  # type: ignore[no-any-return]
 
 
 # class/id vocabulary of boilerplate containers. Strong words name furniture unambiguously; weak
@@ -191,13 +208,7 @@ def class_id(node: Node) -> str:
     raw = node.raw_attrs
     if not raw or ("class" not in raw and "id" not in raw and "CLASS" not in raw and "ID" not in raw):
         return ""
-    ci = _CLASS_ID_MEMO.get(raw)
-    if ci is None:
-        ci = _class_id_of(raw)
-        if len(_CLASS_ID_MEMO) >= MEMO_MAX:
-            _CLASS_ID_MEMO.clear()
-        _CLASS_ID_MEMO[raw] = ci
-    return ci
+    return _CLASS_ID_MEMO[raw]  # type: ignore[no-any-return]
 
 
 def _class_id_of(raw: str) -> str:
@@ -209,6 +220,9 @@ def _class_id_of(raw: str) -> str:
     if "-" in ci or "_" in ci:
         ci = " ".join(name for name in ci.split() if not _VALUE_CLASS.match(name))
     return ci
+
+
+_CLASS_ID_MEMO = StringMemo(_class_id_of)
 
 
 # Whole class names that hide an element at every screen size (not `hidden-xs`, `label-hidden`).
