@@ -55,7 +55,7 @@ def build_document_stages(config: RunConfig) -> list[Stage]:
     # Decontamination, then models, then PII redaction last: quality rules and models judge the text as
     # written, only survivors pay for them, and benchmark n-grams are matched before redaction tokens
     # could break them. Optional stages are imported only when enabled (pii's patterns alone cost a
-    # start ~30 ms to compile).
+    # start ~8 ms to compile, `benchmarks/startup_costs.py`).
     stages: list[Stage] = [Extract(config.extract), Normalize(config.normalize), *build_lang_stages(config.lang),
                            *build_routed_quality_stages(config.quality)]
     if config.decontam.enabled:

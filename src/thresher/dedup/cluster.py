@@ -55,7 +55,7 @@ class DistinctOrdinals:
     """Collects ordinals and returns the distinct ones, ascending, as an array('Q'). A set holds
     them (~100 bytes per value) until it has SET_LIMIT; from then on, with NumPy (the fast extra),
     values are deduplicated a chunk at a time and merged into the running result, so the peak is
-    ~3 x 8 bytes per distinct value plus one chunk. Small builds never import NumPy (~80 ms)."""
+    ~3 x 8 bytes per distinct value plus one chunk. Small builds never import NumPy (~0.13 s)."""
 
     CHUNK = 1 << 20
     SET_LIMIT = 1 << 16

@@ -344,15 +344,33 @@ def resolve_kernel(name: KernelName) -> Literal["pure", "numpy"]:
 
 
 # `auto` starts on the pure kernel and resolves (NumPy when installed) after this many documents.
-# Importing NumPy costs ~80 ms of CPU; its kernel saves ~0.35 ms a 3.7 KB page (575 -> 210 us), so a
-# process must hash ~230 documents before the import pays: a small build, or a task of a few
-# hundred documents, is faster without it. Both kernels give identical results, so when the switch
-# happens changes no output.
-AUTO_PURE_DOCUMENTS = 256
+# Importing NumPy costs ~0.13 s of CPU; its kernel saves ~0.34 ms a real 3.7 KB page (523 -> 178 us),
+# so a process must hash ~380 such pages before the import pays (~2,800 of the demo's 1.1 KB pages:
+# short texts gain less). A small build, or a task of a few hundred pages, is faster without it.
+# Both kernels give identical results, so when the switch happens changes no output.
+# (`benchmarks/startup_costs.py`, results/startup_costs.json)
+AUTO_PURE_DOCUMENTS = 512
 
 
-def starting_kernel(name: KernelName) -> tuple[Literal["pure", "numpy"], int]:
-    """(the kernel to start with, documents after which to `resolve_kernel("auto")`; 0: never)."""
-    if name == "auto":
-        return "pure", AUTO_PURE_DOCUMENTS
-    return resolve_kernel(name), 0
+class KernelSwitch:
+    """The kernel a hasher uses now: the one asked for, or for `auto` the pure kernel for its first
+    AUTO_PURE_DOCUMENTS documents and `resolve_kernel("auto")` after."""
+
+    __slots__ = ("current", "_left")
+
+    def __init__(self, name: KernelName) -> None:
+        if name == "auto":
+            self.current: Literal["pure", "numpy"] = "pure"
+            self._left = AUTO_PURE_DOCUMENTS
+        else:
+            self.current, self._left = resolve_kernel(name), 0
+
+    def count(self) -> bool:
+        """One more document; True when the kernel has just changed."""
+        if not self._left:
+            return False
+        self._left -= 1
+        if self._left:
+            return False
+        self.current = resolve_kernel("auto")
+        return self.current != "pure"

@@ -155,8 +155,7 @@ class MinHasher:
     NumPy implementation; both give identical sketches.
     """
 
-    __slots__ = ("num_hashes", "scheme", "shingle_kind", "sample_size", "kernel", "_coeffs", "_fn", "_array",
-                 "_until_resolved")
+    __slots__ = ("num_hashes", "scheme", "shingle_kind", "sample_size", "_kernel", "_coeffs", "_fn", "_array")
 
     def __init__(
         self,
@@ -174,7 +173,7 @@ class MinHasher:
         self.scheme = scheme
         self.shingle_kind = shingle_kind
         self.sample_size = sample_size
-        self.kernel, self._until_resolved = kernels.starting_kernel(kernel)
+        self._kernel = kernels.KernelSwitch(kernel)
         word = kernels.make_coefficients(scheme, num_hashes, shingle_size, seed)
         char = (
             word
@@ -182,18 +181,19 @@ class MinHasher:
             else kernels.make_coefficients(scheme, num_hashes, char_shingle_size, seed)
         )
         self._coeffs = {"word": word, "char": char}
-        self._use(self.kernel)
+        self._use_kernel()
 
-    def _use(self, kernel: Literal["pure", "numpy"]) -> None:
-        self.kernel = kernel
-        self._fn = kernels.minhash_numpy if kernel == "numpy" else kernels.minhash_pure
-        self._array = kernel == "numpy"
+    @property
+    def kernel(self) -> Literal["pure", "numpy"]:
+        return self._kernel.current
+
+    def _use_kernel(self) -> None:
+        self._array = self.kernel == "numpy"
+        self._fn = kernels.minhash_numpy if self._array else kernels.minhash_pure
 
     def sketch(self, text: str, memo: dict[str, Any] | None = None) -> Sketch | None:
-        if self._until_resolved:  # `auto`: see kernels.AUTO_PURE_DOCUMENTS
-            self._until_resolved -= 1
-            if not self._until_resolved:
-                self._use(kernels.resolve_kernel("auto"))
+        if self._kernel.count():
+            self._use_kernel()
         toks = tokenize(text, self.shingle_kind, array=self._array, memo=memo)
         return self._fn(toks.values, self._coeffs[toks.kind], self.sample_size)
 

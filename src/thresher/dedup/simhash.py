@@ -79,7 +79,7 @@ class Fingerprint:
 class SimHasher:
     """Text -> `Fingerprint` (None when the text has fewer tokens than one shingle)."""
 
-    __slots__ = ("shingle_kind", "min_shingles", "_coeffs", "_fn", "kernel", "_array", "_until_resolved")
+    __slots__ = ("shingle_kind", "min_shingles", "_coeffs", "_fn", "_kernel", "_array")
 
     def __init__(
         self,
@@ -93,23 +93,24 @@ class SimHasher:
     ) -> None:
         self.shingle_kind = shingle_kind
         self.min_shingles = min_shingles
-        self.kernel, self._until_resolved = kernels.starting_kernel(kernel)
+        self._kernel = kernels.KernelSwitch(kernel)
         # SimHash reuses the shingle hash of the one-permutation scheme (seeded apart from MinHash).
         word = kernels.make_coefficients("one_permutation", 1, shingle_size, seed ^ 0x5117)
         char = kernels.make_coefficients("one_permutation", 1, char_shingle_size, seed ^ 0x5117)
         self._coeffs = {"word": word, "char": char}
-        self._use(self.kernel)
+        self._use_kernel()
 
-    def _use(self, kernel: Literal["pure", "numpy"]) -> None:
-        self.kernel = kernel
-        self._fn = kernels.simhash_numpy if kernel == "numpy" else kernels.simhash_pure
-        self._array = kernel == "numpy"
+    @property
+    def kernel(self) -> Literal["pure", "numpy"]:
+        return self._kernel.current
+
+    def _use_kernel(self) -> None:
+        self._array = self.kernel == "numpy"
+        self._fn = kernels.simhash_numpy if self._array else kernels.simhash_pure
 
     def fingerprint(self, text: str, memo: dict[str, Any] | None = None) -> Fingerprint | None:
-        if self._until_resolved:  # `auto`: see kernels.AUTO_PURE_DOCUMENTS
-            self._until_resolved -= 1
-            if not self._until_resolved:
-                self._use(kernels.resolve_kernel("auto"))
+        if self._kernel.count():
+            self._use_kernel()
         toks = tokenize(text, self.shingle_kind, array=self._array, memo=memo)
         res = self._fn(toks.values, self._coeffs[toks.kind])
         if res is None:

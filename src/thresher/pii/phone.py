@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 
+from thresher.pii.names import REGIONS
 from thresher.pii.phone_context import nearest_cue
-from thresher.pii.phone_plans import REGIONS, NationalFormat, formats_for, national_shape
+from thresher.pii.phone_plans import NationalFormat, formats_for, national_shape
 
 __all__ = ["REGIONS", "CANDIDATE", "CATALOGUE_CONTEXT", "find_phones", "is_phone"]
 

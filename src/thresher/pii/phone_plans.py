@@ -18,8 +18,6 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from thresher.pii.names import REGIONS  # noqa: F401  # the regions these plans cover, named where the config reads them
-
 
 @dataclass(frozen=True, slots=True)
 class NationalFormat:

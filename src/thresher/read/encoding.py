@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Callable
 
 # -- the Encoding Standard's labels ---------------------------------------------------------------
 
@@ -221,9 +222,40 @@ def prescan(data: bytes, limit: int = PRESCAN_BYTES) -> str | None:
     data = data[:limit]
     if b"<meta" not in data.lower():
         return None  # only a "<meta" (any case) can declare an encoding: the common page's answer
+    return prescan_loop(data, _skip_tag)
+
+
+def _skip_attributes(data: bytes, i: int) -> int:
+    """Where the standard's "get an attribute" loop stops, from `i`."""
+    while True:
+        attr, i = _get_attribute(data, i)
+        if attr is None:
+            return i
+
+
+def skip_tag_bytewise(data: bytes, i: int) -> int:
+    """Where the prescan leaves an ordinary tag starting at `i`, byte by byte as the standard says."""
+    n = len(data)
+    while i < n and data[i] not in b"\t\n\f\r >":
+        i += 1
+    return _skip_attributes(data, i)
+
+
+def _skip_tag(data: bytes, i: int) -> int:
+    """`skip_tag_bytewise` in one `_PRESCAN_TAG` match, the byte loop taking over only where the data
+    ends inside an attribute."""
+    m = _PRESCAN_TAG.match(data, i)
+    assert m is not None  # every part of the pattern may match nothing
+    i = m.end()
+    if i < len(data) and data[i] != 0x3E:
+        i = _skip_attributes(data, m.end(1))
+    return i
+
+
+def prescan_loop(data: bytes, skip_tag: Callable[[bytes, int], int]) -> str | None:
+    """The prescan's walk over `data` (already cut to its limit), ordinary tags skipped by `skip_tag`."""
     n = len(data)
     i = 0
-    tag_at = _PRESCAN_TAG.match
     while i < n:
         if data[i] != 0x3C:  # a byte that is not "<" does nothing: skip to the next "<" at once
             i = data.find(b"<", i)
@@ -263,15 +295,7 @@ def prescan(data: bytes, limit: int = PRESCAN_BYTES) -> str | None:
                 return "windows-1252" if charset == "x-user-defined" else charset
         elif data[i] == 0x3C and i + 1 < n and (_is_letter(data[i + 1]) or (
                 data[i + 1] == 0x2F and i + 2 < n and _is_letter(data[i + 2]))):
-            m = tag_at(data, i)
-            assert m is not None  # every part of the pattern may match nothing
-            i = m.end()
-            if i < n and data[i] != 0x3E:  # the data ends inside an attribute: the byte loop says where
-                i = m.end(1)
-                while True:
-                    attr, i = _get_attribute(data, i)
-                    if attr is None:
-                        break
+            i = skip_tag(data, i)
         elif data.startswith((b"<!", b"</", b"<?"), i):
             end = data.find(b">", i + 2)
             if end < 0:

@@ -3,8 +3,9 @@
 import pytest
 
 from thresher.pii.detection import detect
+from thresher.pii.names import REGIONS
 from thresher.pii.phone_context import nearest_cue
-from thresher.pii.phone_plans import REGIONS, formats_for, national_shape
+from thresher.pii.phone_plans import formats_for, national_shape
 
 
 def phones(text, **kw):

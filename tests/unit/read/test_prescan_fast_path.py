@@ -6,86 +6,12 @@ from __future__ import annotations
 import random
 
 from thresher.read import encoding
-from thresher.read.encoding import PRESCAN_BYTES, _get_attribute, _is_letter, prescan
-
-
-def _skip_tag_bytewise(data: bytes, i: int) -> int:
-    """Where the byte loop leaves an ordinary tag starting at `i` (the reference)."""
-    n = len(data)
-    while i < n and data[i] not in b"\t\n\f\r >":
-        i += 1
-    while True:
-        attr, i = _get_attribute(data, i)
-        if attr is None:
-            return i
-
-
-def _skip_tag_fast(data: bytes, i: int) -> int:
-    """The same through `_PRESCAN_TAG`, as `prescan` does it."""
-    n = len(data)
-    m = encoding._PRESCAN_TAG.match(data, i)
-    i = m.end()
-    if i < n and data[i] != 0x3E:
-        i = m.end(1)
-        while True:
-            attr, i = _get_attribute(data, i)
-            if attr is None:
-                break
-    return i
+from thresher.read.encoding import PRESCAN_BYTES, prescan, prescan_loop, skip_tag_bytewise
 
 
 def _reference_prescan(data: bytes, limit: int = PRESCAN_BYTES) -> str | None:
-    """The prescan as a byte loop only (the module's code before its fast paths)."""
-    data = data[:limit]
-    n = len(data)
-    i = 0
-    while i < n:
-        if data[i] != 0x3C:
-            i = data.find(b"<", i)
-            if i < 0:
-                return None
-        if data.startswith(b"<!--", i):
-            end = data.find(b"-->", i + 2)
-            if end < 0:
-                return None
-            i = end + 3
-            continue
-        if data[i:i + 5].lower() == b"<meta" and i + 5 < n and data[i + 5] in b"\t\n\f\r /":
-            i += 6
-            seen: set[bytes] = set()
-            got_pragma = False
-            need_pragma: bool | None = None
-            charset: str | None = None
-            while True:
-                attr, i = _get_attribute(data, i)
-                if attr is None:
-                    break
-                name, value = attr
-                if name in seen:
-                    continue
-                seen.add(name)
-                if name == b"http-equiv":
-                    got_pragma = got_pragma or value == b"content-type"
-                elif name == b"content" and charset is None:
-                    found = encoding.charset_from_content(value)
-                    if found is not None:
-                        charset, need_pragma = found, True
-                elif name == b"charset" and charset is None:
-                    charset, need_pragma = encoding.encoding_for_label(value), False
-            if need_pragma is not None and (got_pragma or not need_pragma) and charset is not None:
-                if charset in ("utf-16be", "utf-16le"):
-                    return "utf-8"
-                return "windows-1252" if charset == "x-user-defined" else charset
-        elif data[i] == 0x3C and i + 1 < n and (_is_letter(data[i + 1]) or (
-                data[i + 1] == 0x2F and i + 2 < n and _is_letter(data[i + 2]))):
-            i = _skip_tag_bytewise(data, i)
-        elif data.startswith((b"<!", b"</", b"<?"), i):
-            end = data.find(b">", i + 2)
-            if end < 0:
-                return None
-            i = end
-        i += 1
-    return None
+    """The prescan as a byte loop only: no "<meta" shortcut, tags skipped byte by byte."""
+    return prescan_loop(data[:limit], skip_tag_bytewise)
 
 
 # Pieces random markup is made of: every byte the attribute rules look at, and whole declarations.
@@ -103,7 +29,7 @@ def test_tag_skip_stops_where_the_byte_loop_stops():
     rng = random.Random(15)
     for _ in range(20000):
         data = b"<" + rng.choice([b"a", b"/a", b"Div"]) + _random_markup(rng, rng.randrange(1, 40))
-        assert _skip_tag_fast(data, 0) == _skip_tag_bytewise(data, 0), data
+        assert encoding._skip_tag(data, 0) == skip_tag_bytewise(data, 0), data
 
 
 def test_prescan_matches_the_byte_loop_on_random_markup():
