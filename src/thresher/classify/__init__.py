@@ -9,9 +9,35 @@ Pure Python everywhere; NumPy (the `fast` extra) makes training and batch scorin
 the same scores bit for bit (see `thresher.classify.model`).
 """
 
-from thresher.classify.features import FeatureSpec
-from thresher.classify.format import ModelFileError, load_model
-from thresher.classify.model import Model
-from thresher.classify.train import TrainConfig, TrainingError, train
+# The package face is lazy (PEP 562): every command imports `thresher.classify.config` (the run
+# config has a [classify] section), and that must not import the trainer, the feature hashing and
+# the model format.
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from thresher.classify.features import FeatureSpec
+    from thresher.classify.format import ModelFileError, load_model
+    from thresher.classify.model import Model
+    from thresher.classify.training import TrainConfig, TrainingError, train
+
+_EXPORTS = {
+    "FeatureSpec": "thresher.classify.features",
+    "ModelFileError": "thresher.classify.format",
+    "load_model": "thresher.classify.format",
+    "Model": "thresher.classify.model",
+    "TrainConfig": "thresher.classify.training",
+    "TrainingError": "thresher.classify.training",
+    "train": "thresher.classify.training",
+}
 
 __all__ = ["FeatureSpec", "Model", "ModelFileError", "TrainConfig", "TrainingError", "load_model", "train"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

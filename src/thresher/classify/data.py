@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from thresher.classify.train import TrainingError
+from thresher.classify.training import TrainingError
 from thresher.core.errors import InputError
 
 

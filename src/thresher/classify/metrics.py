@@ -98,7 +98,7 @@ def evaluate(model: Model, examples: Sequence[tuple[str, Sequence[str]]], batch_
     """Score `(text, labels)` pairs with `model` and report (see `evaluate_scores`)."""
     unknown = sorted({lab for _, labs in examples for lab in labs} - set(model.labels))
     if unknown:
-        from thresher.classify.train import TrainingError
+        from thresher.classify.training import TrainingError
 
         raise TrainingError(f"evaluation data has label {unknown[0]!r}, which the model does not know {list(model.labels)}")
     scores: list[list[float]] = []

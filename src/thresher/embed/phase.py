@@ -42,20 +42,23 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from thresher.core.document import Drop
 from thresher.dedup.cluster import Decision
-from thresher.embed.batched import encode_texts
 from thresher.embed.config import EmbedConfig
-from thresher.embed.encoder import Encoder, get_encoder
-from thresher.embed.semantic import STAGE, boundary_pairs, cluster_neighbours, kmeans, nearest_two, split_oversized
-from thresher.embed.vectors import DTYPES, vector_path
 from thresher.read.base import ordinal_partition
 from thresher.run.records import id_bytes
 from thresher.run.tasks import TaskContext, iter_cluster_decisions, iter_scan_docs, later_decisions
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line
+
+if TYPE_CHECKING:
+    from thresher.embed.encoder import Encoder
+
+# The task bodies import the encoder, batching, clustering and vector-file modules they use: every
+# build imports this module (its tasks are in the build's task table), and a build without an
+# encoder must not pay ~6 ms of CPU importing them.
 
 FAILED = "embed"  # the stage of an encoder_failed drop
 _CHUNK_ROWS = 8192  # rows read, assigned or written at a time
@@ -68,6 +71,8 @@ _encoders: dict[tuple[str, str], Encoder] = {}  # per process: loading a model c
 
 
 def encoder_for(config: EmbedConfig) -> Encoder:
+    from thresher.embed.encoder import get_encoder
+
     name = config.encoder_name
     assert name is not None, "the embed phase runs only with an encoder"
     key = (name, config.device)
@@ -250,6 +255,8 @@ def _kept_records(work: WorkDir, p: int) -> Iterator[tuple[int, dict[str, Any]]]
 def embed_task(ctx: TaskContext, p: int) -> EmbedResult:
     import numpy as np
 
+    from thresher.embed.batched import encode_texts
+
     config = ctx.config.embed
     encoder = encoder_for(config)
     files = _files(ctx.work, p)
@@ -350,6 +357,8 @@ def centroids_task(ctx: TaskContext, rows: list[list[int]], dimension: int) -> C
     """k-means on a seeded sample of every partition's rows; `rows` is [[partition, rows], ...]."""
     import numpy as np
 
+    from thresher.embed.semantic import kmeans, split_oversized
+
     config = ctx.config.embed
     total = sum(n for _, n in rows)
     rng = np.random.default_rng(config.semantic_seed)
@@ -388,6 +397,8 @@ def assign_task(ctx: TaskContext, p: int, dimension: int) -> AssignResult:
     then also a *visitor* there). The sorted files hold, cluster by cluster, its own rows then its
     visitors, each in ordinal order; the counts file, per cluster, (own rows, visitors)."""
     import numpy as np
+
+    from thresher.embed.semantic import nearest_two
 
     files = _files(ctx.work, p)
     centroids = _centroids(ctx.work, dimension)
@@ -482,6 +493,8 @@ def semantic_task(ctx: TaskContext, lo: int, hi: int, partitions: list[int], dim
     threshold left for the boundary task (which alone knows whether a visitor survived at home)."""
     import numpy as np
 
+    from thresher.embed.semantic import STAGE, boundary_pairs, cluster_neighbours
+
     config = ctx.config.embed
     threshold = config.semantic_threshold
     assert threshold is not None
@@ -552,6 +565,8 @@ def boundary_task(ctx: TaskContext, starts: list[int]) -> BoundaryResult:
     Memory: the boundary pairs (at most `_BOUNDARY_EDGES` per surviving boundary document) and the
     (ordinal, kept ordinal) of every drop inside a cluster, 16 bytes each."""
     import numpy as np
+
+    from thresher.embed.semantic import STAGE
 
     config = ctx.config.embed
     threshold = config.semantic_threshold
@@ -679,6 +694,8 @@ def vectors_task(ctx: TaskContext, shard: str, ranges: list[list[int]], dimensio
     """The vector file of one shard: for each [partition, first, end) of `ranges`, in order, the
     rows of that partition's kept documents first..end-1, as the configured dtype."""
     import numpy as np
+
+    from thresher.embed.vectors import DTYPES, vector_path
 
     config = ctx.config.embed
     rows = sum(end - first for _, first, end in ranges)

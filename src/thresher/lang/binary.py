@@ -53,7 +53,7 @@ class BinaryLanguageDetector:
 def train_binary_detector(target: str, target_texts: Iterable[str], other_texts: Iterable[str],
                           epochs: int = 5, **options: Any) -> BinaryLanguageDetector:
     """Train on the prose of `target_texts` (label `target`) and `other_texts` (label `other`).
-    `options` go to `thresher.classify.train` (dim, lr, word_ngrams, ...)."""
+    `options` go to `thresher.classify.training` (dim, lr, word_ngrams, ...)."""
     from thresher.classify import train
 
     examples = [(prose_of(t), target) for t in target_texts] + [(prose_of(t), OTHER) for t in other_texts]

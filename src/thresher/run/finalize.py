@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from thresher.classify.stage import classifier_records
 from thresher.config import RunConfig
 from thresher.core.config import to_dict
 from thresher.core.stats import Stats
@@ -116,7 +115,10 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
         inputs=[{"path": p, "bytes": input_size(p) if p != "-" else None} for p in done.inputs],
         stats=stats_dict,
     )
-    manifest.update(classifier_records(config.classify))  # the models a build ran, with their sha256
+    if config.classify.models:  # the models a build ran, with their sha256
+        from thresher.classify.stage import classifier_records
+
+        manifest.update(classifier_records(config.classify))
     if done.embeddings is not None:
         manifest["embeddings"] = done.embeddings
     summary = card_summary(done.stats.counters)

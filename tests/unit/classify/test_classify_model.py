@@ -53,7 +53,7 @@ def test_trained_model_bytes_are_pinned():
 
 
 def test_initial_rows_are_pinned_and_uniform_within_one_over_dim():
-    from thresher.classify.train import initial_fixed_row
+    from thresher.classify.training import initial_fixed_row
 
     assert initial_fixed_row(0, 12345, 4, 20) == PINNED_INITIAL_ROW
     values = [v for b in range(200) for v in initial_fixed_row(7, b, 40, 30)]  # 40 dims: three digests a row

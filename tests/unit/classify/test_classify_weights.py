@@ -7,7 +7,7 @@ import pytest
 
 from thresher.classify import TrainingError, train
 from thresher.classify.format import dump_model
-from thresher.classify.train import TrainConfig, class_weights
+from thresher.classify.training import TrainConfig, class_weights
 from thresher.cli import main
 
 COMMON = "the a of and to is it was this that with for on as".split()

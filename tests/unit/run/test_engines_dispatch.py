@@ -6,7 +6,8 @@ from tests.engines import probes
 from thresher.config import RunConfig
 from thresher.pipeline import build_corpus_stages
 from thresher.read.base import Partition
-from thresher.run.engines import PoolEngine, TaskCall, dispatch_order, task_weight
+from thresher.run.engines import TaskCall, dispatch_order, task_weight
+from thresher.run.pool_engine import PoolEngine
 from thresher.stage_cache import worker_warmup
 
 
