@@ -1,6 +1,6 @@
 """A task as an engine receives it (`TaskCall`), the order engines start calls in, and the error a
 task that keeps failing becomes. Shared by every engine (`thresher.run.engines`,
-`thresher.run.ray_engine`), so that no engine module imports another."""
+`thresher.run.pool_engine`, `thresher.run.ray_engine`), so that no engine module imports another."""
 
 from __future__ import annotations
 
@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from thresher.core.errors import TaskError
+
+# A warm-up for new workers: a function (importable by name) and the bytes it is called with, e.g.
+# the driver's built stages (`thresher.stage_cache.worker_warmup`). Engines pass it on unread.
+Warmup = tuple[Callable[[bytes], None], bytes]
 
 
 @dataclass(frozen=True, slots=True)

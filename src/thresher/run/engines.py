@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from thresher.run import progress
-from thresher.run.calls import TaskCall, dispatch_order, task_failed, task_weight
+from thresher.run.calls import TaskCall, Warmup, dispatch_order, task_failed, task_weight
 from thresher.run.interrupts import InterruptHandlers
 
 __all__ = ["Engine", "LocalEngine", "TaskCall", "Warmup", "dispatch_order", "make_engine", "task_failed", "task_weight"]
@@ -67,9 +67,6 @@ class LocalEngine:
         progress.install(None)
 
 
-# A warm-up for new workers: a function (importable by name) and the bytes it is called with, e.g.
-# the driver's built stages (`thresher.stage_cache.worker_warmup`). Engines pass it on unread.
-Warmup = tuple[Callable[[bytes], None], bytes]
 
 def make_engine(
     name: str,

@@ -15,8 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from thresher.run import progress
-from thresher.run.calls import TaskCall, dispatch_order, task_failed
-from thresher.run.engines import Warmup
+from thresher.run.calls import TaskCall, Warmup, dispatch_order, task_failed
 from thresher.run.interrupts import InterruptHandlers, kill_processes
 
 log = logging.getLogger(__name__)
