@@ -23,11 +23,18 @@ MinHash schemes (values are 32-bit):
   non-empty bin in a fixed pseudo-random probe sequence for i.
 
 NumPy is imported lazily, only when a NumPy kernel is asked for (the `fast` extra).
+
+The pure kernel's MinHash runs compiled where the package was built with a C compiler
+(`thresher.dedup._minhash`, from `_minhash.c`: the same integers, computed in C; the Python code
+below stays the reference, and runs where the module is absent or THRESHER_PURE_PYTHON=1 is set).
+With it, `auto` never switches to NumPy: the compiled kernel is faster per document than NumPy's
+(`benchmarks/startup_costs.py`), and costs no import.
 """
 
 from __future__ import annotations
 
 import heapq
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -223,6 +230,45 @@ def minhash_pure(tokens: Sequence[int], c: Coefficients, sample_size: int = 0) -
     return Sketch(densify(bins, c.probes), sample, complete)
 
 
+PURE_PYTHON_ENV = "THRESHER_PURE_PYTHON"
+
+
+def _load_compiled() -> Any:
+    """The compiled MinHash module, or None where it is not built or pure Python is asked for
+    (read once, at import, as the other compiled kernels do)."""
+    if os.environ.get(PURE_PYTHON_ENV) == "1":
+        return None
+    try:
+        from thresher.dedup import _minhash  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return _minhash
+
+
+_COMPILED = _load_compiled()
+
+
+def compiled_available() -> bool:
+    return _COMPILED is not None
+
+
+def minhash_compiled(tokens: Sequence[int], c: Coefficients, sample_size: int = 0) -> Sketch | None:
+    """`minhash_pure`'s result from the compiled kernel (densification stays here: it touches at
+    most k values)."""
+    out = _COMPILED.minhash(tokens, c.window, c.offset, c.scheme == "k_permutation", c.bin_bits, c.perm_a,
+                            c.perm_b, sample_size)
+    if out is None:
+        return None
+    values, sample, complete = out
+    if c.scheme == "one_permutation":
+        values = densify(values, c.probes)
+    return Sketch(values, sample, complete)
+
+
+# The pure kernel's MinHash as it runs: compiled where built (identical values), else the reference.
+minhash_small = minhash_compiled if _COMPILED is not None else minhash_pure
+
+
 def simhash_pure(tokens: Sequence[int], c: Coefficients) -> tuple[int, int] | None:
     """(fingerprint, number of distinct features): 64-bit SimHash (Charikar 2002) over the distinct
     shingles, each feature weight 1, its hash passed through `fmix64`; a bit is set when strictly
@@ -354,14 +400,15 @@ AUTO_PURE_DOCUMENTS = 512
 
 class KernelSwitch:
     """The kernel a hasher uses now: the one asked for, or for `auto` the pure kernel for its first
-    AUTO_PURE_DOCUMENTS documents and `resolve_kernel("auto")` after."""
+    AUTO_PURE_DOCUMENTS documents and `resolve_kernel("auto")` after; with `pure_is_compiled` (the
+    hasher's pure kernel runs compiled, faster than NumPy's) `auto` stays on the pure kernel."""
 
     __slots__ = ("current", "_left")
 
-    def __init__(self, name: KernelName) -> None:
+    def __init__(self, name: KernelName, pure_is_compiled: bool = False) -> None:
         if name == "auto":
             self.current: Literal["pure", "numpy"] = "pure"
-            self._left = AUTO_PURE_DOCUMENTS
+            self._left = 0 if pure_is_compiled else AUTO_PURE_DOCUMENTS
         else:
             self.current, self._left = resolve_kernel(name), 0
 

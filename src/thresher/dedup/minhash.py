@@ -173,7 +173,7 @@ class MinHasher:
         self.scheme = scheme
         self.shingle_kind = shingle_kind
         self.sample_size = sample_size
-        self._kernel = kernels.KernelSwitch(kernel)
+        self._kernel = kernels.KernelSwitch(kernel, pure_is_compiled=kernels.compiled_available())
         word = kernels.make_coefficients(scheme, num_hashes, shingle_size, seed)
         char = (
             word
@@ -189,7 +189,7 @@ class MinHasher:
 
     def _use_kernel(self) -> None:
         self._array = self.kernel == "numpy"
-        self._fn = kernels.minhash_numpy if self._array else kernels.minhash_pure
+        self._fn = kernels.minhash_numpy if self._array else kernels.minhash_small
 
     def sketch(self, text: str, memo: dict[str, Any] | None = None) -> Sketch | None:
         if self._kernel.count():
