@@ -14,6 +14,11 @@ as the standard's "in body" insertion mode ignores them; `application/ld+json` s
 way the builder records what the page declares in `<head>`: `<title>`, `<meta>`, `<link>` and
 `<html lang>`.
 
+`parse` is the compiled tree builder (`_ctree`, built from `_ctree.c` when the package is installed
+with a C compiler) when it is importable; it builds exactly the tree of `_parse_python`, the
+reference kept here, which `parse` is otherwise. Setting THRESHER_PURE_PYTHON=1 in the environment
+makes `parse` the reference for the whole process.
+
 To stay fast in pure Python, elements that extraction never looks at are not materialized: links
 (their text becomes `LinkText`, so link density is still known), attribute-less formatting tags
 (`<b>`, `<span>`...) and void elements other than `<hr>`.
@@ -21,7 +26,9 @@ To stay fast in pure Python, elements that extraction never looks at are not mat
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
 
 from thresher.extract.base import ExtractionTimeout, cpu_clock
 from thresher.extract.tokenizer import TEXT_TOKEN, decode_text, lower_ascii, parse_attributes, raw_text_end
@@ -114,8 +121,9 @@ class HtmlDocument:
         self.json_ld: list[str] = []
 
 
-def parse(html: str, deadline: float | None = None) -> HtmlDocument:
-    """Build the tree of `html`; raise `ExtractionTimeout` past `deadline` (a `cpu_clock()` value)."""
+def _parse_python(html: str, deadline: float | None = None) -> HtmlDocument:
+    """Build the tree of `html`; raise `ExtractionTimeout` past `deadline` (a `cpu_clock()` value).
+    The reference: `_ctree.parse` builds exactly this tree, faster."""
     doc = HtmlDocument()
     root = doc.root
     nodes = doc.nodes
@@ -403,6 +411,24 @@ _IMPLIED_END: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
     "dd": (("dt", _DL_BOUNDARY), ("dd", _DL_BOUNDARY)),
     "option": (("option", _SELECT_BOUNDARY),),
 }
+
+
+# Set (to anything but "" or "0") to make `parse` the Python reference for the whole process.
+PURE_PYTHON_ENV = "THRESHER_PURE_PYTHON"
+
+
+def _choose_parse() -> Callable[..., HtmlDocument]:
+    """The compiled tree builder when it is built and not switched off, else the reference."""
+    if os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
+        return _parse_python
+    try:
+        from thresher.extract import _ctree
+    except ImportError:  # installed without a C compiler: the pure path
+        return _parse_python
+    return _ctree.parse
+
+
+parse: Callable[..., HtmlDocument] = _choose_parse()
 
 
 def release(doc: HtmlDocument) -> None:
