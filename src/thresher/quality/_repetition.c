@@ -49,13 +49,49 @@ log2_of(size_t power_of_two)
 
 /* ---- token interning: equal strings get equal ids, numbered in order of first occurrence ---- */
 
+#define WORD_BYTES 8 /* the hash reads a token's code units eight bytes at a time */
+#define MIX_MULTIPLIER 0xFF51AFD7ED558CCDULL /* MurmurHash3's finalizer constant */
+#define MIX_SHIFT 33
+
 typedef struct {
-    PyObject *token; /* borrowed from the token list; NULL marks an empty slot */
-    Py_hash_t hash;
-    int32_t id;
+    uint32_t hash;  /* high bits of the token's hash: most unequal tokens differ here */
+    int32_t index;  /* position of the token's first occurrence plus 1; 0 marks an empty slot */
 } TokenSlot;
 
-/* Equality of two exact str objects, as str.__eq__ decides it (same length, kind and code points). */
+/* A hash of an exact str's code units. Equal str objects have the same kind (the narrowest that
+ * holds their code points) and the same units, so equal tokens hash equal. Not str's own hash:
+ * fresh tokens have none cached, and SipHash costs several times this on short words. */
+static uint64_t
+text_hash(PyObject *text)
+{
+    const unsigned char *data = PyUnicode_DATA(text);
+    size_t size = (size_t)PyUnicode_GET_LENGTH(text) * PyUnicode_KIND(text);
+    uint64_t hash = size * FIBONACCI_MULTIPLIER;
+    uint64_t word;
+    for (; size >= WORD_BYTES; data += WORD_BYTES, size -= WORD_BYTES) {
+        memcpy(&word, data, WORD_BYTES);
+        hash = (hash ^ word) * MIX_MULTIPLIER;
+        hash ^= hash >> MIX_SHIFT;
+    }
+    if (size > 0) {
+        /* the last 1..7 bytes in registers (a byte-wise copy to memory stalls the load after it):
+         * two overlapping 4-byte reads, or the first, middle and last byte */
+        uint32_t low, high;
+        if (size >= 4) {
+            memcpy(&low, data, 4);
+            memcpy(&high, data + size - 4, 4);
+            word = ((uint64_t)high << 32) | low;
+        }
+        else {
+            word = ((uint64_t)data[0] << 16) | ((uint64_t)data[size >> 1] << 8) | data[size - 1];
+        }
+        hash = (hash ^ word) * MIX_MULTIPLIER;
+        hash ^= hash >> MIX_SHIFT;
+    }
+    return hash * FIBONACCI_MULTIPLIER; /* the table takes the high bits */
+}
+
+/* Equality of two exact str objects, as str.__eq__ decides it (same length, kind and code units). */
 static int
 same_text(PyObject *a, PyObject *b)
 {
@@ -76,6 +112,7 @@ intern_tokens(PyObject *tokens, Py_ssize_t n, int32_t *ids, int32_t *counts, int
 {
     size_t size = table_size((size_t)n);
     size_t mask = size - 1;
+    unsigned shift = 64 - log2_of(size);
     TokenSlot *table = PyMem_Calloc(size, sizeof(TokenSlot));
     if (table == NULL) {
         PyErr_NoMemory();
@@ -96,24 +133,24 @@ intern_tokens(PyObject *tokens, Py_ssize_t n, int32_t *ids, int32_t *counts, int
             return -1;
         }
 #endif
-        Py_hash_t hash = PyObject_Hash(token); /* cached in the str after the first time */
-        if (hash == -1) {
-            PyMem_Free(table);
-            return -1;
-        }
-        size_t slot = (size_t)hash & mask;
-        while (table[slot].token != NULL
-               && !(table[slot].hash == hash && same_text(table[slot].token, token))) {
+        uint64_t hash = text_hash(token);
+        uint32_t tag = (uint32_t)(hash >> 32);
+        size_t slot = (size_t)(hash >> shift);
+        while (table[slot].index != 0
+               && !(table[slot].hash == tag
+                    && same_text(PyList_GET_ITEM(tokens, table[slot].index - 1), token))) {
             slot = (slot + 1) & mask;
         }
-        if (table[slot].token == NULL) {
-            table[slot].token = token;
-            table[slot].hash = hash;
-            table[slot].id = distinct;
-            counts[distinct] = 0;
-            distinct++;
+        int32_t id;
+        if (table[slot].index == 0) {
+            table[slot].hash = tag;
+            table[slot].index = (int32_t)i + 1;
+            id = distinct++;
+            counts[id] = 0;
         }
-        int32_t id = table[slot].id;
+        else {
+            id = ids[table[slot].index - 1]; /* the id given at the first occurrence */
+        }
         ids[i] = id;
         counts[id]++;
         prefix[i + 1] = prefix[i] + PyUnicode_GET_LENGTH(token);
