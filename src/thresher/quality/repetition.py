@@ -8,10 +8,15 @@ Duplicate n-grams are counted as the reference implementations do: scanning left
 n-gram already seen counts its characters and the scan jumps past it, so overlapping repeats are not
 counted twice. N-grams run over the document's tokens (words and punctuation); in scripts without
 spaces, over characters, with n scaled by the script's letters per word (`chars_per_word`).
+
+The n-gram measures run in a compiled kernel (`thresher.quality._repetition`, built where a C
+compiler is present, optional) that gives the same integers as the Python code below, which stays
+the reference and runs where the kernel is absent or `THRESHER_PURE_PYTHON=1` is set.
 """
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
@@ -23,6 +28,23 @@ from thresher.quality.rules import Bound, QualityRuleSet
 from thresher.quality.text import AnalysisCache, TextAnalysis
 
 STAGE = "quality.repetition"
+TOP_NGRAM_SIZES = (2, 3, 4)  # Gopher's top n-gram rules
+DUPLICATE_NGRAM_SIZES = tuple(range(5, 11))  # Gopher's duplicated n-gram rules
+
+
+def _load_kernel():  # noqa: ANN202
+    """The compiled kernel's module, or None where it is not built or pure Python is asked for
+    (read once, at import, as the other compiled kernels do)."""
+    if os.environ.get("THRESHER_PURE_PYTHON") == "1":
+        return None
+    try:
+        from thresher.quality import _repetition
+    except ImportError:
+        return None
+    return _repetition
+
+
+_KERNEL = _load_kernel()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -207,13 +229,31 @@ def duplicate_ngram_chars(groups: list[list[int]], n: int, prefix: list[int]) ->
     return repeated
 
 
+def _kernel_levels(a: TextAnalysis, m: int) -> tuple[list[int], list[int], list[int]]:
+    """The kernel's (top counts, top characters, duplicated characters) per n, up to at least `m`.
+
+    One call covers every n the Gopher rules measure (up to 10 x chars_per_word), so the nine
+    n-gram rules of a document share one pass over its tokens.
+    """
+    cached = a.__dict__.get("_levels")
+    if cached is None or cached[0] < m:
+        upto = max(m, DUPLICATE_NGRAM_SIZES[-1] * a.traits.chars_per_word)
+        cached = a.__dict__["_levels"] = (upto, *_KERNEL.ngram_levels(a.tokens, upto))
+    return cached[1], cached[2], cached[3]
+
+
 def top_ngram_fraction(n: int, min_count: int = 2):  # noqa: ANN201
     def measure(a: TextAnalysis) -> float | None:
         m = n * a.traits.chars_per_word
         if not a.tokens or len(a.tokens) < m:
             return None
         sep = 1 if a.traits.space_delimited else 0
-        return top_ngram_chars(repeat_groups(a, m), m, _prefix_lengths(a), sep, min_count) / len(a.text)
+        if _KERNEL is None or m < 2:
+            return top_ngram_chars(repeat_groups(a, m), m, _prefix_lengths(a), sep, min_count) / len(a.text)
+        # the kernel counts 1 where no n-gram repeats: the first n-gram is then the most frequent
+        counts, chars, _ = _kernel_levels(a, m)
+        count = counts[m]
+        return ((chars[m] + sep * (m - 1)) * count if count >= min_count else 0) / len(a.text)
 
     measure.__name__ = f"top_{n}_gram_char_fraction"
     return measure
@@ -226,7 +266,9 @@ def duplicate_ngram_fraction(n: int):  # noqa: ANN201
         m = n * a.traits.chars_per_word
         if len(a.tokens) < m:
             return 0.0
-        return duplicate_ngram_chars(repeat_groups(a, m), m, _prefix_lengths(a)) / len(a.text)
+        if _KERNEL is None or m < 2:
+            return duplicate_ngram_chars(repeat_groups(a, m), m, _prefix_lengths(a)) / len(a.text)
+        return _kernel_levels(a, m)[2][m] / len(a.text)
 
     measure.__name__ = f"duplicate_{n}_gram_char_fraction"
     return measure
@@ -244,11 +286,11 @@ def gopher_repetition_rules(config: GopherRepetitionConfig) -> list[Bound]:
         Bound("duplicate_line_char_fraction", duplicate_line_char_fraction, None,
               c.max_duplicate_line_char_fraction, too_high="duplicate_line_chars"),
     ]
-    for n in (2, 3, 4):
+    for n in TOP_NGRAM_SIZES:
         limit = getattr(c, f"max_top_{n}_gram_char_fraction")
         rules.append(Bound(f"top_{n}_gram_char_fraction", top_ngram_fraction(n, c.min_top_ngram_count), None, limit,
                            too_high=f"top_{n}_gram_too_frequent"))
-    for n in range(5, 11):
+    for n in DUPLICATE_NGRAM_SIZES:
         limit = getattr(c, f"max_duplicate_{n}_gram_char_fraction")
         rules.append(Bound(f"duplicate_{n}_gram_char_fraction", duplicate_ngram_fraction(n), None, limit,
                            too_high=f"duplicate_{n}_grams"))
