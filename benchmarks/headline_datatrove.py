@@ -262,7 +262,9 @@ def timed(cmd: list[str], env: dict | None = None) -> dict:
 # every optional accelerator takes its pure-Python path (the build must then write the same shards).
 WITHOUT_FAST = ("import sys; sys.modules.update({m: None for m in FAST_MODULES}); "
                 "from thresher.cli import main; sys.exit(main(sys.argv[1:]))")
-FAST_MODULES = ("numpy", "fastwarc")
+# the fast extra's packages, and the compiled kernels built with the package (tree builder,
+# repetition, MinHash): without them every accelerator takes its pure-Python path
+FAST_MODULES = ("numpy", "fastwarc", "thresher.extract._ctree", "thresher.quality._repetition", "thresher.dedup._minhash")
 
 
 def compile_thresher_bytecode() -> str:
