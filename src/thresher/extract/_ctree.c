@@ -22,6 +22,7 @@ in between).
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <stdint.h>
 #include <string.h>
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -497,7 +498,21 @@ ALWAYS_INLINE Py_ssize_t find_char_k(const int kind, const void *data, Py_ssize_
         const Py_UCS1 *s = memchr((const Py_UCS1 *)data + from, (int)ch, (size_t)(to - from));
         return s ? s - (const Py_UCS1 *)data : -1;
     }
-    for (Py_ssize_t i = from; i < to; i++)
+    Py_ssize_t i = from;
+    if (kind == PyUnicode_2BYTE_KIND && ch < 0x10000) {
+        /* four UCS-2 characters a step (a word with a zero 16-bit lane has a match): text runs
+           of pages outside Latin-1 are as long as anyone's */
+        const Py_UCS2 *s = (const Py_UCS2 *)data;
+        const uint64_t lanes = 0x0001000100010001ULL * (uint64_t)ch;
+        for (; i + 4 <= to; i += 4) {
+            uint64_t word;
+            memcpy(&word, s + i, sizeof word);
+            word ^= lanes;
+            if ((word - 0x0001000100010001ULL) & ~word & 0x8000800080008000ULL)
+                break;
+        }
+    }
+    for (; i < to; i++)
         if (PyUnicode_READ(kind, data, i) == ch)
             return i;
     return -1;
@@ -740,6 +755,11 @@ static PyObject *make_node(PyObject *tag, PyObject *raw, PyObject *parent, Py_ss
         Py_DECREF(node);
         return NULL;
     }
+    /* untracked while the tree is built: the collections that the allocations trigger meanwhile
+       would traverse the growing tree again and again (a fifth of the parse); `track_tree` tracks
+       it once it is complete, or before it is dropped on an error, so its cycles stay collectable */
+    PyObject_GC_UnTrack(node);
+    PyObject_GC_UnTrack(list);
     SLOT(node, SL_TAG) = Py_NewRef(tag);
     SLOT(node, SL_RAW) = Py_NewRef(raw);
     SLOT(node, SL_ATTRS) = Py_NewRef(Py_None);
@@ -752,6 +772,22 @@ static PyObject *make_node(PyObject *tag, PyObject *raw, PyObject *parent, Py_ss
         return NULL;
     }
     return node;
+}
+
+/* Track every node that `make_node` left untracked, and its children list. */
+static void track_tree(Parser *p)
+{
+    if (p->nodes == NULL)
+        return;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(p->nodes); i++) {
+        PyObject *node = PyList_GET_ITEM(p->nodes, i);
+        if (Py_TYPE(node) != node_type || PyObject_GC_IsTracked(node))
+            continue;
+        PyObject *children = SLOT(node, SL_CHILDREN);
+        if (children != NULL && !PyObject_GC_IsTracked(children))
+            PyObject_GC_Track(children);
+        PyObject_GC_Track(node);
+    }
 }
 
 /* `_append_text`: html[start:end] (not whitespace only) as a child of the current element. */
@@ -1218,6 +1254,7 @@ static int handle_token(Parser *p, Token *t, Py_ssize_t *pos, int *restart)
 
 static void parser_free(Parser *p)
 {
+    track_tree(p);
     for (size_t i = 0; i < p->local_recs.cap; i++)
         rec_free((TagRec *)p->local_recs.slots[i]);
     PyMem_Free(p->local_recs.slots);
@@ -1236,9 +1273,11 @@ static PyObject *build(PyObject *html, PyObject *deadline)
     Parser *p = &P;
     memset(p, 0, sizeof P);
     Py_ssize_t n = PyUnicode_GET_LENGTH(html);
-    Py_ssize_t nul = PyUnicode_FindChar(html, 0, 0, n, 1);
-    if (nul == -2)
-        return NULL;
+    int kind = PyUnicode_KIND(html);
+    const void *data = PyUnicode_DATA(html);
+    Py_ssize_t nul = kind == PyUnicode_1BYTE_KIND   ? find_char_k(PyUnicode_1BYTE_KIND, data, 0, n, 0)
+                     : kind == PyUnicode_2BYTE_KIND ? find_char_k(PyUnicode_2BYTE_KIND, data, 0, n, 0)
+                                                    : find_char_k(PyUnicode_4BYTE_KIND, data, 0, n, 0);
     if (nul >= 0) /* NUL: dropped, as the standard's "in body" insertion mode ignores it */
         p->html = PyUnicode_Replace(html, nul_text, empty_text, -1);
     else

@@ -266,3 +266,11 @@ def test_seeded_random_nasty_documents():
     for html in docs:
         assert_same_tree(html)
     assert time.monotonic() - t0 < 60
+
+
+def test_the_tree_is_tracked_by_the_collector_once_built():
+    # built untracked (speed), tracked before it is returned: its parent cycles stay collectable
+    import gc
+
+    doc = _ctree.parse("<div><p>x<hr><div/><table><tr><td>y</table></div>" + "<b class=c>z" * 300)
+    assert all(gc.is_tracked(node) and gc.is_tracked(node.children) for node in doc.nodes)
