@@ -56,6 +56,8 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from thresher.compiled import MODULES as COMPILED_MODULES
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 WARC_DIR = ROOT.parent / "shared" / "data" / "warc"
@@ -264,7 +266,7 @@ WITHOUT_FAST = ("import sys; sys.modules.update({m: None for m in FAST_MODULES})
                 "from thresher.cli import main; sys.exit(main(sys.argv[1:]))")
 # the fast extra's packages, and the compiled kernels built with the package (tree builder,
 # repetition, MinHash): without them every accelerator takes its pure-Python path
-FAST_MODULES = ("numpy", "fastwarc", "thresher.extract._ctree", "thresher.quality._repetition", "thresher.dedup._minhash")
+FAST_MODULES = ("numpy", "fastwarc", *COMPILED_MODULES)
 
 
 def compile_thresher_bytecode() -> str:

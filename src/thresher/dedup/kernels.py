@@ -34,10 +34,11 @@ With it, `auto` never switches to NumPy: the compiled kernel is faster per docum
 from __future__ import annotations
 
 import heapq
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from thresher.compiled import compiled_module
 
 MASK64 = (1 << 64) - 1
 MASK32 = (1 << 32) - 1
@@ -230,22 +231,7 @@ def minhash_pure(tokens: Sequence[int], c: Coefficients, sample_size: int = 0) -
     return Sketch(densify(bins, c.probes), sample, complete)
 
 
-PURE_PYTHON_ENV = "THRESHER_PURE_PYTHON"
-
-
-def _load_compiled() -> Any:
-    """The compiled MinHash module, or None where it is not built or pure Python is asked for
-    (read once, at import, as the other compiled kernels do)."""
-    if os.environ.get(PURE_PYTHON_ENV) == "1":
-        return None
-    try:
-        from thresher.dedup import _minhash  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return _minhash
-
-
-_COMPILED = _load_compiled()
+_COMPILED: Any = compiled_module("thresher.dedup._minhash")
 
 
 def compiled_available() -> bool:

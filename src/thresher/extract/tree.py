@@ -26,10 +26,10 @@ To stay fast in pure Python, elements that extraction never looks at are not mat
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 
+from thresher.compiled import compiled_module
 from thresher.extract.base import ExtractionTimeout, cpu_clock
 from thresher.extract.tokenizer import TEXT_TOKEN, decode_text, lower_ascii, parse_attributes, raw_text_end
 
@@ -413,22 +413,9 @@ _IMPLIED_END: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
 }
 
 
-# Set (to anything but "" or "0") to make `parse` the Python reference for the whole process.
-PURE_PYTHON_ENV = "THRESHER_PURE_PYTHON"
-
-
-def _choose_parse() -> Callable[..., HtmlDocument]:
-    """The compiled tree builder when it is built and not switched off, else the reference."""
-    if os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
-        return _parse_python
-    try:
-        from thresher.extract import _ctree
-    except ImportError:  # installed without a C compiler: the pure path
-        return _parse_python
-    return _ctree.parse
-
-
-parse: Callable[..., HtmlDocument] = _choose_parse()
+_CTREE = compiled_module("thresher.extract._ctree")
+# The compiled tree builder when it is built and not switched off, else the reference.
+parse: Callable[..., HtmlDocument] = _CTREE.parse if _CTREE is not None else _parse_python
 
 
 def release(doc: HtmlDocument) -> None:

@@ -16,13 +16,14 @@ the reference and runs where the kernel is absent or `THRESHER_PURE_PYTHON=1` is
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from operator import add, mul
+from typing import Any
 
+from thresher.compiled import compiled_module
 from thresher.core.config import setting
 from thresher.quality.rules import Bound, QualityRuleSet
 from thresher.quality.text import AnalysisCache, TextAnalysis
@@ -32,19 +33,7 @@ TOP_NGRAM_SIZES = (2, 3, 4)  # Gopher's top n-gram rules
 DUPLICATE_NGRAM_SIZES = tuple(range(5, 11))  # Gopher's duplicated n-gram rules
 
 
-def _load_kernel():  # noqa: ANN202
-    """The compiled kernel's module, or None where it is not built or pure Python is asked for
-    (read once, at import, as the other compiled kernels do)."""
-    if os.environ.get("THRESHER_PURE_PYTHON") == "1":
-        return None
-    try:
-        from thresher.quality import _repetition
-    except ImportError:
-        return None
-    return _repetition
-
-
-_KERNEL = _load_kernel()
+_KERNEL: Any = compiled_module("thresher.quality._repetition")  # typed by its callers
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from thresher import compiled
 from thresher.extract import tree
 from thresher.extract.base import ExtractionTimeout, cpu_clock
 
@@ -62,7 +63,7 @@ def assert_same_tree(html: str) -> None:
 def test_parse_is_the_compiled_builder_unless_switched_off():
     import os
 
-    if os.environ.get(tree.PURE_PYTHON_ENV, "") in ("", "0"):
+    if os.environ.get(compiled.PURE_PYTHON_ENV, "") in ("", "0"):
         assert tree.parse is _ctree.parse
     else:
         assert tree.parse is tree._parse_python
@@ -72,7 +73,7 @@ def test_pure_python_switch_makes_parse_the_reference():
     import subprocess
 
     code = "from thresher.extract import tree; print(tree.parse is tree._parse_python)"
-    env = {**__import__("os").environ, tree.PURE_PYTHON_ENV: "1"}
+    env = {**__import__("os").environ, compiled.PURE_PYTHON_ENV: "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
 

@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 from tests.conftest import shared_path
 
+from thresher.compiled import MODULES as COMPILED_MODULES
+
 # the fast extra's packages, and the compiled kernels built with the package (tree builder,
 # repetition, MinHash): without them every accelerator takes its pure-Python path
-FAST_MODULES = ("numpy", "fastwarc", "thresher.extract._ctree", "thresher.quality._repetition", "thresher.dedup._minhash")
+FAST_MODULES = ("numpy", "fastwarc", *COMPILED_MODULES)
 # Runs the CLI with the fast extra's modules unimportable (a None entry in sys.modules makes
 # `import` raise ImportError), so every accelerator takes its pure-Python path.
 _WITHOUT_FAST = (
