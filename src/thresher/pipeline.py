@@ -73,6 +73,16 @@ def build_document_stages(config: RunConfig) -> list[Stage]:
     return stages
 
 
+def fork_server_preloads(config: RunConfig) -> tuple[str, ...]:
+    """Modules the pool's fork server imports before it forks the workers: read-only data that
+    every worker of the build would otherwise load for itself, loaded once and shared (the pages
+    are never written, so forked workers keep sharing them)."""
+    modules: list[str] = []
+    if config.lang.enabled and config.lang.detector == "cascade":
+        modules.append("thresher.lang.lingua_models")  # ~77 MiB of lingua models, else per worker
+    return tuple(modules)
+
+
 def build_corpus_stages(config: RunConfig) -> list[CorpusStage]:
     """The corpus stages of a config, built once per process and dedup config
     (`thresher.stage_cache`, which also hands them to pool workers)."""

@@ -20,6 +20,7 @@ result unreliable; where lingua decided, its confidence among the candidates tim
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -108,6 +109,42 @@ def cld2_available() -> bool:
     return True
 
 
+# lingua detectors, one per candidate set and mode, shared by every cascade of the process. A
+# detector is a small object over lingua's process-wide language models (~1 MiB each, loaded on
+# first use and kept: all 75 low-accuracy models are ~77 MiB), so building detectors per task cost
+# time and never returned memory; the bound only guards against a pathological stream of sets (a
+# 10k-document mixed corpus needs ~60).
+LINGUA_DETECTORS_MAX = 1024
+_lingua_detectors: dict[tuple[tuple[str, ...], bool], Any] = {}
+_lingua_codes: dict[str, Any] = {}
+
+
+def lingua_languages() -> dict[str, Any]:
+    """lingua's languages by ISO 639-1 code."""
+    if not _lingua_codes:
+        from lingua import Language
+
+        _lingua_codes.update({lang.iso_code_639_1.name.lower(): lang for lang in Language.all()})
+    return _lingua_codes
+
+
+def lingua_detector(codes: tuple[str, ...], accurate: bool) -> Any:
+    """The process's lingua detector over `codes` (sorted ISO 639-1 codes)."""
+    key = (codes, accurate)
+    detector = _lingua_detectors.get(key)
+    if detector is None:
+        from lingua import LanguageDetectorBuilder
+
+        languages = lingua_languages()
+        builder = LanguageDetectorBuilder.from_languages(*(languages[c] for c in codes))
+        if not accurate:
+            builder = builder.with_low_accuracy_mode()
+        if len(_lingua_detectors) >= LINGUA_DETECTORS_MAX:
+            del _lingua_detectors[next(iter(_lingua_detectors))]  # the oldest; it is rebuilt if asked again
+        detector = _lingua_detectors[key] = builder.build()
+    return detector
+
+
 class CascadeDetector:
     """`LanguageDetector` of the `lang` extra (see the module docstring)."""
 
@@ -115,38 +152,23 @@ class CascadeDetector:
 
     def __init__(self, max_chars: int = MAX_CHARS, top_k: int = 3, use_lingua: bool = True,
                  policy: CascadePolicy = DEFAULT_POLICY) -> None:
-        import pycld2  # type: ignore[import-untyped]  # the lang extra
+        from thresher.lang import cld2  # the lang extra
 
-        self._cld2 = pycld2
+        self._cld2 = cld2
         self.max_chars = max_chars
         self.top_k = top_k
         self.use_lingua = use_lingua
         self.policy = policy
-        self._lingua_languages: dict[str, Any] | None = None
-        self._lingua: dict[tuple[str, ...], Any] = {}  # one detector per candidate set
 
     # -- CLD2 ---------------------------------------------------------------------------------
 
     # -- lingua -------------------------------------------------------------------------------
 
     def _lingua_for(self, codes: tuple[str, ...]) -> Any:
-        detector = self._lingua.get(codes)
-        if detector is None:
-            from lingua import LanguageDetectorBuilder
-
-            languages = self._lingua_by_code()
-            builder = LanguageDetectorBuilder.from_languages(*(languages[c] for c in codes))
-            if not self.policy.accurate:
-                builder = builder.with_low_accuracy_mode()
-            detector = self._lingua[codes] = builder.build()
-        return detector
+        return lingua_detector(codes, self.policy.accurate)
 
     def _lingua_by_code(self) -> dict[str, Any]:
-        if self._lingua_languages is None:
-            from lingua import Language
-
-            self._lingua_languages = {lang.iso_code_639_1.name.lower(): lang for lang in Language.all()}
-        return self._lingua_languages
+        return lingua_languages()
 
     def _ask_lingua(self, text: str, code: str, candidates: Sequence[str], share: float) -> Detection | None:
         known = self._lingua_by_code()
@@ -176,7 +198,7 @@ class CascadeDetector:
             if by_script is not None and profile.share >= SCRIPT_DECIDES_SHARE and by_script in SCRIPT_DECIDES:
                 return Detection(by_script, round(profile.share, 4), profile.code), ()
         try:
-            result = self._cld2.detect(text, bestEffort=True, returnVectors=vectors)
+            result = self._cld2.detect(text, vectors)
         except self._cld2.error:
             return undetermined(DETECTOR_ERROR, _script_of(text, profile), "cld2"), ()
         details = result[2]
@@ -244,8 +266,10 @@ class CascadeDetector:
             codes.append(max(votes, key=votes.__getitem__) if votes else whole.code)
             offset = end + 1
         if cld2_main is None and whole.method == "lingua":
-            # lingua re-decided between close languages: CLD2's paragraphs of its first answer follow
-            first = max(set(codes), key=codes.count)
+            # lingua re-decided between close languages: CLD2's paragraphs of its first answer follow.
+            # Ties go to the code met first: a set of strings would iterate in the order of the process's
+            # string-hash seed, and two runs (or two workers) would disagree.
+            first = Counter(codes).most_common(1)[0][0]
             codes = [whole.code if c == first else c for c in codes]
         elif cld2_main is not None:
             codes = [whole.code] * len(texts)

@@ -37,9 +37,25 @@ log = logging.getLogger(__name__)
 MAX_SPANS = 64
 
 
+# The detectors this process has built, by the settings they are made from. A scan task builds its
+# document stages anew, but never a detector: the cascade's lingua detectors and the models they
+# load are the costliest objects of a build, and a process that made them per task grew with the
+# corpus (issue 29). Detectors are pure functions of their settings and the text, so sharing them
+# cannot change a result.
+_detectors: dict[tuple[str, int, int], LanguageDetector] = {}
+
+
 def make_detector(config: LangConfig) -> LanguageDetector:
-    """The detector `config.detector` names; `auto` is the cascade when the `lang` extra is
-    installed, else the script-only core."""
+    """The detector `config.detector` names, built once per process and settings; `auto` is the
+    cascade when the `lang` extra is installed, else the script-only core."""
+    key = (config.detector, config.max_chars, config.top_k)
+    detector = _detectors.get(key)
+    if detector is None:
+        detector = _detectors[key] = _new_detector(config)
+    return detector
+
+
+def _new_detector(config: LangConfig) -> LanguageDetector:
     from thresher.lang.cascade import CascadeDetector, cld2_available
     from thresher.lang.script_only import ScriptDetector
 

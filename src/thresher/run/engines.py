@@ -75,7 +75,10 @@ def make_engine(
     retries: int = 0,
     ray_address: str | None = None,
     warmup: Callable[[], Warmup | None] | None = None,
+    preload: Sequence[str] = (),
 ) -> Engine:
+    """The engine `name`; `preload` names modules the pool's fork server imports before it forks
+    a worker (shared read-only data: `thresher.pipeline.fork_server_preloads`)."""
     if name == "local" or (name == "pool" and workers == 1):
         return LocalEngine(sink, retries)
     if name == "pool":
@@ -83,7 +86,7 @@ def make_engine(
         # of CPU to import, for nothing
         from thresher.run.pool_engine import PoolEngine
 
-        return PoolEngine(workers, sink, retries, warmup)
+        return PoolEngine(workers, sink, retries, warmup, preload)
     if name == "ray":
         from thresher.run.ray_engine import RayEngine
 

@@ -39,7 +39,7 @@ from thresher.embed.phase import (
     shard_ranges,
     vectors_task,
 )
-from thresher.pipeline import build_corpus_stages
+from thresher.pipeline import build_corpus_stages, fork_server_preloads
 from thresher.read.base import Partition
 from thresher.run import progress
 from thresher.run.engines import TaskCall, make_engine
@@ -136,6 +136,7 @@ class PhaseRunner:
             config.exec.retries,
             config.exec.ray_address,
             warmup=stage_cache.worker_warmup,
+            preload=fork_server_preloads(config),
         )
 
     def call(self, phase: str, task_id: str, *args: Any, weight: float | None = None) -> TaskCall:

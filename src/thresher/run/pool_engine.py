@@ -32,16 +32,17 @@ PRELOAD = (
 )
 
 
-def pool_context() -> Any:
-    """`forkserver` where the platform has it (workers fork from a server that imported PRELOAD
-    once: no per-worker interpreter start and imports), else `spawn`. Neither copies the driver's
-    state (open files, the build lock, threads) into workers, and neither re-runs the driver's main
-    module in them (`thresher.run.worker_context`)."""
+def pool_context(preload: Sequence[str] = ()) -> Any:
+    """`forkserver` where the platform has it (workers fork from a server that imported PRELOAD and
+    `preload` once: no per-worker interpreter start and imports, and read-only data such modules
+    load is shared by every worker), else `spawn`. Neither copies the driver's state (open files,
+    the build lock, threads) into workers, and neither re-runs the driver's main module in them
+    (`thresher.run.worker_context`)."""
     from thresher.run.worker_context import detached_main_context
 
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = detached_main_context("forkserver")
-        ctx.set_forkserver_preload(list(PRELOAD))
+        ctx.set_forkserver_preload([*PRELOAD, *preload])
         return ctx
     return detached_main_context("spawn")
 
@@ -75,11 +76,12 @@ class PoolEngine:
         sink: progress.Sink | None = None,
         retries: int = 0,
         warmup: Callable[[], Warmup | None] | None = None,
+        preload: Sequence[str] = (),
     ) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.retries = retries
         self.warmup = warmup  # asked each time workers start (they are fresh for every phase)
-        self.ctx = pool_context()
+        self.ctx = pool_context(preload)
         self.queue: Any = self.ctx.Queue()
         self.sink = sink
         self.executor = self._new_executor()

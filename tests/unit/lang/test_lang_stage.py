@@ -133,3 +133,39 @@ def test_language_stage_runs_after_normalize_and_before_quality_by_default():
     assert "lang" not in names  # no filter without --languages or --min-language-score
     off = [s.name for s in build_document_stages(RunConfig.from_dict({"lang": {"enabled": False}}))]
     assert "lang.detect" not in off
+
+
+def test_a_second_task_in_the_process_builds_no_new_detector():
+    """Issue 29: each scan task builds its document stages, but the detector and lingua's detectors
+    are built once per process and settings (built per task, they cost time and memory that a
+    worker never returned)."""
+    pytest.importorskip("pycld2")
+    pytest.importorskip("lingua")
+    from thresher.config import RunConfig
+    from thresher.lang import cascade
+    from thresher.pipeline import DocumentChain
+
+    texts = [
+        "Dobar dan, kako ste danas? Ja sam dobro, hvala vam puno na pitanju.",
+        "Selamat pagi, apa kabar? Saya baik-baik saja, terima kasih banyak.",
+        "The cat sat on the mat.\n\nEl gato se sentó en la alfombra durante la tarde.",
+    ]
+
+    def annotate_all(chain: DocumentChain) -> list[dict]:
+        docs = [Document(id=str(i), text=t) for i, t in enumerate(texts)]
+        for doc in docs:
+            chain.run(doc)
+        return [doc.annotations for doc in docs]
+
+    config = RunConfig.from_dict({"lang": {"detector": "cascade"}, "quality": {"preset": None}})
+    first = DocumentChain(config)
+    first_results = annotate_all(first)
+    built = dict(cascade._lingua_detectors)
+    assert built, "the texts should reach lingua"
+    second = DocumentChain(config)
+    assert second.stages is not first.stages
+    detectors = [s.detector for chain in (first, second) for s in chain.stages if s.name == "lang.detect"]
+    assert len(detectors) == 2 and detectors[0] is detectors[1]
+    assert annotate_all(second) == first_results
+    assert cascade._lingua_detectors.keys() == built.keys()
+    assert all(cascade._lingua_detectors[k] is built[k] for k in built)

@@ -1,0 +1,234 @@
+"""The scale contract (issue 29): peak memory and CPU per document of `thresher build` as the corpus
+grows, for the default build and for one with every optional stage that needs no model download.
+
+Corpus: recombined real paragraphs (`dedup_scale.generate`: sentences of real article bodies and
+lingua's test sentences in 75 languages, ~3 KB a document, 10% edited copies), so the language
+stage meets many languages and near dedup has real work. Each size is built by the CLI with the
+pool engine; a sampler sums VmRSS over the build process and all its descendants every 0.1 s.
+
+Configs:
+- `default`: every default stage (extract, normalize, language with the lang extra, quality
+  rules, exact and MinHash near dedup).
+- `optional`: default plus the FineWeb URL blocklist (../shared/data/blocklists), PII redaction and
+  decontamination against GSM8K (../shared/data/benchmarks-for-decontamination).
+
+Reported per size and config: peak tree RSS, peak of the driver and of the largest worker, CPU
+seconds of the build and its workers (rusage of waited-for children), CPU µs per document, per-stage
+seconds from stats.json, docs/s; and the growth per 1,000 documents between sizes. Goals (issue
+29): tree peak <= 256 MiB at 200k with defaults, growth <= 0.25 MiB per 1,000, CPU per document at
+the largest size within 15% of the smallest.
+
+    python benchmarks/scale_contract.py [--sizes 50000,200000] [--configs default,optional] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from memory_scaling import current_phase  # noqa: E402
+
+SHARED = HERE.parent.parent / "shared" / "data"
+RESULTS = HERE / "results" / "scale_contract.json"
+
+
+def descendants(pid: int) -> list[int]:
+    out, stack = [], [pid]
+    while stack:
+        p = stack.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    stack.extend(int(c) for c in f.read().split())
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return out
+
+
+def memory_of(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of one process in bytes, from smaps_rollup. RSS counts every page the process
+    maps, shared ones (the fork server's imports, a memory-mapped list) in full in each process;
+    PSS divides each shared page among the processes that map it, so the tree's PSS sum is what
+    the machine really holds."""
+    rss = pss = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Rss:"):
+                    rss = int(line.split()[1]) * 1024
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1]) * 1024
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        pass
+    return rss, pss
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_of(pid: int) -> float:
+    """User + system CPU seconds of one process so far (/proc/PID/stat)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def run_sampled(cmd: list[str], work: Path) -> dict:
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peaks = {"rss": 0, "pss": 0, "driver": 0, "child": 0}
+    by_phase: dict[str, int] = {}
+    cpu_seen: dict[int, float] = {}  # the last CPU time read of each process of the tree
+    done = threading.Event()
+
+    def sample() -> None:
+        phase, checked = "scan", 0.0
+        while not done.is_set():
+            pids = descendants(proc.pid)
+            sizes = {p: memory_of(p) for p in pids}
+            for p in pids:
+                cpu_seen[p] = max(cpu_seen.get(p, 0.0), cpu_of(p))
+            rss = sum(r for r, _ in sizes.values())
+            peaks["rss"] = max(peaks["rss"], rss)
+            peaks["pss"] = max(peaks["pss"], sum(p for _, p in sizes.values()))
+            peaks["driver"] = max(peaks["driver"], sizes.get(proc.pid, (0, 0))[0])
+            peaks["child"] = max([peaks["child"], *(r for p, (r, _) in sizes.items() if p != proc.pid)])
+            if time.monotonic() - checked > 1.0:
+                phase, checked = current_phase(work / "done"), time.monotonic()
+            by_phase[phase] = max(by_phase.get(phase, 0), rss)
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, err = proc.communicate()
+    done.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise RuntimeError(f"build failed: {err.decode()[-3000:]}")
+    mib = 2**20
+    return {"wall_s": time.monotonic() - t0, "peak_tree_rss_mib": peaks["rss"] / mib, "peak_tree_pss_mib": peaks["pss"] / mib,
+            "peak_driver_mib": round(peaks["driver"] / mib, 1), "peak_largest_child_mib": round(peaks["child"] / mib, 1),
+            "peak_by_phase_mib": {k: round(v / mib, 1) for k, v in by_phase.items()},
+            "sampled_cpu_s": sum(cpu_seen.values())}
+
+
+def corpus(n: int) -> Path:
+    from dedup_scale import generate
+
+    path = HERE / ".data" / f"recombined-{n}.jsonl"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".partial")
+        generate(partial, n)
+        partial.rename(path)
+    return path
+
+
+def config_args(name: str) -> list[str]:
+    if name == "default":
+        return []
+    if name == "optional":
+        blocklist = SHARED / "blocklists" / "fineweb-url-blocklist.tar.gz"
+        bench = SHARED / "benchmarks-for-decontamination" / "gsm8k" / "test.jsonl"
+        return ["--quality-urls-blocklists", str(blocklist), "--pii", "email,ip,phone,card,iban", "--decontaminate", str(bench)]
+    raise SystemExit(f"unknown config {name!r}")
+
+
+def measure(n: int, config: str, workers: int) -> dict:
+    data = corpus(n)
+    out = Path(tempfile.mkdtemp(prefix="thresher-scale-")) / "out"
+    thresher = Path(sys.executable).parent / "thresher"
+    cmd = [str(thresher), "build", str(data), "-o", str(out), "-q", "--workers", str(workers), *config_args(config)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        sampled = run_sampled(cmd, out / ".work")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        stats = json.loads((out / "stats.json").read_text())
+    finally:
+        shutil.rmtree(out.parent, ignore_errors=True)
+    # rusage counts the children the build waited for; a worker reaped by the fork server may be
+    # missed, and the sampler misses at most the last 0.1 s of each process: the larger is nearer
+    cpu = max((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), sampled["sampled_cpu_s"])
+    timings = stats.get("timings_s", {})
+    return {
+        "documents": n, "config": config,
+        "peak_tree_rss_mib": round(sampled["peak_tree_rss_mib"], 1),
+        "peak_tree_pss_mib": round(sampled["peak_tree_pss_mib"], 1),
+        "peak_driver_mib": sampled["peak_driver_mib"], "peak_largest_child_mib": sampled["peak_largest_child_mib"],
+        "peak_by_phase_mib": sampled["peak_by_phase_mib"],
+        "wall_s": round(sampled["wall_s"], 1), "cpu_s": round(cpu, 1),
+        "cpu_us_per_document": round(cpu / n * 1e6, 1), "docs_per_s": round(n / sampled["wall_s"], 1),
+        "kept": stats.get("kept"), "dropped": stats.get("dropped"),
+        "stage_us_per_document": {k: round(v / n * 1e6, 1) for k, v in sorted(timings.items()) if not k.startswith("phase.")},
+        "phase_s": {k: round(v, 2) for k, v in sorted(timings.items()) if k.startswith("phase.")},
+    }
+
+
+def summary(rows: list[dict]) -> dict:
+    out = {}
+    for config in sorted({r["config"] for r in rows}):
+        mine = sorted((r for r in rows if r["config"] == config), key=lambda r: r["documents"])
+        if len(mine) < 2:
+            continue
+        a, b = mine[0], mine[-1]
+        out[config] = {
+            "from": a["documents"], "to": b["documents"],
+            "growth_mib_per_1000": round((b["peak_tree_rss_mib"] - a["peak_tree_rss_mib"]) / (b["documents"] - a["documents"]) * 1000, 3),
+            "pss_growth_mib_per_1000": round((b["peak_tree_pss_mib"] - a["peak_tree_pss_mib"]) / (b["documents"] - a["documents"]) * 1000, 3),
+            "cpu_per_document_ratio": round(b["cpu_us_per_document"] / a["cpu_us_per_document"], 3),
+        }
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="50000,200000")
+    ap.add_argument("--configs", default="default,optional")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out", default=str(RESULTS))
+    args = ap.parse_args()
+    rows = []
+    for config in args.configs.split(","):
+        for n in (int(s) for s in args.sizes.split(",")):
+            row = measure(n, config, args.workers)
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    result = {
+        "benchmark": "scale_contract",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "when": time.strftime("%Y-%m-%d"),
+        "workers": args.workers,
+        "load_average": os.getloadavg(),
+        "rows": rows,
+        "summary": summary(rows),
+    }
+    path = Path(args.out)
+    previous = json.loads(path.read_text()) if path.exists() else {}
+    keep = [r for r in previous.get("rows", []) if (r["documents"], r["config"]) not in {(x["documents"], x["config"]) for x in rows}]
+    result["rows"] = sorted(keep + rows, key=lambda r: (r["config"], r["documents"]))
+    result["summary"] = summary(result["rows"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result["summary"], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
