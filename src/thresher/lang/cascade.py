@@ -155,6 +155,7 @@ class CascadeDetector:
         from thresher.lang import cld2  # the lang extra
 
         self._cld2 = cld2
+        self._cld2_error = cld2.error_class()  # raises ImportError here when the extra is missing
         self.max_chars = max_chars
         self.top_k = top_k
         self.use_lingua = use_lingua
@@ -199,7 +200,7 @@ class CascadeDetector:
                 return Detection(by_script, round(profile.share, 4), profile.code), ()
         try:
             result = self._cld2.detect(text, vectors)
-        except self._cld2.error:
+        except self._cld2_error:
             return undetermined(DETECTOR_ERROR, _script_of(text, profile), "cld2"), ()
         details = result[2]
         first = details[0]

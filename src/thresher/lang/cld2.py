@@ -20,18 +20,23 @@ import ctypes
 import sys
 from typing import Any
 
-import pycld2  # type: ignore[import-untyped]  # the lang extra
-
-error = pycld2.error
-
 _decref = ctypes.pythonapi.Py_DecRef
 _decref.argtypes = [ctypes.py_object]
 _decref.restype = None
 _HOLDERS = 3  # the result tuple, the name `spans` below, and getrefcount's own argument
 
 
+def error_class() -> type[Exception]:
+    """The exception pycld2 raises on text CLD2 cannot read."""
+    import pycld2  # type: ignore[import-untyped]  # the lang extra
+
+    return pycld2.error  # type: ignore[no-any-return]
+
+
 def detect(text: str, vectors: bool) -> tuple[Any, ...]:
     """pycld2.detect(text, bestEffort=True, returnVectors=vectors), leaking nothing."""
+    import pycld2  # the lang extra; imported once, then a dictionary lookup
+
     result = pycld2.detect(text.encode("utf-8"), bestEffort=True, returnVectors=vectors)
     if vectors:
         spans = result[3]
