@@ -11,5 +11,6 @@ setup(
         Extension("thresher.extract._ctree", ["src/thresher/extract/_ctree.c"], optional=True),
         Extension("thresher.quality._repetition", ["src/thresher/quality/_repetition.c"], optional=True),
         Extension("thresher.dedup._minhash", ["src/thresher/dedup/_minhash.c"], optional=True),
+        Extension("thresher.quality._domainlist", ["src/thresher/quality/_domainlist.c"], optional=True),
     ],
 )

@@ -56,3 +56,10 @@ def local_config(**sections):
 
     data = {"exec": {"engine": "local"}, "quality": {"preset": None}}
     return RunConfig.from_dict(merge(data, sections))
+
+
+@pytest.fixture(autouse=True)
+def _user_cache_in_tmp(tmp_path_factory, monkeypatch):
+    """Compiled URL lists (`thresher.quality.list_store`) go to the user cache when no work dir
+    names a folder: never the real one from a test."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))

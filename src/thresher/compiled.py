@@ -14,7 +14,8 @@ from types import ModuleType
 PURE_PYTHON_ENV = "THRESHER_PURE_PYTHON"
 # Every compiled kernel (setup.py declares the same): the benchmarks' and tests' "pure Python" runs
 # make these unimportable.
-MODULES = ("thresher.extract._ctree", "thresher.quality._repetition", "thresher.dedup._minhash")
+MODULES = ("thresher.extract._ctree", "thresher.quality._repetition", "thresher.dedup._minhash",
+           "thresher.quality._domainlist")
 
 
 def pure_python_asked() -> bool:

@@ -22,27 +22,32 @@ instead of ~150 in a set of strings (~36 MB instead of ~700 MB per worker proces
 needs a 64-bit digest collision (about 1 in 4 × 10¹² lookups against 4.6 M domains) and is the same
 in every run.
 
-Loading the FineWeb list costs ~8 CPU s, so each process loads a list once and keeps it
-(`cached_load`), keyed by every list file's path, size and modification time: a changed file is
-read again, an unchanged one is shared by every scan task the process runs (it used to be read per
-task: 39 archives took minutes instead of seconds).
+A list whose files total 1 MiB or more is compiled once into a file of sorted digests that every
+process maps read-only (`thresher.quality.list_store`): a build compiles it before the scan (the
+FineWeb list: ~2 CPU s with the compiled kernel `_domainlist`, ~6 in pure Python), and each worker
+then maps it for a checksum pass and ~3 MiB of its own (the URL prefixes). Each process keeps what it
+loaded (`cached_load`), keyed by every list file's path, size and modification time: a changed file
+is read again, an unchanged one is shared by every scan task the process runs.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import io
 import os
 import re
+import sys
 import tarfile
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 from urllib.parse import urlsplit
 
+from thresher.compiled import compiled_module
 from thresher.core.config import setting
 from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError
@@ -61,6 +66,9 @@ class UrlFilterConfig:
     banned_subwords: str | None = setting(None, "file of strings that block a URL whose letters contain one")
     max_soft_banned_words: int | None = setting(1, "most soft-banned words a URL may contain")
     drop_malformed: bool = setting(True, "drop documents whose URL has no host")
+    compiled_dir: str | None = setting(
+        None, "folder of compiled large lists, shared by every worker (default: the build's work dir/lists, "
+        "else ~/.cache/thresher/lists)", hashed=False)
 
     @property
     def configured(self) -> bool:
@@ -71,7 +79,14 @@ class DomainDigests:
     """A large domain list as a sorted array of 64-bit digests (see the module docstring)."""
 
     def __init__(self, digests: Iterable[int] = ()) -> None:
-        self.digests = _sorted_unique(digests)
+        self.digests: Sequence[int] = sort_unique(array("Q", digests))
+
+    @classmethod
+    def from_sorted(cls, digests: Sequence[int]) -> DomainDigests:
+        """Over digests already sorted and distinct (an array, or a mapped file's memoryview)."""
+        made = cls.__new__(cls)
+        made.digests = digests
+        return made
 
     @staticmethod
     def digest(name: str) -> int:
@@ -88,18 +103,29 @@ class DomainDigests:
         return len(self.digests)
 
     def update(self, other: Iterable[str]) -> None:
-        self.digests = _sorted_unique([*self.digests, *(self.digest(n) for n in other)])
+        merged = array("Q", self.digests)
+        merged.extend(self.digest(n) for n in other)
+        self.digests = sort_unique(merged)
 
 
-def _sorted_unique(values: Iterable[int]) -> array:
-    """Sorted distinct values as a compact array (no set: it would cost ~60 bytes a value)."""
-    out = array("Q")
-    last = -1
-    for v in sorted(values):
-        if v != last:
-            out.append(v)
-            last = v
-    return out
+_KERNEL: Any = compiled_module("thresher.quality._domainlist")
+
+
+def sort_unique(values: array) -> array:
+    """`values` sorted and distinct, in place (the compiled kernel) or through 256 buckets by the top
+    byte (the Python reference: no list of all the values, whose ints would cost ~36 bytes each)."""
+    if _KERNEL is not None:
+        del values[_KERNEL.sort_unique(values):]
+        return values
+    buckets = [array("Q") for _ in range(256)]
+    appends = [b.append for b in buckets]
+    for v in values:
+        appends[v >> 56](v)
+    del values[:]
+    for i, bucket in enumerate(buckets):
+        values.extend(sorted(set(bucket)))
+        buckets[i] = array("Q")
+    return values
 
 
 @dataclass(slots=True)
@@ -110,6 +136,7 @@ class UrlLists:
 
 # a domain file larger than this is streamed into digests instead of a set of strings
 DIGEST_FILE_BYTES = 8 * 1024 * 1024
+_STREAM_CHUNK = 1 << 20
 
 
 def _normalize_domain(line: str) -> str:
@@ -119,21 +146,56 @@ def _normalize_domain(line: str) -> str:
     return entry.rstrip(".")
 
 
-def _add_domain_stream(lines: Iterable[str], lists: UrlLists) -> None:
-    """Stream a big `domains` file into digests without holding its strings."""
-    digest = DomainDigests.digest
+_blake2b_64 = functools.partial(hashlib.blake2b, digest_size=8)
+_DIGEST_BYTES = hashlib.blake2b().__class__.digest
+_UNUSUAL_BYTES = re.compile(rb"[^\x21-\x7e\n]")  # anything but printable ASCII without spaces, and newlines
+
+
+def _chunk_digests(chunk: bytes) -> bytes:
+    """The big-endian digests of a chunk of whole lines of a `domains` file, concatenated."""
+    if chunk.isascii() and not _UNUSUAL_BYTES.search(chunk):
+        # printable ASCII, no spaces: bytes operations give what the str ones below give, at C speed
+        lines = chunk.lower().split(b"\n")
+        if b"#" in chunk or b"www." in chunk or b".\n" in chunk or chunk.endswith(b"."):
+            lines = [(ln[4:] if ln.startswith(b"www.") else ln).rstrip(b".") for ln in lines if not ln.startswith(b"#")]
+        return b"".join(map(_DIGEST_BYTES, map(_blake2b_64, filter(None, lines))))
+    text = chunk.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")  # as a text file reads
+    entries = (_normalize_domain(ln) for ln in text.split("\n") if not ln.lstrip().startswith("#"))
+    return b"".join(map(_DIGEST_BYTES, map(_blake2b_64, (e.encode("utf-8", "replace") for e in entries if e))))
+
+
+def _add_domain_stream(raw: IO[bytes], lists: UrlLists) -> None:
+    """Stream a big `domains` file into digests without holding its strings, a chunk of whole lines
+    at a time (the compiled kernel where it is built; each chunk's result is the same either way)."""
     found = array("Q")
-    for line in lines:
-        if not line or line.lstrip().startswith("#"):
-            continue
-        entry = _normalize_domain(line)
-        if entry:
-            found.append(digest(entry))
+    rest = b""
+    while True:
+        block = raw.read(_STREAM_CHUNK)
+        if block:
+            cut = block.rfind(b"\n")
+            if cut < 0:
+                rest += block
+                continue
+            chunk, rest = rest + block[:cut + 1], block[cut + 1:]
+        else:
+            chunk, rest = rest, b""
+        if chunk:
+            packed = _KERNEL.digest_lines(chunk) if _KERNEL is not None else None
+            if packed is not None:
+                found.frombytes(packed)
+            else:
+                values = array("Q", _chunk_digests(chunk))
+                if sys.byteorder == "little":
+                    values.byteswap()
+                found.extend(values)
+        if not block:
+            break
     if isinstance(lists.domains, DomainDigests):
-        lists.domains.digests = _sorted_unique([*lists.domains.digests, *found])
+        found.extend(lists.domains.digests)
+        lists.domains.digests = sort_unique(found)
     else:
         small = lists.domains
-        lists.domains = DomainDigests(found)
+        lists.domains = DomainDigests.from_sorted(sort_unique(found))
         lists.domains.update(small)
 
 
@@ -175,10 +237,11 @@ def load_url_lists(paths: tuple[str, ...] | list[str]) -> UrlLists:
                 for name in sorted(files):
                     if name in ("domains", "urls"):
                         file_path = os.path.join(root, name)
-                        with open(file_path, encoding="utf-8", errors="replace") as f:
-                            if name == "domains" and os.path.getsize(file_path) > DIGEST_FILE_BYTES:
-                                _add_domain_stream(f, lists)
-                            else:
+                        if name == "domains" and os.path.getsize(file_path) > DIGEST_FILE_BYTES:
+                            with open(file_path, "rb") as raw_file:
+                                _add_domain_stream(raw_file, lists)
+                        else:
+                            with open(file_path, encoding="utf-8", errors="replace") as f:
                                 _add_lines(f.read(), lists, name)
         elif path.endswith((".tar.gz", ".tgz", ".tar")):
             try:
@@ -189,11 +252,10 @@ def load_url_lists(paths: tuple[str, ...] | list[str]) -> UrlLists:
                             raw = tar.extractfile(member)
                             if raw is None:
                                 continue
-                            text = io.TextIOWrapper(raw, "utf-8", "replace")
                             if base == "domains" and member.size > DIGEST_FILE_BYTES:
-                                _add_domain_stream(text, lists)
+                                _add_domain_stream(raw, lists)
                             else:
-                                _add_lines(text.read(), lists, base)
+                                _add_lines(io.TextIOWrapper(raw, "utf-8", "replace").read(), lists, base)
             except (OSError, tarfile.TarError) as exc:
                 raise ConfigError(f"cannot read URL list archive {path}: {exc}") from exc
         else:
@@ -303,10 +365,19 @@ def cached_load(kind: str, paths: tuple[str, ...], load: Callable[[], _T]) -> _T
     return value
 
 
-def _lists(paths: tuple[str, ...]) -> UrlLists:
+def _lists(paths: tuple[str, ...], compiled_dir: str | None = None) -> UrlLists:
+    """The lists of `paths`, once per process; a large one mapped from its compiled file
+    (`thresher.quality.list_store`), shared by every process."""
     if not paths:
         return UrlLists(set(), set())
-    return cached_load("url_lists", tuple(paths), lambda: load_url_lists(paths))
+    from thresher.quality import list_store
+
+    def load() -> UrlLists:
+        if list_store.worth_compiling(paths):
+            return list_store.shared_url_lists(paths, compiled_dir)
+        return load_url_lists(paths)
+
+    return cached_load("url_lists", tuple(paths), load)
 
 
 def _words(path: str | None) -> set[str]:
@@ -322,8 +393,8 @@ class UrlFilter:
 
     def __init__(self, config: UrlFilterConfig, *, block: UrlLists | None = None, allow: UrlLists | None = None):
         self.config = config
-        self.block = block if block is not None else _lists(config.blocklists)
-        self.allow = allow if allow is not None else _lists(config.allowlists)
+        self.block = block if block is not None else _lists(config.blocklists, config.compiled_dir)
+        self.allow = allow if allow is not None else _lists(config.allowlists, config.compiled_dir)
         self.banned_words = _words(config.banned_words)
         self.soft_banned_words = _words(config.soft_banned_words)
         subwords = sorted(_words(config.banned_subwords), key=lambda w: (-len(w), w))

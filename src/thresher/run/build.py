@@ -14,7 +14,7 @@ completeness. The output may be a local folder or an fsspec URL (`s3://bucket/pr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +100,16 @@ def build(
         return _build_locked(request)
 
 
+def _with_list_folder(config: RunConfig, folder: Path) -> RunConfig:
+    """`config` with its compiled URL lists in `folder` unless it names a folder (not hashed: where
+    the lists are compiled changes no output)."""
+    urls = config.quality.urls
+    if not urls.configured or urls.compiled_dir is not None:
+        return config
+    quality = replace(config.quality, urls=replace(urls, compiled_dir=str(folder)))
+    return replace(config, quality=quality)
+
+
 def _build_locked(request: BuildRequest) -> BuildResult:
     place, config = request.place, request.config
     work = place.work
@@ -108,6 +118,7 @@ def _build_locked(request: BuildRequest) -> BuildResult:
     previous = own_manifest(place.target)
     listed = listed_shards(previous) if previous is not None else []
     place.target.remove(MANIFEST)
+    config = _with_list_folder(config, work.path("lists"))
     ctx = TaskContext(config, str(work.root), request.rejects is not None)
     runner = PhaseRunner(work, ctx, request.on_progress, request.tasks)  # first: a pool's workers start while the driver plans
     try:
@@ -115,6 +126,10 @@ def _build_locked(request: BuildRequest) -> BuildResult:
             work, request.inputs, config, write_rejects=request.rejects is not None, overwrite=request.overwrite
         )
         remember_previous_shards(work, listed)  # after the plan: a changed plan resets the work dir
+        if config.quality.urls.configured:  # large URL lists compiled once, before the workers map them
+            from thresher.quality.list_store import precompile
+
+            precompile(config.quality.urls, config.quality.urls.compiled_dir)
         grouped = scan_and_group(runner, partitions)
         clustered = cluster_phase(runner, grouped)
         embedded = None

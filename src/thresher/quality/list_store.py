@@ -1,0 +1,245 @@
+"""Large URL lists compiled once into a file that every process maps read-only.
+
+A list whose files total at least COMPILE_MIN_BYTES (the FineWeb block list: 18 MB compressed,
+4.56 M domains) is compiled on first use into `<folder>/<key>.urllist` and memory-mapped by every
+process that needs it: the digest pages are shared through the page cache, so a second worker
+costs no private memory for them and loading costs one checksum pass instead of a parse (~0.05 CPU s
+against ~8). `key` is a digest of the lists' content (and of this format and the digest
+threshold), not of their paths or dates: a changed list gives a new file, the same list anywhere
+finds the old one.
+
+The file: a header (magic, format version, flags, counts and section lengths, a 16-byte BLAKE2b
+checksum of the key, the header's fields and the body), then the domains as sorted distinct 64-bit
+digests (little-endian; `DomainDigests`), or, for a list small enough to stay a set of strings, the
+domains as sorted lines, then the URL prefixes as sorted lines. A file whose size, header or
+checksum does not match is never used: it is compiled again and replaced.
+
+It is written to a temporary file and renamed into place, under an exclusive lock on
+`<key>.lock`, so two processes compiling at once do not clash (the second waits and maps the
+first's file) and a reader never sees a partial file. A folder that cannot be written falls back to
+the in-memory list (logged), with identical results.
+
+The build compiles its lists before the scan starts (`precompile`), into `<work dir>/lists/` unless
+`quality.urls.compiled_dir` names another folder; the library (no work dir) uses
+`$XDG_CACHE_HOME/thresher/lists` (`~/.cache` without it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import mmap
+import os
+import struct
+import sys
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from thresher.core.errors import ConfigError
+from thresher.quality import urls
+from thresher.quality.urls import DomainDigests, UrlLists
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+MAGIC = b"THRLIST\x00"
+SUFFIX = ".urllist"
+# magic, version, flags, digests, domain lines, domain bytes, url lines, url bytes, checksum
+_HEADER = struct.Struct("<8sIIQQQQQ16s")
+HEADER_BYTES = 96  # _HEADER padded with zeros: the digests start 8-byte aligned
+FLAG_DIGESTS = 1  # the domains are digests (else sorted lines)
+# Lists smaller than this are read into memory by each process, as before: compiling them would save
+# less than the file costs.
+COMPILE_MIN_BYTES = 1 << 20
+_READ_CHUNK = 1 << 20
+
+
+def default_folder() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "thresher" / "lists"
+
+
+def worth_compiling(paths: tuple[str, ...]) -> bool:
+    signature = urls.list_files_signature(paths)
+    return signature is not None and sum(size for _path, size, _mtime in signature) >= COMPILE_MIN_BYTES
+
+
+def _source_files(paths: tuple[str, ...]) -> Iterator[tuple[bytes, str]]:
+    """(what the file is to the loader, its path) for every file the lists are read from, in order."""
+    for path in paths:
+        if os.path.isdir(path):
+            for root, _dirs, files in sorted(os.walk(path)):
+                for name in sorted(files):
+                    if name in ("domains", "urls"):
+                        full = os.path.join(root, name)
+                        yield b"dir:" + os.path.relpath(full, path).encode("utf-8", "surrogateescape"), full
+        elif path.endswith((".tar.gz", ".tgz", ".tar")):
+            yield b"archive", path
+        else:
+            yield b"file", path
+
+
+def content_key(paths: tuple[str, ...]) -> str:
+    """A digest of every list file's role and bytes, this format and the digest threshold."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(b"thresher url lists %d %d\n" % (FORMAT_VERSION, urls.DIGEST_FILE_BYTES))
+    try:
+        for role, path in _source_files(paths):
+            h.update(b"%d:%s\n" % (len(role), role))
+            with open(path, "rb") as f:
+                h.update(b"%d\n" % os.fstat(f.fileno()).st_size)
+                while chunk := f.read(_READ_CHUNK):
+                    h.update(chunk)
+    except OSError as exc:
+        raise ConfigError(f"cannot read URL list {exc.filename}: {exc.strerror}") from exc
+    return h.hexdigest()
+
+
+def _lines_blob(entries: set[str]) -> bytes:
+    return "\n".join(sorted(entries)).encode("utf-8", "surrogatepass")
+
+
+def _checksum(key: str, fields: tuple[Any, ...], body: Iterator[Any]) -> bytes:
+    h = hashlib.blake2b(key.encode(), digest_size=16)
+    h.update(struct.pack("<IIQQQQQ", *fields))
+    for part in body:
+        h.update(part)
+    return h.digest()
+
+
+def write_compiled(path: Path, key: str, lists: UrlLists) -> None:
+    """Write `lists` to `path` atomically (a temporary file renamed into place)."""
+    if isinstance(lists.domains, DomainDigests):
+        digests: Any = lists.domains.digests
+        if sys.byteorder != "little":
+            digests = array("Q", digests)
+            digests.byteswap()
+        digest_bytes, domain_blob, n_domains = memoryview(digests).cast("B"), b"", 0
+        flags, n_digests = FLAG_DIGESTS, len(lists.domains)
+    else:
+        digest_bytes, domain_blob, n_domains = memoryview(b""), _lines_blob(lists.domains), len(lists.domains)
+        flags, n_digests = 0, 0
+    url_blob = _lines_blob(lists.urls)
+    fields = (FORMAT_VERSION, flags, n_digests, n_domains, len(domain_blob), len(lists.urls), len(url_blob))
+    checksum = _checksum(key, fields, iter((digest_bytes, domain_blob, url_blob)))
+    header = _HEADER.pack(MAGIC, *fields, checksum).ljust(HEADER_BYTES, b"\0")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(header)
+            f.write(digest_bytes)
+            f.write(domain_blob)
+            f.write(url_blob)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _split_lines(blob: bytes | memoryview, count: int) -> set[str]:
+    return set(bytes(blob).decode("utf-8", "surrogatepass").split("\n")) if count else set()
+
+
+def open_compiled(path: Path, key: str, *, verify: bool = True) -> UrlLists | None:
+    """The lists in `path`, mapped; None when the file is missing, truncated or fails its checksum."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(HEADER_BYTES)
+            if len(head) < HEADER_BYTES or head[:8] != MAGIC:
+                return None
+            magic, *fields, checksum = _HEADER.unpack_from(head)
+            version, flags, n_digests, n_domains, domain_bytes, n_urls, url_bytes = fields
+            body_bytes = 8 * n_digests + domain_bytes + url_bytes
+            if version != FORMAT_VERSION or size != HEADER_BYTES + body_bytes:
+                return None
+            if verify and _checksum(key, tuple(fields), _chunks(f, body_bytes)) != checksum:
+                return None
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+    except (OSError, struct.error, ValueError):
+        return None
+    if mapped is None:
+        return None
+    view = memoryview(mapped)
+    end = HEADER_BYTES + 8 * n_digests
+    domain_end = end + domain_bytes
+    domains: set[str] | DomainDigests
+    if flags & FLAG_DIGESTS:
+        digests: Any = view[HEADER_BYTES:end].cast("Q")
+        if sys.byteorder != "little":
+            digests = array("Q", digests)
+            digests.byteswap()
+        domains = DomainDigests.from_sorted(digests)
+    else:
+        domains = _split_lines(view[end:domain_end], n_domains)
+    return UrlLists(domains, _split_lines(view[domain_end:domain_end + url_bytes], n_urls))
+
+
+def _chunks(f: Any, total: int) -> Iterator[bytes]:
+    """The next `total` bytes of `f` in chunks (read, not mapped: a check maps no pages)."""
+    while total > 0:
+        chunk = f.read(min(total, _READ_CHUNK))
+        if not chunk:
+            return
+        total -= len(chunk)
+        yield chunk
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` (where `fcntl` exists; elsewhere the atomic rename alone keeps
+    readers safe and two compiles only duplicate work)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path, "a+b") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def open_or_compile(paths: tuple[str, ...], folder: Path) -> UrlLists:
+    """The compiled `paths` from `folder`, compiled there first when missing or damaged. Raises
+    OSError when the folder cannot be written."""
+    key = content_key(paths)
+    path = folder / f"{key}{SUFFIX}"
+    found = open_compiled(path, key)
+    if found is not None:
+        return found
+    folder.mkdir(parents=True, exist_ok=True)
+    with _locked(folder / f"{key}.lock"):
+        found = open_compiled(path, key)  # another process may have compiled it while this one waited
+        if found is not None:
+            return found
+        lists = urls.load_url_lists(paths)
+        write_compiled(path, key, lists)
+        log.info("compiled URL lists %s into %s", ", ".join(paths), path)
+    mapped = open_compiled(path, key, verify=False)  # just written and checked by this process
+    return mapped if mapped is not None else lists
+
+
+def shared_url_lists(paths: tuple[str, ...], folder: str | Path | None) -> UrlLists:
+    """`paths` as lists mapped from their compiled file (compiled first when needed); read into
+    memory where the folder cannot be written."""
+    target = Path(folder) if folder else default_folder()
+    try:
+        return open_or_compile(paths, target)
+    except OSError as exc:
+        log.warning("cannot compile URL lists into %s (%s): each process reads them itself", target, exc)
+        return urls.load_url_lists(paths)
+
+
+def precompile(config: urls.UrlFilterConfig, folder: str | Path | None) -> None:
+    """Compile the config's large lists before the workers need them (the build's driver)."""
+    for paths in (config.blocklists, config.allowlists):
+        if paths and worth_compiling(tuple(paths)):
+            shared_url_lists(tuple(paths), folder)

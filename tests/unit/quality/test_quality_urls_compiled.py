@@ -1,0 +1,204 @@
+"""Large URL lists compiled once into a mapped file (`thresher.quality.list_store`): the same
+answers as the in-memory list, a damaged file recompiled, one file per content, safe when compiled
+by several processes at once, and shared pages, not private copies, in a second process."""
+
+from __future__ import annotations
+
+import multiprocessing
+import subprocess
+import sys
+import textwrap
+from collections import OrderedDict
+from pathlib import Path
+
+import pytest
+from tests.conftest import shared_path
+
+from thresher.quality import list_store, urls
+from thresher.quality.urls import DomainDigests, UrlFilter, UrlFilterConfig
+
+LINES = [f"site{i}.example" for i in range(3000)] + [
+    "www.spaced.example.", "WWW.Upper.Example", "# a comment", "", "  padded.example  ", "trail.example...",
+    "www.", "caf\u00e9.example", "\u0130stanbul.example", "bad\udcff".encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+    "cr.example\r", "#hash-not-first.example", "x#y.example",
+]
+HOSTS = ["site17.example", "a.b.site2999.example", "spaced.example", "upper.example", "padded.example", "trail.example",
+         "caf\u00e9.example", "i\u0307stanbul.example", "cr.example", "x#y.example", "site3000.example", "example"]
+
+
+@pytest.fixture
+def big_list(tmp_path, monkeypatch):
+    """A UT1 folder whose `domains` file counts as large (digests) and as worth compiling."""
+    monkeypatch.setattr(urls, "_loaded", OrderedDict())
+    monkeypatch.setattr(urls, "DIGEST_FILE_BYTES", 1000)
+    monkeypatch.setattr(list_store, "COMPILE_MIN_BYTES", 1000)
+    folder = tmp_path / "adult"
+    folder.mkdir()
+    (folder / "domains").write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    (folder / "urls").write_text("example.org/bad\nwww.example.net/worse/\n", encoding="utf-8")
+    return (str(folder),)
+
+
+def answers(lists: urls.UrlLists) -> list:
+    return [urls._host_listed(h, lists.domains) for h in HOSTS] + [
+        urls._prefix_listed(loc, lists.urls) for loc in ("example.org/bad/page", "example.net/worse", "example.org")]
+
+
+def test_compiled_list_answers_as_the_in_memory_list(big_list, tmp_path):
+    memory = urls.load_url_lists(big_list)
+    compiled = list_store.shared_url_lists(big_list, tmp_path / "lists")
+    assert isinstance(compiled.domains, DomainDigests) and isinstance(compiled.domains.digests, memoryview)
+    assert list(compiled.domains.digests) == list(memory.domains.digests)
+    assert compiled.urls == memory.urls
+    assert answers(compiled) == answers(memory)
+    assert answers(compiled)[:5] == ["site17.example", "site2999.example", "spaced.example", "upper.example", "padded.example"]
+
+
+def test_list_kept_as_strings_compiles_to_the_same_strings(big_list, tmp_path, monkeypatch):
+    monkeypatch.setattr(urls, "DIGEST_FILE_BYTES", 1 << 30)
+    memory = urls.load_url_lists(big_list)
+    compiled = list_store.shared_url_lists(big_list, tmp_path / "lists")
+    assert isinstance(compiled.domains, set) and compiled.domains == memory.domains and compiled.urls == memory.urls
+
+
+def test_compiled_kernel_and_python_reference_give_the_same_digests(big_list, monkeypatch):
+    if urls._KERNEL is None:
+        pytest.skip("thresher.quality._domainlist is not built (no C compiler at install)")
+    chunk = ("\n".join(f"Www.Site{i}.Example.." if i % 7 == 0 else f"site{i}.example" for i in range(5000))
+             + "\n#c\n\nwww.\n" + "a" * 300 + "\n").encode()
+    assert urls._KERNEL.digest_lines(chunk) is not None
+    reference = urls.array("Q", urls._chunk_digests(chunk))
+    if sys.byteorder == "little":
+        reference.byteswap()
+    assert urls._KERNEL.digest_lines(chunk) == reference.tobytes()
+    assert urls._KERNEL.digest_lines("caf\u00e9.example\n".encode()) is None  # not ASCII: the Python reference decides
+    with_kernel = urls.load_url_lists(big_list)
+    monkeypatch.setattr(urls, "_KERNEL", None)
+    assert list(urls.load_url_lists(big_list).domains.digests) == list(with_kernel.domains.digests)
+
+
+def test_digests_pin_blake2b_64(big_list):
+    assert DomainDigests.digest("example.com") == int.from_bytes(
+        __import__("hashlib").blake2b(b"example.com", digest_size=8).digest(), "big")
+    values = urls.array("Q", [5, 3, 5, 2**64 - 1, 0, 3])
+    assert list(urls.sort_unique(values)) == [0, 3, 5, 2**64 - 1]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip_body", "flip_header", "empty"])
+def test_damaged_compiled_file_is_detected_and_compiled_again(big_list, tmp_path, damage):
+    folder = tmp_path / "lists"
+    expected = answers(list_store.shared_url_lists(big_list, folder))
+    (path,) = folder.glob("*.urllist")
+    key = path.stem
+    data = bytearray(path.read_bytes())
+    if damage == "truncate":
+        data = data[:-9]
+    elif damage == "flip_body":
+        data[list_store.HEADER_BYTES + 100] ^= 1
+    elif damage == "flip_header":
+        data[20] ^= 1
+    else:
+        data = bytearray()
+    damaged = tmp_path / "damaged"
+    damaged.write_bytes(bytes(data))
+    damaged.replace(path)  # a new file: rewriting the mapped one in place would fault its readers (SIGBUS)
+    assert list_store.open_compiled(path, key) is None
+    assert answers(list_store.shared_url_lists(big_list, folder)) == expected
+    assert list_store.open_compiled(path, key) is not None  # replaced by a sound file
+
+
+def test_changed_list_gets_a_new_file_and_the_same_content_the_same_file(big_list, tmp_path):
+    folder = tmp_path / "lists"
+    first = list_store.content_key(big_list)
+    list_store.shared_url_lists(big_list, folder)
+    Path(big_list[0], "domains").write_text("\n".join(LINES[1:]) + "\n", encoding="utf-8")
+    second = list_store.content_key(big_list)
+    changed = list_store.shared_url_lists(big_list, folder)
+    assert first != second
+    assert sorted(p.stem for p in folder.glob("*.urllist")) == sorted([first, second])
+    assert urls._host_listed("site0.example", changed.domains) is None
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    Path(copy, "domains").write_bytes(Path(big_list[0], "domains").read_bytes())
+    Path(copy, "urls").write_bytes(Path(big_list[0], "urls").read_bytes())
+    assert list_store.content_key((str(copy),)) == second  # content, not path, names the file
+
+
+def _compile_in_child(paths: tuple[str, ...], folder: str, queue) -> None:
+    urls.DIGEST_FILE_BYTES = 1000
+    lists = list_store.shared_url_lists(paths, folder)
+    queue.put(bytes(memoryview(lists.domains.digests).cast("B")))
+
+
+def test_processes_compiling_at_once_do_not_clash(big_list, tmp_path):
+    folder = tmp_path / "lists"
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_compile_in_child, args=(big_list, str(folder), queue)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    results = [queue.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    expected = bytes(memoryview(urls.load_url_lists(big_list).domains.digests).cast("B"))
+    assert results == [expected] * 4
+    assert [p.suffix for p in folder.iterdir() if not p.name.endswith(".lock")] == [".urllist"]  # no temporary left
+
+
+def test_unwritable_folder_falls_back_to_the_in_memory_list(big_list, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    lists = list_store.shared_url_lists(big_list, blocker / "lists")
+    assert answers(lists) == answers(urls.load_url_lists(big_list))
+
+
+def test_filter_maps_the_list_from_its_configured_folder(big_list, tmp_path):
+    folder = tmp_path / "work" / "lists"
+    f = UrlFilter(UrlFilterConfig(blocklists=big_list, compiled_dir=str(folder)))
+    assert isinstance(f.block.domains.digests, memoryview)
+    assert len(list(folder.glob("*.urllist"))) == 1
+
+
+_CHILD = textwrap.dedent("""
+    import json, sys
+    def private_kib():
+        fields = {}
+        with open("/proc/self/smaps_rollup") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and parts[0].endswith(":") and parts[1].isdigit():
+                    fields[parts[0][:-1]] = int(parts[1])
+        return fields["Private_Clean"] + fields["Private_Dirty"]
+    from thresher.quality import list_store, urls
+    paths, folder = (sys.argv[1],), sys.argv[2]
+    before = private_kib()
+    lists = list_store.shared_url_lists(paths, folder)
+    hits = sum(urls._host_listed(f"www.host{i}.example.com", lists.domains) is not None for i in range(20000))
+    sum(lists.domains.digests[::512])  # every page of the digests read: mapped here
+    print(json.dumps({"private_kib": private_kib() - before, "mapped": isinstance(lists.domains.digests, memoryview),
+                      "size": len(lists.domains), "listed": urls._host_listed("0-1sex.com", lists.domains)}), flush=True)
+    sys.stdin.readline()  # the first worker stays while the second one maps the same pages
+""")
+
+
+def test_second_process_mapping_the_fineweb_list_adds_at_most_8_mib_private(tmp_path):
+    """Private_Clean + Private_Dirty (smaps_rollup) of a second worker, before and after it maps the
+    list and reads every page of it, while the first worker still maps it (as a pool's workers do)."""
+    if not Path("/proc/self/smaps_rollup").exists():
+        pytest.skip("needs /proc/<pid>/smaps_rollup (Linux) to measure private memory")
+    tarball = shared_path("blocklists", "fineweb-url-blocklist.tar.gz")
+    folder = tmp_path / "lists"
+    env_src = str(Path(urls.__file__).resolve().parents[2])
+    run = [sys.executable, "-c", _CHILD, str(tarball), str(folder)]
+    env = {"PYTHONPATH": env_src, "PATH": "/usr/bin:/bin"}
+    import json
+
+    first = subprocess.Popen(run, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        json.loads(first.stdout.readline())  # compiled, mapped and read through by the first worker
+        second = json.loads(subprocess.run(run, input="\n", check=True, capture_output=True, text=True, env=env).stdout)
+    finally:
+        first.communicate("\n", timeout=60)
+    assert second["mapped"] and second["size"] == 4_558_940 and second["listed"] == "0-1sex.com"
+    assert second["private_kib"] <= 8 * 1024, second  # measured: ~3 MiB (the URL prefixes as a set)
