@@ -6,10 +6,12 @@ import builtins
 import hashlib
 import io
 import json
+import random
 
 import pytest
 from tests.conftest import article_html, local_config, write_jsonl
 
+from thresher.report.index import IndexWriter
 from thresher.run.build import build
 from thresher.write.digest import DigestWriter, digested_file
 from thresher.write.formats import get_format
@@ -93,3 +95,50 @@ def test_digest_writer_counts_every_buffer_kind_and_leaves_its_file_open():
     writer.close()
     assert not raw.closed and writer.tell() == 8
     assert writer.sha256 == hashlib.sha256(b"abcd\x00\x01\x02\x03").hexdigest() and raw.getvalue() == b"abcd\x00\x01\x02\x03"
+
+
+def _index_bytes(tmp_path, name, entries, flush_bytes=None, raw=False):
+    writer = IndexWriter(tmp_path / name / "parts", 20_000)
+    if flush_bytes is not None:
+        writer.FLUSH_BYTES = flush_bytes
+    for id_json, url_json, line in entries:
+        if raw:
+            writer.add_raw(id_json.encode(), url_json.encode(), line.encode())
+        else:
+            writer.add_json(id_json, url_json, line)
+    index = writer.finish(tmp_path / name / "ds")
+    return {p.name: p.read_bytes() for p in sorted(index.iterdir())}, writer
+
+
+def _entries(n=20_000):
+    rnd = random.Random(11)
+    alphabet = list("abcxyz09/-_.é中\t\n\r\x0b\x1c\x85\u2028\u2029\"\\ \U0001F600")
+
+    def text():
+        return "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 10)))
+
+    out = []
+    for i in range(n):
+        doc_id = None if i % 97 == 0 else f"{text()}-{i}"
+        url = None if i % 13 == 0 else "" if i % 29 == 0 else f"https://e/{text()}"
+        line = json.dumps({"id": doc_id, "kept": [0, i], "t": text()}, ensure_ascii=False, sort_keys=True,
+                          separators=(",", ":"))
+        out.append((json.dumps(doc_id, ensure_ascii=False), json.dumps(url, ensure_ascii=False), line))
+    return out
+
+
+def test_index_merge_of_utf8_lines_spilled_or_not_gives_the_same_index(tmp_path):
+    entries = _entries()
+    in_memory, _ = _index_bytes(tmp_path, "memory", entries)
+    spilled, writer = _index_bytes(tmp_path, "spilled", entries, flush_bytes=4096, raw=True)
+    assert writer._spilled and writer.buckets == 8
+    assert spilled == in_memory
+    from thresher.report.index import DocumentIndex
+
+    index = DocumentIndex(tmp_path / "spilled" / "ds")
+    for id_json, url_json, line in entries[1:200:7]:
+        doc_id = json.loads(id_json)
+        assert index.by_id(doc_id) == json.loads(line)
+        url = json.loads(url_json)
+        if url:
+            assert doc_id in index.ids_for_url(url)
