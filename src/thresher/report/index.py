@@ -65,13 +65,27 @@ def _tab_free(key: str) -> str:
     return key.translate(_LINE_BREAKING)
 
 
-def _part_lines(text: str) -> list[str]:
-    """The lines of a part file's text: split on "\n" only (an entry's JSON may hold U+2028 or
-    U+0085, which `splitlines` would split on; keys have none, `_tab_free`)."""
-    lines = text.split("\n")
+def _part_lines(data: bytes) -> list[bytes]:
+    """The lines of a part file: split on "\n" only (an entry's JSON may hold U+2028 or U+0085;
+    keys have none, `_tab_free`)."""
+    lines = data.split(b"\n")
     if lines and not lines[-1]:
         lines.pop()
     return lines
+
+
+# UTF-8 of the line breaks a JSON string may hold unescaped (json.dumps escapes every control character)
+_RAW_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+def _raw_key(value_json: bytes) -> tuple[bytes, bytes]:
+    """(UTF-8 of the value, UTF-8 of its sort key) of a JSON string that holds an escape or a
+    non-ASCII character; decoded only for an escape or a line break."""
+    inner = value_json[1:-1]
+    if 92 not in inner and not any(b in inner for b in _RAW_BREAKS):  # 92: a backslash
+        return inner, inner
+    value = json_string(value_json.decode("utf-8")) or ""
+    return value.encode("utf-8", "surrogatepass"), _tab_free(value).encode("utf-8", "surrogatepass")
 
 
 def _bucket(key: str, buckets: int) -> int:
@@ -99,8 +113,8 @@ class IndexWriter:
         self.parts = Path(parts_dir)
         self.parts.mkdir(parents=True, exist_ok=True)
         self.buckets = bucket_count(expected_documents)
-        self._ids: list[list[str]] = [[] for _ in range(self.buckets)]
-        self._urls: list[list[str]] = [[] for _ in range(self.buckets)]
+        self._ids: list[list[bytes]] = [[] for _ in range(self.buckets)]
+        self._urls: list[list[bytes]] = [[] for _ in range(self.buckets)]
         self._buffered = 0
         self._spilled = False  # whether part files hold lines (else every line is still in memory)
         self.documents = 0
@@ -114,27 +128,39 @@ class IndexWriter:
         self.add_json(json.dumps(doc_id, ensure_ascii=False), json.dumps(url, ensure_ascii=False), line)
 
     def add_json(self, id_json: str, url_json: str, line: str) -> None:
-        """`add_line` with the id and URL as JSON (`json.dumps(ensure_ascii=False)`'s encoding): the
-        build's merge passes the tasks' lines through and decodes only what bucketing needs. Once a
-        line on the build's serial merge: `json_string`, `_tab_free` and `_bucket` are inlined."""
+        """`add_line` with the id and URL as JSON (`json.dumps(ensure_ascii=False)`'s encoding)."""
+        self.add_raw(id_json.encode("utf-8", "surrogatepass"), url_json.encode("utf-8", "surrogatepass"),
+                     line.encode("utf-8", "surrogatepass"))
+
+    def add_raw(self, id_json: bytes, url_json: bytes, line: bytes) -> None:
+        """`add_json` in UTF-8, as the tasks' index parts hold it: the build's merge passes the
+        lines through as bytes, decoding nothing (but an id or URL with an escape or a line break
+        in it), from the parts to the written buckets, whether a bucket stays in memory or spills.
+        Sorting UTF-8 bytes gives the order of sorting the decoded text (UTF-8 keeps code point
+        order), so the index is the same either way."""
         self.documents += 1
-        doc_id = None if id_json == "null" else id_json[1:-1] if "\\" not in id_json else json_string(id_json)
-        url = None if url_json == "null" else url_json[1:-1] if "\\" not in url_json else json_string(url_json)
         buckets = self.buckets
+        has_id = id_json != b"null"
         # part lines are "<sort key>\t<JSON>": a bucket sorts on the key without decoding its lines
-        if doc_id is not None:
-            key = doc_id if doc_id.isprintable() else _tab_free(doc_id)  # printable: no tab, no line break
-            text = f"{key}\t{line}\n"
-            self._ids[zlib.crc32(doc_id.encode("utf-8", "surrogatepass")) % buckets if buckets > 1 else 0].append(text)
+        if has_id:
+            # an ASCII JSON string with no backslash is the id's UTF-8 (tested inline, memchr and
+            # a word-wise scan: once a line on the build's serial merge)
+            value = key = id_json[1:-1]
+            if 92 in value or not value.isascii():
+                value, key = _raw_key(id_json)
+            text = b"\t".join((key, line))
+            self._ids[zlib.crc32(value) % buckets if buckets > 1 else 0].append(text)
             self._buffered += len(text)
-        if url:
+        if url_json != b"null" and url_json != b'""':
             # a record dropped by the reader (a WARC revisit) has no id: its URL entry holds it whole;
             # written by hand in the key order json.dumps(sort_keys=True) gives (entry, id, url)
-            pair = (f'{{"id":{id_json},"url":{url_json}}}' if doc_id is not None
-                    else f'{{"entry":{line},"id":null,"url":{url_json}}}')
-            key = url if url.isprintable() else _tab_free(url)
-            text = f"{key}\t{pair}\n"
-            self._urls[zlib.crc32(url.encode("utf-8", "surrogatepass")) % buckets if buckets > 1 else 0].append(text)
+            pair = (b"".join((b'{"id":', id_json, b',"url":', url_json, b"}")) if has_id
+                    else b"".join((b'{"entry":', line, b',"id":null,"url":', url_json, b"}")))
+            value = key = url_json[1:-1]
+            if 92 in value or not value.isascii():
+                value, key = _raw_key(url_json)
+            text = b"\t".join((key, pair))
+            self._urls[zlib.crc32(value) % buckets if buckets > 1 else 0].append(text)
             self._buffered += len(text)
         if self._buffered > self.FLUSH_BYTES:
             self.close_parts()
@@ -145,8 +171,8 @@ class IndexWriter:
         for kind, buffers in (("ids", self._ids), ("urls", self._urls)):
             for b, lines in enumerate(buffers):
                 if lines:
-                    with open(self.parts / f"{kind}-{b:04x}.part", "a", encoding="utf-8") as f:
-                        f.write("".join(lines))
+                    with open(self.parts / f"{kind}-{b:04x}.part", "ab") as f:
+                        f.write(b"\n".join(lines) + b"\n")
                     lines.clear()
         self._buffered = 0
 
@@ -161,17 +187,13 @@ class IndexWriter:
         for kind, buffers in (("ids", self._ids), ("urls", self._urls)):
             for b in range(self.buckets):
                 part = self.parts / f"{kind}-{b:04x}.part"
-                if in_memory:  # the lines reading the part file back would give
-                    keyed = _part_lines("".join(buffers[b]))
-                    buffers[b].clear()
+                if in_memory:
+                    keyed, buffers[b] = buffers[b], []
                 else:
-                    keyed = []
-                    if part.exists():
-                        with open(part, encoding="utf-8", newline="") as f:  # no newline translation
-                            keyed = _part_lines(f.read())
+                    keyed = _part_lines(part.read_bytes()) if part.exists() else []
                 keyed.sort()  # by key, then by the JSON itself: the order of adding never matters
-                lines = [ln.split("\t", 1)[1] for ln in keyed]
-                data = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+                lines = [ln[ln.find(b"\t") + 1:] for ln in keyed]
+                data = b"\n".join(lines) + b"\n" if lines else b""
                 target = out / f"{kind}-{b:04x}.jsonl.gz"
                 tmp = target.with_suffix(f".tmp-{os.getpid()}")
                 with (open(tmp, "wb") as raw,

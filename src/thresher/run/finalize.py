@@ -76,7 +76,7 @@ def write_observations(out: Store, work: WorkDir, partitions: Sequence[Partition
     staged = work.path("observed-out")
     writer = IndexWriter(work.path("index-parts"), documents)
     for id_json, url_json, line in iter_index_parts(parts):
-        writer.add_json(id_json, url_json, line)
+        writer.add_raw(id_json, url_json, line)
     index_dir = writer.finish(staged)
     merge_samples([work.observed(phase, p.index, "samples") for phase in ("scan", "write") for p in partitions],
                   staged / SAMPLES)

@@ -315,12 +315,13 @@ def merge_samples(parts: Iterable[Path], dest: Path) -> int:
     return n
 
 
-def iter_index_parts(parts: Iterable[Path]) -> Iterator[tuple[str, str, str]]:
-    """(id JSON, URL JSON, entry JSON) of each line of the tasks' index parts, none decoded."""
+def iter_index_parts(parts: Iterable[Path]) -> Iterator[tuple[bytes, bytes, bytes]]:
+    """(id JSON, URL JSON, entry JSON) of each line of the tasks' index parts, in UTF-8, none decoded
+    (`IndexWriter.add_raw` takes them so)."""
     for part in parts:
         if not part.is_file():
             continue
-        with open(part, encoding="utf-8") as f:
+        with open(part, "rb") as f:
             for line in f:
-                id_json, url_json, entry = line.rstrip("\n").split("\t", 2)
+                id_json, url_json, entry = line.rstrip(b"\r\n").split(b"\t", 2)
                 yield id_json, url_json, entry

@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop, Malformed, record_id
@@ -70,7 +70,8 @@ from thresher.run.results import (
 )
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line, write_work_json
-from thresher.write.formats import get_format
+from thresher.write.digest import digested_file
+from thresher.write.formats import get_format, shard_writer
 
 log = logging.getLogger(__name__)
 
@@ -813,18 +814,25 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
 
 
 def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[str]) -> ShardFile:
-    """Turn one shard's pieces (in partition order) into the final shard file in the output."""
-    from thresher.write.manifest import file_digest
-
+    """Turn one shard's pieces (in partition order) into the final shard file in the output, in
+    one streaming pass: the size and sha256 the manifest lists are taken from the bytes as they are
+    written (`thresher.write.digest`), not by reading the shard back."""
     fmt = get_format(ctx.config.output.format, ctx.config.output.compression_level)
     name = fmt.shard_name(shard, total)
     dest = Path(ctx.workdir).parent / name
     # an attempt killed mid-write left its temp file (`atomic_open` names it after the shard and its pid)
     for stale in dest.parent.glob(f".{dest.name}.tmp-*"):
         stale.unlink(missing_ok=True)
-    records = fmt.assemble([Path(p) for p in pieces], dest)
-    size, digest = file_digest(dest)
-    return ShardFile(path=name, records=records, bytes=size, sha256=digest)
+    write = shard_writer(fmt)
+    if write is None:  # a format that only writes files: hashed after writing
+        from thresher.write.manifest import file_digest
+
+        records = fmt.assemble([Path(p) for p in pieces], dest)
+        size, digest = file_digest(dest)
+        return ShardFile(path=name, records=records, bytes=size, sha256=digest)
+    with digested_file(dest) as out:
+        records = write([Path(p) for p in pieces], cast(IO[bytes], out))  # write, tell and flush: all a format uses
+    return ShardFile(path=name, records=records, bytes=out.bytes, sha256=out.sha256)
 
 
 def malformed_examples(work: WorkDir, partitions: list[int], limit: int = 50) -> list[dict[str, Any]]:

@@ -31,6 +31,11 @@ class ShardFormat(Protocol):
         """Write the shard `dest` atomically from JSONL pieces, in order; return its record count."""
         ...
 
+    # Optional, and what a build uses when a format has it (`shard_writer`):
+    # `write_shard(pieces, out: IO[bytes]) -> int` writes the same bytes as `assemble` into an open
+    # binary stream (write-only, `tell()` answered, left open), so the build takes the shard's size
+    # and sha256 from the bytes as they go out instead of reading the file back.
+
     def read(self, raw: IO[bytes]) -> Iterator[dict[str, Any]]:
         """The records of one shard, from its bytes (a seekable binary stream)."""
         ...
@@ -56,3 +61,12 @@ FORMATS: Registry[FormatFactory] = Registry(
 
 def get_format(name: str, compression_level: int = 6) -> ShardFormat:
     return FORMATS.get(name)(compression_level)
+
+
+ShardWriter = Callable[[Sequence[Path], IO[bytes]], int]
+
+
+def shard_writer(fmt: ShardFormat) -> ShardWriter | None:
+    """The format's `write_shard`, or None for a format that only writes files (`assemble`)."""
+    write: ShardWriter | None = getattr(fmt, "write_shard", None)
+    return write

@@ -34,17 +34,20 @@ class JsonlGzFormat:
         return f"shard-{index:05d}{self.suffix}"
 
     def assemble(self, pieces: Sequence[Path], dest: Path) -> int:
-        n = 0
         with atomic_open(dest, "wb") as raw:
-            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=self.level, mtime=0) as gz:
-                buffer: list[bytes] = []
-                for line in iter_piece_lines(pieces):
-                    buffer.append(line)
-                    n += 1
-                    if len(buffer) >= 512:
-                        gz.write(b"".join(buffer))
-                        buffer.clear()
-                gz.write(b"".join(buffer))
+            return self.write_shard(pieces, raw)
+
+    def write_shard(self, pieces: Sequence[Path], out: IO[bytes]) -> int:
+        n = 0
+        with gzip.GzipFile(filename="", mode="wb", fileobj=out, compresslevel=self.level, mtime=0) as gz:
+            buffer: list[bytes] = []
+            for line in iter_piece_lines(pieces):
+                buffer.append(line)
+                n += 1
+                if len(buffer) >= 512:
+                    gz.write(b"".join(buffer))
+                    buffer.clear()
+            gz.write(b"".join(buffer))
         return n
 
     def read(self, raw: IO[bytes]) -> Iterator[dict[str, Any]]:
@@ -67,12 +70,15 @@ class JsonlZstFormat:
         return f"shard-{index:05d}{self.suffix}"
 
     def assemble(self, pieces: Sequence[Path], dest: Path) -> int:
-        zstandard = _zstandard()
+        with atomic_open(dest, "wb") as raw:
+            return self.write_shard(pieces, raw)
+
+    def write_shard(self, pieces: Sequence[Path], out: IO[bytes]) -> int:
         n = 0
-        compressor = zstandard.ZstdCompressor(level=self.level, write_checksum=True)
-        with atomic_open(dest, "wb") as raw, compressor.stream_writer(raw, closefd=False) as out:
+        compressor = _zstandard().ZstdCompressor(level=self.level, write_checksum=True)
+        with compressor.stream_writer(out, closefd=False) as zst:
             for line in iter_piece_lines(pieces):
-                out.write(line)
+                zst.write(line)
                 n += 1
         return n
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from thresher.write.atomic import atomic_open
 from thresher.write.pieces import iter_piece_records
@@ -135,34 +135,40 @@ class ParquetFormat:
 
     def write_records(self, records: Iterable[Mapping[str, Any]], dest: str | Path) -> int:
         """Write records (the `Document.to_record()` form) to one Parquet file, atomically."""
+        with atomic_open(dest, "wb") as raw:
+            return self.write_stream(records, raw)
+
+    def write_stream(self, records: Iterable[Mapping[str, Any]], out: IO[bytes]) -> int:
+        """Write records as one Parquet file into an open binary stream (left open)."""
         pa = _pyarrow()
         import pyarrow.parquet as pq  # type: ignore[import-not-found]
 
         schema = self.schema()
         n = 0
-        with atomic_open(dest, "wb") as raw:
-            writer = pq.ParquetWriter(
-                raw,
-                schema,
-                compression="zstd",
-                compression_level=self.compression_level,
-                use_dictionary=["lang_code"] if "lang.code" in self.annotation_types else False,
-                write_statistics=True,
-            )
-            try:
-                for batch in _batches(records, self.row_group_rows, self.row_group_bytes):
-                    table = pa.Table.from_pydict(self._columns(batch), schema=schema)
-                    writer.write_table(table, row_group_size=len(batch))
-                    n += len(batch)
-                if n == 0:
-                    writer.write_table(pa.Table.from_pylist([], schema=schema))
-            finally:
-                writer.close()
+        writer = pq.ParquetWriter(
+            out,
+            schema,
+            compression="zstd",
+            compression_level=self.compression_level,
+            use_dictionary=["lang_code"] if "lang.code" in self.annotation_types else False,
+            write_statistics=True,
+        )
+        try:
+            for batch in _batches(records, self.row_group_rows, self.row_group_bytes):
+                table = pa.Table.from_pydict(self._columns(batch), schema=schema)
+                writer.write_table(table, row_group_size=len(batch))
+                n += len(batch)
+            if n == 0:
+                writer.write_table(pa.Table.from_pylist([], schema=schema))
+        finally:
+            writer.close()
         return n
 
     def assemble(self, pieces: Sequence[Path], dest: Path) -> int:
-
         return self.write_records(iter_piece_records(pieces), dest)
+
+    def write_shard(self, pieces: Sequence[Path], out: IO[bytes]) -> int:
+        return self.write_stream(iter_piece_records(pieces), out)
 
 
 def _batches(records: Iterable[Mapping[str, Any]], rows: int, text_bytes: int) -> Iterator[list[Mapping[str, Any]]]:
@@ -226,6 +232,9 @@ class ParquetShards:
 
     def assemble(self, pieces: Sequence[Path], dest: Path) -> int:
         return self.inner.assemble(pieces, dest)
+
+    def write_shard(self, pieces: Sequence[Path], out: IO[bytes]) -> int:
+        return self.inner.write_shard(pieces, out)
 
     def read(self, raw: Any) -> Iterator[dict[str, Any]]:
         return read_records(raw)
