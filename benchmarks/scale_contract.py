@@ -29,104 +29,18 @@ import os
 import platform
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from memory_scaling import current_phase  # noqa: E402
+from tree_memory import run_sampled  # noqa: E402
 
 SHARED = HERE.parent.parent / "shared" / "data"
 RESULTS = HERE / "results" / "scale_contract.json"
-
-
-def descendants(pid: int) -> list[int]:
-    out, stack = [], [pid]
-    while stack:
-        p = stack.pop()
-        out.append(p)
-        try:
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    stack.extend(int(c) for c in f.read().split())
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
-    return out
-
-
-def memory_of(pid: int) -> tuple[int, int]:
-    """(RSS, PSS) of one process in bytes, from smaps_rollup. RSS counts every page the process
-    maps, shared ones (the fork server's imports, a memory-mapped list) in full in each process;
-    PSS divides each shared page among the processes that map it, so the tree's PSS sum is what
-    the machine really holds."""
-    rss = pss = 0
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Rss:"):
-                    rss = int(line.split()[1]) * 1024
-                elif line.startswith("Pss:"):
-                    pss = int(line.split()[1]) * 1024
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        pass
-    return rss, pss
-
-
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_of(pid: int) -> float:
-    """User + system CPU seconds of one process so far (/proc/PID/stat)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-def run_sampled(cmd: list[str], work: Path) -> dict:
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peaks = {"rss": 0, "pss": 0, "driver": 0, "child": 0}
-    by_phase: dict[str, int] = {}
-    cpu_seen: dict[int, float] = {}  # the last CPU time read of each process of the tree
-    done = threading.Event()
-
-    def sample() -> None:
-        phase, checked = "scan", 0.0
-        while not done.is_set():
-            pids = descendants(proc.pid)
-            sizes = {p: memory_of(p) for p in pids}
-            for p in pids:
-                cpu_seen[p] = max(cpu_seen.get(p, 0.0), cpu_of(p))
-            rss = sum(r for r, _ in sizes.values())
-            peaks["rss"] = max(peaks["rss"], rss)
-            peaks["pss"] = max(peaks["pss"], sum(p for _, p in sizes.values()))
-            peaks["driver"] = max(peaks["driver"], sizes.get(proc.pid, (0, 0))[0])
-            peaks["child"] = max([peaks["child"], *(r for p, (r, _) in sizes.items() if p != proc.pid)])
-            if time.monotonic() - checked > 1.0:
-                phase, checked = current_phase(work / "done"), time.monotonic()
-            by_phase[phase] = max(by_phase.get(phase, 0), rss)
-            time.sleep(0.1)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    _, err = proc.communicate()
-    done.set()
-    sampler.join()
-    if proc.returncode != 0:
-        raise RuntimeError(f"build failed: {err.decode()[-3000:]}")
-    mib = 2**20
-    return {"wall_s": time.monotonic() - t0, "peak_tree_rss_mib": peaks["rss"] / mib, "peak_tree_pss_mib": peaks["pss"] / mib,
-            "peak_driver_mib": round(peaks["driver"] / mib, 1), "peak_largest_child_mib": round(peaks["child"] / mib, 1),
-            "peak_by_phase_mib": {k: round(v / mib, 1) for k, v in by_phase.items()},
-            "sampled_cpu_s": sum(cpu_seen.values())}
 
 
 def corpus(n: int) -> Path:

@@ -107,7 +107,7 @@ class IndexWriter:
     their part files in one write each: a million-document index has 512 part files, more than a
     process should hold open, and a line-by-line append would reopen files all the time."""
 
-    FLUSH_BYTES = 8 << 20
+    FLUSH_BYTES = 4 << 20
 
     def __init__(self, parts_dir: str | Path, expected_documents: int) -> None:
         self.parts = Path(parts_dir)

@@ -1,0 +1,80 @@
+"""The scale contract, guarded (issue 29): a build's memory does not grow with the corpus.
+
+Two corpora of different sizes, built by the CLI with the pool engine (2 workers) and every
+default stage, the `lang` extra's detector included, each in its own process tree sampled from
+/proc (`benchmarks/tree_memory.py`). Memory is measured, not timed, so the bounds hold on a busy
+machine. What it catches: pycld2's per-call leak, detectors or lists built per task, any stage that
+keeps something per document (each of those grew a build by ~1.5 MiB per 1,000 documents).
+
+Both builds use the same partition size: a scan task's working memory follows its partition (at
+most `input.partition_bytes`), and the planner gives a small input smaller partitions, so without
+this the small build would look lighter for a reason that has nothing to do with the corpus size.
+The driver's bounded buffers (the explain index's 8 MiB) fill by ~20k documents, hence the sizes.
+
+Measures: the tree's PSS (each shared page divided among the processes that map it: the fork
+server's preloaded lingua models count once, not once per worker as a sum of RSS would) and the
+largest process's own peak RSS (the kernel's VmHWM). The sum of RSS is reported, not bounded: it
+counts the shared models three times and jumps when one phase's workers overlap the next's.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+from benchmarks.tree_memory import run_sampled
+from tests.conftest import shared_path
+from tests.engines.mixed_language import documents, load_sentences
+
+SMALL, LARGE = 20_000, 80_000
+PARTITION_BYTES = 2 << 20  # the planner's smallest partition: both builds get it
+GROWTH_MIB_PER_1000 = 0.25  # the contract's bound on peak growth
+PEAK_PSS_MIB = 256  # the whole tree, fork server and workers included
+
+
+def write_pages(path: Path, texts: list[str], seed: int = 7) -> Path:
+    """HTML pages (so extraction runs) around the texts, 10% of them lightly edited copies of an
+    earlier page (so near dedup has work)."""
+    rnd = random.Random(seed)
+    with path.open("w", encoding="utf-8") as fh:
+        for i, text in enumerate(texts):
+            if i > 100 and rnd.random() < 0.1:
+                text = texts[rnd.randrange(i)] + " Updated."
+            body = "".join(f"<p>{p}</p>" for p in text.split("\n\n"))
+            html = (f"<html><head><title>Page {i}</title></head><body><nav><a href='/'>Home</a> <a href='/a'>About</a></nav>"
+                    f"<article><h1>Page {i}</h1>{body}</article><footer>Copyright. Privacy.</footer></body></html>")
+            fh.write(json.dumps({"url": f"https://scale.example/{i % 997}/{i}", "html": html}, ensure_ascii=False) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory) -> dict[int, Path]:
+    sentences = load_sentences(shared_path("language", "lingua"))
+    texts = documents(sentences, LARGE, seed=2929)
+    tmp = tmp_path_factory.mktemp("scale")
+    return {n: write_pages(tmp / f"pages-{n}.jsonl", texts[:n]) for n in (SMALL, LARGE)}
+
+
+def test_peak_memory_does_not_grow_with_the_corpus(corpora, tmp_path):
+    pytest.importorskip("pycld2")
+    pytest.importorskip("lingua")
+    peaks = {}
+    for n, corpus in corpora.items():
+        out = tmp_path / f"out-{n}"
+        command = [sys.executable, "-m", "thresher.cli", "build", str(corpus), "-o", str(out), "-q",
+                   "--engine", "pool", "--workers", "2", "--input-partition-bytes", str(PARTITION_BYTES)]
+        peaks[n] = run_sampled(command, out / ".work", interval=0.05)
+        stats = json.loads((out / "stats.json").read_text())
+        assert stats["seen"] == n and stats["kept"] > n // 3
+        assert json.loads((out / "manifest.json").read_text())["config"]["lang"]["detector"] == "cascade"
+    measures = ("peak_tree_pss_mib", "largest_process_peak_mib", "peak_tree_rss_mib", "peak_driver_mib")
+    report = {n: {k: round(p[k], 1) for k in measures} for n, p in peaks.items()}
+    print(report)  # shown with -s or -rP: the figures behind the bounds
+    added = (LARGE - SMALL) / 1000
+    for measure in ("peak_tree_pss_mib", "largest_process_peak_mib"):
+        growth = (peaks[LARGE][measure] - peaks[SMALL][measure]) / added
+        assert growth <= GROWTH_MIB_PER_1000, f"{measure} grew {growth:.3f} MiB per 1,000 documents: {report}"
+    assert peaks[LARGE]["peak_tree_pss_mib"] <= PEAK_PSS_MIB, report
