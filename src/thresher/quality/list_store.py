@@ -36,11 +36,14 @@ import sys
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thresher.core.errors import ConfigError
-from thresher.quality import urls
-from thresher.quality.urls import DomainDigests, UrlLists
+from thresher.quality import url_lists as urls
+from thresher.quality.url_lists import DomainDigests, UrlLists
+
+if TYPE_CHECKING:
+    from thresher.quality.urls import UrlFilterConfig
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +241,7 @@ def shared_url_lists(paths: tuple[str, ...], folder: str | Path | None) -> UrlLi
         return urls.load_url_lists(paths)
 
 
-def precompile(config: urls.UrlFilterConfig, folder: str | Path | None) -> None:
+def precompile(config: UrlFilterConfig, folder: str | Path | None) -> None:
     """Compile the config's large lists before the workers need them (the build's driver)."""
     for paths in (config.blocklists, config.allowlists):
         if paths and worth_compiling(tuple(paths)):

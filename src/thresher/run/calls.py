@@ -45,6 +45,13 @@ def dispatch_order(calls: Sequence[TaskCall]) -> list[int]:
     return sorted(range(len(calls)), key=lambda i: -weights[i])  # type: ignore[operator]
 
 
+def kept_result(replacement: Any, result: Any) -> Any:
+    """What an engine keeps of a finished task: the driver's `on_done` may return a slim form of the
+    result (it folded the rest into running totals, so the driver holds per task only what later
+    phases plan from, not every task's counters); None keeps the result as it came."""
+    return result if replacement is None else replacement
+
+
 def task_failed(call: TaskCall, attempts: int, exc: BaseException) -> TaskError:
     where = f"; its log: {call.log_path}" if call.log_path else ""
     cause = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

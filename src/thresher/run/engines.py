@@ -8,7 +8,8 @@
 - `ray`: Ray tasks on a local Ray instance or a cluster (`thresher.run.ray_engine`).
 
 `run(calls)` takes `TaskCall`s and returns results in call order, so the driver's view is the same
-whatever ran the tasks and in whichever order they finished. The pool starts the heaviest tasks first
+whatever ran the tasks and in whichever order they finished. `on_done(i, result)` is called as each
+task finishes; what it returns, when not None, is what `run` keeps for that task (`kept_result`). The pool starts the heaviest tasks first
 when every task's weight is known (longest-processing-time first: the phase's tail is a short task,
 not a long one that leaves the other workers idle). A task that raises (or whose worker
 process dies) is retried up to `retries` times; then the engine raises `TaskError` naming the task,
@@ -22,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from thresher.run import progress
-from thresher.run.calls import TaskCall, Warmup, dispatch_order, task_failed, task_weight
+from thresher.run.calls import TaskCall, Warmup, dispatch_order, kept_result, task_failed, task_weight
 from thresher.run.interrupts import InterruptHandlers
 
 __all__ = ["Engine", "LocalEngine", "TaskCall", "Warmup", "dispatch_order", "make_engine", "task_failed", "task_weight"]
@@ -33,7 +34,7 @@ log = logging.getLogger(__name__)
 class Engine(Protocol):
     name: str
 
-    def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], None] | None = None) -> list[Any]: ...
+    def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], Any] | None = None) -> list[Any]: ...
 
     def close(self) -> None: ...
 
@@ -46,7 +47,7 @@ class LocalEngine:
         progress.install(sink)
         self.interrupts = InterruptHandlers()  # SIGTERM stops a local build like Ctrl-C
 
-    def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
+    def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], Any] | None = None) -> list[Any]:
         results = []
         for i, call in enumerate(calls):
             for attempt in range(1, self.retries + 2):
@@ -57,9 +58,9 @@ class LocalEngine:
                     if attempt > self.retries:
                         raise task_failed(call, attempt, exc) from exc
                     log.warning("task %s failed (attempt %d), retrying: %s", call.label, attempt, exc)
-            results.append(result)
             if on_done is not None:
-                on_done(i, result)
+                result = kept_result(on_done(i, result), result)
+            results.append(result)
         return results
 
     def close(self) -> None:

@@ -146,11 +146,19 @@ class PhaseRunner:
         fn = getattr(self.tasks, phase)
         return TaskCall(run_task, (fn, RESULT_TYPES[phase], self.ctx, task_id, *args), describe_task(task_id, args), log_path, weight=weight)
 
-    def phase(self, name: str, calls: list[TaskCall], task_bytes: list[int] | None = None, total_bytes: int = 0) -> list[Any]:
+    def phase(self, name: str, calls: list[TaskCall], task_bytes: list[int] | None = None, total_bytes: int = 0,
+              fold: Callable[[Any], Any] | None = None) -> list[Any]:
+        """Run a phase's tasks; `fold(result)`, when given, adds a finished task's result into the
+        caller's running totals as it arrives and returns the slim form the phase keeps of it."""
         self.aggregator.start_phase(name, len(calls), total_bytes)
         sizes = task_bytes or [0] * len(calls)
         ids = [c.args[3] for c in calls]  # run_task's (fn, result type, ctx, task id, ...): what its ticks name
-        return self.engine.run(calls, on_done=lambda i, r: self.aggregator.task_done(sizes[i], r, ids[i]))
+
+        def done(i: int, result: Any) -> Any:
+            self.aggregator.task_done(sizes[i], result, ids[i])
+            return None if fold is None else fold(result)
+
+        return self.engine.run(calls, on_done=done)
 
     def close(self) -> None:
         self.engine.close()
@@ -180,24 +188,37 @@ def scan_and_group(runner: PhaseRunner, partitions: list[Partition]) -> GroupedR
     """The scan phase, then the group and verify phases of every corpus stage."""
     config = runner.ctx.config
     part_bytes = [partition_size(p) for p in partitions]
+    stages = build_corpus_stages(config)
+    # Each scan result is folded into these totals as it arrives and kept without its counters and
+    # key bytes (~110 KB a task): the driver's memory grows with the number of tasks by what the
+    # later phases plan from, not by every task's statistics (a crawl of 90k WARC files is 90k tasks).
+    stats = Stats()
+    key_bytes = [[0] * KEY_BUCKETS for _ in stages]
+
+    def fold_scan(r: ScanResult) -> ScanResult:
+        nonlocal stats
+        stats += r.stats
+        for si, row in enumerate(r.key_bytes):
+            totals = key_bytes[si]
+            for b, n in enumerate(row):
+                totals[b] += n
+        return replace(r, stats=Stats(), key_bytes=())
+
     scan_results: list[ScanResult] = runner.phase(
         "scan",
         [runner.call("scan", f"scan-{p.index:06d}", p, weight=n) for p, n in zip(partitions, part_bytes, strict=True)],
         part_bytes,
         sum(part_bytes),
+        fold=fold_scan,
     )
-    stats = sum((r.stats for r in scan_results), Stats())
+    stats = Stats() + stats  # as a sum of the tasks' stats: counters that came to zero left out
     check_malformed(config, stats)
-    stages = build_corpus_stages(config)
     calls = []
     call_stage: list[int] = []
     group_ranges: list[list[int]] = []
     edge_files: list[Path] = []
     for si, stage in enumerate(stages):
-        bucket_bytes = [0] * KEY_BUCKETS
-        for r in scan_results:
-            for b, n in enumerate(r.key_bytes[si]):
-                bucket_bytes[b] += n
+        bucket_bytes = key_bytes[si]
         ranges = plan_group_ranges(bucket_bytes, config.exec.key_partitions)
         group_ranges.append([lo for lo, _ in ranges])
         for lo, hi in ranges:
@@ -285,10 +306,18 @@ def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[Shar
     for kept in clustered.kept():
         starts.append(g)
         g += kept
+    stats = Stats()
+
+    def fold_write(r: WriteResult) -> WriteResult:  # as the scan's: the counters into one total
+        nonlocal stats
+        stats += r.stats
+        return replace(r, stats=Stats())
+
     write_results: list[WriteResult] = runner.phase(
-        "write", [runner.call("write", f"write-{p.index:06d}", p.index, starts[i]) for i, p in enumerate(grouped.partitions)]
+        "write", [runner.call("write", f"write-{p.index:06d}", p.index, starts[i]) for i, p in enumerate(grouped.partitions)],
+        fold=fold_write,
     )
-    stats = sum((r.stats for r in write_results), Stats())
+    stats = Stats() + stats
     # assemble: one task per shard, pieces in partition order
     pieces: dict[int, list[str]] = defaultdict(list)
     for w in write_results:

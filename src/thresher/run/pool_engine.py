@@ -15,7 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from thresher.run import progress
-from thresher.run.calls import TaskCall, Warmup, dispatch_order, task_failed
+from thresher.run.calls import TaskCall, Warmup, dispatch_order, kept_result, task_failed
 from thresher.run.interrupts import InterruptHandlers, kill_processes
 
 log = logging.getLogger(__name__)
@@ -116,7 +116,7 @@ class PoolEngine:
             if self.sink is not None:
                 self.sink(phase, counts)
 
-    def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
+    def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], Any] | None = None) -> list[Any]:
         try:
             return self._run(calls, on_done)
         except KeyboardInterrupt:
@@ -136,7 +136,7 @@ class PoolEngine:
         _stop_fork_server(self.ctx)
         _stop_resource_tracker()
 
-    def _run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
+    def _run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], Any] | None = None) -> list[Any]:
         if self.ran:
             # Fresh workers for every phase (forked from the fork server: ~0.03 CPU s each). A worker
             # that ran dozens of group tasks keeps a fragmented heap the next phase would inherit:
@@ -171,7 +171,7 @@ class PoolEngine:
                         self._retry_or_raise(calls[i], attempts[i], exc, todo, i)
                         continue
                     if on_done is not None:
-                        on_done(i, results[i])
+                        results[i] = kept_result(on_done(i, results[i]), results[i])
             if broken:
                 log.warning("a worker process died; restarting the pool")
                 self.executor.shutdown(wait=False, cancel_futures=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 from thresher.core.errors import ConfigError, InputError
 from thresher.run import progress
-from thresher.run.calls import TaskCall, task_failed
+from thresher.run.calls import TaskCall, kept_result, task_failed
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ class RayEngine:
         for phase, counts in self.ray.get(self.box.drain.remote()):
             self.sink(phase, counts)
 
-    def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
+    def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], Any] | None = None) -> list[Any]:
         ray = self.ray
         results: list[Any] = [None] * len(calls)
         attempts = [1] * len(calls)
@@ -179,7 +179,7 @@ class RayEngine:
                     pending[self.remote.remote(calls[i].fn, calls[i].args, self.box)] = i
                     continue
                 if on_done is not None:
-                    on_done(i, results[i])
+                    results[i] = kept_result(on_done(i, results[i]), results[i])
         self._drain()
         return results
 

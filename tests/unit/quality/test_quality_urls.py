@@ -114,14 +114,14 @@ def test_real_ut1_category_and_fineweb_word_lists(shared_data):
 
 
 def test_large_domain_lists_are_held_as_digests_with_the_same_answers(tmp_path, monkeypatch):
-    from thresher.quality import urls
+    from thresher.quality import url_lists, urls
 
     listing = tmp_path / "adult"
     listing.mkdir()
     names = [f"site{i}.example" for i in range(3000)] + ["www.spaced.example.", "# a comment", ""]
     (listing / "domains").write_text("\n".join(names) + "\n")
     small = urls.load_url_lists([str(tmp_path)])
-    monkeypatch.setattr(urls, "DIGEST_FILE_BYTES", 1000)
+    monkeypatch.setattr(url_lists, "DIGEST_FILE_BYTES", 1000)
     large = urls.load_url_lists([str(tmp_path)])
     assert isinstance(large.domains, urls.DomainDigests) and isinstance(small.domains, set)
     assert len(large.domains) == len(small.domains) == 3001

@@ -5,12 +5,12 @@ import os
 from collections import OrderedDict
 
 from thresher.core.document import Document
-from thresher.quality import urls
+from thresher.quality import url_lists, urls
 from thresher.quality.urls import UrlFilter, UrlFilterConfig
 
 
 def test_block_list_is_loaded_once_per_process_and_again_when_the_file_changes(tmp_path, monkeypatch):
-    monkeypatch.setattr(urls, "_loaded", OrderedDict())
+    monkeypatch.setattr(url_lists, "_loaded", OrderedDict())
     calls = []
     real = urls.load_url_lists
 

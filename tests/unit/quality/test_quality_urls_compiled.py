@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import shared_path
 
-from thresher.quality import list_store, urls
+from thresher.quality import list_store, url_lists, urls
 from thresher.quality.urls import DomainDigests, UrlFilter, UrlFilterConfig
 
 LINES = [f"site{i}.example" for i in range(3000)] + [
@@ -29,8 +29,8 @@ HOSTS = ["site17.example", "a.b.site2999.example", "spaced.example", "upper.exam
 @pytest.fixture
 def big_list(tmp_path, monkeypatch):
     """A UT1 folder whose `domains` file counts as large (digests) and as worth compiling."""
-    monkeypatch.setattr(urls, "_loaded", OrderedDict())
-    monkeypatch.setattr(urls, "DIGEST_FILE_BYTES", 1000)
+    monkeypatch.setattr(url_lists, "_loaded", OrderedDict())
+    monkeypatch.setattr(url_lists, "DIGEST_FILE_BYTES", 1000)
     monkeypatch.setattr(list_store, "COMPILE_MIN_BYTES", 1000)
     folder = tmp_path / "adult"
     folder.mkdir()
@@ -55,32 +55,32 @@ def test_compiled_list_answers_as_the_in_memory_list(big_list, tmp_path):
 
 
 def test_list_kept_as_strings_compiles_to_the_same_strings(big_list, tmp_path, monkeypatch):
-    monkeypatch.setattr(urls, "DIGEST_FILE_BYTES", 1 << 30)
+    monkeypatch.setattr(url_lists, "DIGEST_FILE_BYTES", 1 << 30)
     memory = urls.load_url_lists(big_list)
     compiled = list_store.shared_url_lists(big_list, tmp_path / "lists")
     assert isinstance(compiled.domains, set) and compiled.domains == memory.domains and compiled.urls == memory.urls
 
 
 def test_compiled_kernel_and_python_reference_give_the_same_digests(big_list, monkeypatch):
-    if urls._KERNEL is None:
+    if url_lists._KERNEL is None:
         pytest.skip("thresher.quality._domainlist is not built (no C compiler at install)")
     chunk = ("\n".join(f"Www.Site{i}.Example.." if i % 7 == 0 else f"site{i}.example" for i in range(5000))
              + "\n#c\n\nwww.\n" + "a" * 300 + "\n").encode()
-    assert urls._KERNEL.digest_lines(chunk) is not None
-    reference = urls.array("Q", urls._chunk_digests(chunk))
+    assert url_lists._KERNEL.digest_lines(chunk) is not None
+    reference = url_lists.array("Q", url_lists._chunk_digests(chunk))
     if sys.byteorder == "little":
         reference.byteswap()
-    assert urls._KERNEL.digest_lines(chunk) == reference.tobytes()
-    assert urls._KERNEL.digest_lines("caf\u00e9.example\n".encode()) is None  # not ASCII: the Python reference decides
+    assert url_lists._KERNEL.digest_lines(chunk) == reference.tobytes()
+    assert url_lists._KERNEL.digest_lines("caf\u00e9.example\n".encode()) is None  # not ASCII: the Python reference decides
     with_kernel = urls.load_url_lists(big_list)
-    monkeypatch.setattr(urls, "_KERNEL", None)
+    monkeypatch.setattr(url_lists, "_KERNEL", None)
     assert list(urls.load_url_lists(big_list).domains.digests) == list(with_kernel.domains.digests)
 
 
 def test_digests_pin_blake2b_64(big_list):
     assert DomainDigests.digest("example.com") == int.from_bytes(
         __import__("hashlib").blake2b(b"example.com", digest_size=8).digest(), "big")
-    values = urls.array("Q", [5, 3, 5, 2**64 - 1, 0, 3])
+    values = url_lists.array("Q", [5, 3, 5, 2**64 - 1, 0, 3])
     assert list(urls.sort_unique(values)) == [0, 3, 5, 2**64 - 1]
 
 
@@ -125,7 +125,7 @@ def test_changed_list_gets_a_new_file_and_the_same_content_the_same_file(big_lis
 
 
 def _compile_in_child(paths: tuple[str, ...], folder: str, queue) -> None:
-    urls.DIGEST_FILE_BYTES = 1000
+    url_lists.DIGEST_FILE_BYTES = 1000
     lists = list_store.shared_url_lists(paths, folder)
     queue.put(bytes(memoryview(lists.domains.digests).cast("B")))
 
@@ -170,7 +170,7 @@ _CHILD = textwrap.dedent("""
                 if len(parts) >= 2 and parts[0].endswith(":") and parts[1].isdigit():
                     fields[parts[0][:-1]] = int(parts[1])
         return fields["Private_Clean"] + fields["Private_Dirty"]
-    from thresher.quality import list_store, urls
+    from thresher.quality import list_store, url_lists, urls
     paths, folder = (sys.argv[1],), sys.argv[2]
     before = private_kib()
     lists = list_store.shared_url_lists(paths, folder)
