@@ -566,14 +566,14 @@ Standard library only (`src/thresher/extract/`):
   `if(a<b&&c<d)`, `<a "` repeated, 20,000 times) parse in under 20 ms each; they took minutes.
 - **Tree builder** (`tree.py`): iterative, depth capped at 256 (100,000-deep pages cost the same as
   flat ones), the implied-end-tag rules that matter for text; not the standard's tree construction.
-- **Region choice** (`builtin.py`): boilerplate marked by tag, ARIA role and class/id vocabulary (a
+- **Region choice** (`builtin.py` over `boilerplate.py`, `scoring.py`, `region.py`, `assemble.py`): boilerplate marked by tag, ARIA role and class/id vocabulary (a
   box holding most of the page's paragraphs, counting posts written with `<br>`, is kept whatever its
   class says, and a box holding an `itemprop=articleBody`, `role=main` or `<main>` is not removed for
   a weak class word); blocks scored for text-likeness (length, sentence ends, link density, teaser
   lists and excerpt shapes; a lone post under its linked title is not a teaser); the main content is
   the subtree with the largest total score, with a bonus for containers that name themselves as the
   text; a declared JSON-LD `articleBody` guides the choice when it is as long as the page's text. No
-  site-specific rules. Every constant is named in `builtin.py` with how it was calibrated.
+  site-specific rules. Every constant is named in the module that uses it with how it was calibrated.
 - **Rules from the all-or-nothing misses** (`benchmarks/extraction_misses.py`; each has a
   constructed-page test in `tests/unit/extract/test_extract_regions.py` that fails without it):
   a script's error output printed into the page (`Warning: ... on line 928`) scores as furniture;

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from thresher.extract import builtin
+from thresher.extract import region as region_choice
 from thresher.extract.blocks import REMOVED, segment
+from thresher.extract.boilerplate import mark_article_cards, mark_boilerplate
 from thresher.extract.hints import class_id
+from thresher.extract.scoring import block_scores
 from thresher.extract.tree import HtmlDocument, Node, parse, text_of
 
 
@@ -37,15 +39,15 @@ def _removed_text(doc: HtmlDocument, node: Node) -> int:
 def explain(html: str, candidates: int = 5) -> dict[str, Any]:
     """The chosen region and the best rejected candidates (largest positive mass), with reasons."""
     doc = parse(html)
-    builtin.mark_boilerplate(doc)
-    builtin.mark_article_cards(doc)
+    mark_boilerplate(doc)
+    mark_article_cards(doc)
     blocks = segment(doc.root)
-    scores = builtin.block_scores(blocks)
-    region = builtin.widen_to_pane_set(doc, builtin.best_subtree(doc, blocks, scores))
+    scores = block_scores(blocks)
+    region = region_choice.widen_to_pane_set(doc, region_choice.best_subtree(doc, blocks, scores))
     acc = [0.0] * len(doc.nodes)
     pos = [0.0] * len(doc.nodes)
     for b, s in zip(blocks, scores, strict=True):
-        acc[b.owner.index] += s if s > 0 else builtin._NEGATIVE_WEIGHT * s
+        acc[b.owner.index] += s if s > 0 else region_choice._NEGATIVE_WEIGHT * s
         if s > 0:
             pos[b.owner.index] += s
     for node in reversed(doc.nodes):

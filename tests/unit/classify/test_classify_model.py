@@ -98,6 +98,7 @@ ODD = [
 
 @pytest.mark.parametrize("tokenizer", ["words", "whitespace"])
 def test_numpy_scores_equal_pure_python_on_odd_whitespace_and_caps(tokenizer, monkeypatch):
+    from thresher.classify import batch as batch_module
     from thresher.classify import model as model_module
 
     data = corpus(300, ("good", "bad"))
@@ -111,7 +112,7 @@ def test_numpy_scores_equal_pure_python_on_odd_whitespace_and_caps(tokenizer, mo
     monkeypatch.setattr(model_module, "_CHUNK_CHARS", 64)
     model._np_table = None
     assert model.scores_batch(texts, use_numpy=True) == python
-    monkeypatch.setattr(model_module, "_SCIPY", [None])  # without SciPy: gathers and np.add.reduceat
+    monkeypatch.setattr(batch_module, "_SCIPY", [None])  # without SciPy: gathers and np.add.reduceat
     assert model.scores_batch(texts, use_numpy=True) == python
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import re
 
-from thresher.extract import builtin
+from thresher.extract import region, scoring
 from thresher.extract.stage import control_char_ratio
 
 _PIECES = [" ", "\n", "\t", "\u00a0", "\u2028", "\u3000", ".", "...", "…", "[", "]", "(", ")", "!", "?", "。", "”",
@@ -17,8 +17,8 @@ def test_tail_searches_match_the_full_searches():
     rng = random.Random(15)
     for _ in range(50000):
         text = "".join(rng.choice(_PIECES) for _ in range(rng.randrange(0, 12)))
-        assert builtin._ends_sentence(text) == bool(builtin._SENTENCE_END.search(text)), repr(text)
-        assert builtin._is_truncated(text) == bool(builtin._TRUNCATED.search(text)), repr(text)
+        assert scoring.ends_sentence(text) == bool(scoring._SENTENCE_END.search(text)), repr(text)
+        assert scoring._is_truncated(text) == bool(scoring._TRUNCATED.search(text)), repr(text)
 
 
 def test_control_char_ratio_matches_the_regex_count():
@@ -61,7 +61,7 @@ def _declared_body_inside_reference(doc):
         i = node.index
         if not inside[i]:
             raw = node.raw_attrs
-            if not (node.tag == "main" or raw and ("itemprop" in raw or "role" in raw) and builtin.declares_body(node)):
+            if not (node.tag == "main" or raw and ("itemprop" in raw or "role" in raw) and region.declares_body(node)):
                 continue
             inside[i] = True
         if node.parent is not None:
@@ -78,4 +78,4 @@ def test_declared_body_inside_matches_the_bottom_up_pass():
     for _ in range(3000):
         html = "".join(rng.choice(opens + ["</div>", "</main>", "</section>", "text "]) for _ in range(rng.randrange(1, 25)))
         doc = parse(html)
-        assert builtin.declared_body_inside(doc) == _declared_body_inside_reference(doc), html
+        assert region.declared_body_inside(doc) == _declared_body_inside_reference(doc), html

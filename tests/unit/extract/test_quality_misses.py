@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from thresher.extract import builtin
+from thresher.extract import assemble, boilerplate, builtin, region, scoring
 from thresher.extract.builtin import BuiltinExtractor
 
 SENTENCES = [
@@ -32,7 +32,7 @@ def test_link_lines_inside_figures_do_not_sink_a_short_article(monkeypatch: pyte
             f'<p>{SENTENCES[0]}</p>{figures}</section><div class="authors"><h2>Authors</h2>'
             f'<div class="content"><p>{BIO}</p></div></div></article></main></body></html>')
     assert SENTENCES[0] in text_of(page)
-    monkeypatch.setattr(builtin, "_FIGURE_DEPTH", 0)
+    monkeypatch.setattr(scoring, "_FIGURE_DEPTH", 0)
     assert SENTENCES[0] not in text_of(page)
 
 
@@ -50,7 +50,7 @@ def card_page(intro_heading: str) -> tuple[str, str]:
 def test_an_article_under_a_plain_heading_is_not_a_feed_card(monkeypatch: pytest.MonkeyPatch) -> None:
     page, intro = card_page("Become a product tester")
     assert intro in text_of(page)
-    monkeypatch.setattr(builtin, "_has_linked_heading", lambda nodes, node: True)
+    monkeypatch.setattr(boilerplate, "_has_linked_heading", lambda nodes, node: True)
     assert intro not in text_of(page)
 
 
@@ -65,7 +65,7 @@ def test_sections_without_links_are_not_feed_cards(monkeypatch: pytest.MonkeyPat
     body = "".join(f"<p>{s} {t}</p>" for s in SENTENCES for t in SENTENCES)
     page = (f'<html><body><div class="content"><article id="c1"><h1>Where does the smog come from?</h1>'
             f'<p>{lead}</p></article><article id="c2">{body}</article></div></body></html>')
-    monkeypatch.setattr(builtin, "_has_linked_heading", lambda nodes, node: True)
+    monkeypatch.setattr(boilerplate, "_has_linked_heading", lambda nodes, node: True)
     assert lead in text_of(page)  # no link at all: a section, not a card
     page_with_links = page.replace(f"<p>{lead}</p>", f'<p><a href="/more">{lead}</a> More.</p>')
     assert lead not in text_of(page_with_links)
@@ -85,7 +85,7 @@ def product_page() -> str:
 def test_a_region_that_is_one_tab_widens_to_all_tabs(monkeypatch: pytest.MonkeyPatch) -> None:
     text = text_of(product_page())
     assert "No leaflet provided by the maker" in text and SENTENCES[1] in text
-    monkeypatch.setattr(builtin, "_PANE_SET_LEVELS", 0)
+    monkeypatch.setattr(region, "_PANE_SET_LEVELS", 0)
     assert "No leaflet provided by the maker" not in text_of(product_page())
 
 
@@ -147,7 +147,7 @@ def test_a_heading_over_dropped_links_goes_with_them(monkeypatch: pytest.MonkeyP
             f'<p>More information: {SENTENCES[2]}</p></article></body></html>')
     text = text_of(page)
     assert "More information" in text and "Explore further" not in text
-    monkeypatch.setattr(builtin, "_LABELLED_LINK_LIST_ITEMS", 10**9)
+    monkeypatch.setattr(assemble, "_LABELLED_LINK_LIST_ITEMS", 10**9)
     assert "Explore further" in text_of(page)
 
 
@@ -176,5 +176,5 @@ def test_captions_written_as_paragraphs_are_not_text(caption: str, monkeypatch: 
     page = (f"<html><body><article><h1>Title</h1>{''.join(paragraphs[:4])}<div class='imginline'><span>{caption}"
             f"</span></div>{''.join(paragraphs[4:])}</article></body></html>")
     assert SENTENCES[3] in text_of(page) and caption not in text_of(page)
-    monkeypatch.setattr(builtin, "_CAPTION_LINE_MAX_CHARS", 0)
+    monkeypatch.setattr(assemble, "_CAPTION_LINE_MAX_CHARS", 0)
     assert caption in text_of(page)
