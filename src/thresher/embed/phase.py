@@ -21,7 +21,7 @@ vector files beside the shards after assemble (see `thresher.run.phases.semantic
               kept document (a drop inside a cluster whose kept one the boundary dropped is
               re-attributed to that one's kept document, `via` naming the link)
     decide    one per partition: its drops sorted by ordinal into `decisions/pXXXXXX.later.jsonl`,
-              which the write task applies after the cluster phase's (`thresher.run.tasks`)
+              which the write task applies after the cluster phase's (`thresher.run.cluster`)
     vectors   one per output shard: the kept rows of the shard's records, in document order, as
               `shard-XXXXX.embeddings.npy` beside the shard
 
@@ -48,8 +48,10 @@ from thresher.core.document import Drop
 from thresher.dedup.cluster import Decision
 from thresher.embed.config import EmbedConfig
 from thresher.read.base import ordinal_partition
+from thresher.run.cluster import iter_cluster_decisions, later_decisions
 from thresher.run.records import id_bytes
-from thresher.run.tasks import TaskContext, iter_cluster_decisions, iter_scan_docs, later_decisions
+from thresher.run.scan import iter_scan_docs
+from thresher.run.task import TaskContext
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line
 

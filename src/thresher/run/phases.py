@@ -1,5 +1,5 @@
 """A build's phases in order, run on an engine: scan → group → verify → cluster → write → assemble
-(→ publish). Each phase is a list of tasks (`thresher.run.tasks`) planned from the previous phase's
+(→ publish). Each phase is a list of tasks (`thresher.run.task`) planned from the previous phase's
 typed results (`thresher.run.results`).
 
 `TaskTable` names the function each phase runs; the default is the real tasks, and tests inject
@@ -42,6 +42,8 @@ from thresher.embed.phase import (
 from thresher.pipeline import build_corpus_stages, fork_server_preloads
 from thresher.read.base import Partition
 from thresher.run import progress
+from thresher.run.candidates import group_task, verify_task
+from thresher.run.cluster import cluster_task, later_decisions
 from thresher.run.engines import TaskCall, make_engine
 from thresher.run.integrity import require_work_files
 from thresher.run.output import publish_task
@@ -57,19 +59,9 @@ from thresher.run.results import (
     VerifyResult,
     WriteResult,
 )
-from thresher.run.tasks import (
-    TaskContext,
-    assemble_task,
-    cluster_task,
-    describe_task,
-    group_task,
-    later_decisions,
-    partition_size,
-    run_task,
-    scan_task,
-    verify_task,
-    write_task,
-)
+from thresher.run.scan import partition_size, scan_task
+from thresher.run.shards import assemble_task, write_task
+from thresher.run.task import TaskContext, describe_task, run_task
 from thresher.run.workdir import WorkDir
 
 ProgressSink = Callable[[progress.Snapshot], None]
