@@ -67,7 +67,7 @@ def iter_cluster_decisions(work: WorkDir, p: int) -> Iterator[Decision]:
 
 
 def later_decisions(work: WorkDir, p: int) -> Path:
-    """Drops decided after the cluster phase for partition p (semantic dedup, `thresher.embed.phase`),
+    """Drops decided after the cluster phase for partition p (semantic dedup, `thresher.embed.semantic_phase`),
     in ordinal order, only for documents the cluster phase kept."""
     return work.decisions(p).with_suffix(".later.jsonl")
 

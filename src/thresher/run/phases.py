@@ -20,7 +20,8 @@ from thresher import stage_cache
 from thresher.config import RunConfig
 from thresher.core.errors import InputError
 from thresher.core.stats import Stats
-from thresher.embed.phase import (
+from thresher.embed.phase import embed_task, embeddings_section, shard_ranges, vectors_task
+from thresher.embed.results import (
     AssignResult,
     BoundaryResult,
     CentroidsResult,
@@ -28,16 +29,14 @@ from thresher.embed.phase import (
     EmbedResult,
     SemanticResult,
     VectorFile,
+)
+from thresher.embed.semantic_phase import (
     assign_task,
     boundary_task,
     centroids_task,
     decide_task,
-    embed_task,
-    embeddings_section,
     plan_cluster_ranges,
     semantic_task,
-    shard_ranges,
-    vectors_task,
 )
 from thresher.pipeline import build_corpus_stages, fork_server_preloads
 from thresher.read.base import Partition
@@ -309,7 +308,7 @@ class EmbeddedRun:
 
 def semantic_phases(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[ClusteredRun, EmbeddedRun]:
     """Embed the documents the cluster phase kept and, with `--semantic-dedup`, drop the semantic
-    duplicates among them (`thresher.embed.phase`): the later drops go into the work dir beside the
+    duplicates among them (`thresher.embed.phase`, `thresher.embed.semantic_phase`): the later drops go into the work dir beside the
     cluster phase's decisions, and the returned run counts them for the write phase."""
     config = runner.ctx.config
     partitions = [p.index for p in clustered.grouped.partitions]
