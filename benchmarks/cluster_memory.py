@@ -24,8 +24,9 @@ sys.path.insert(0, str(ROOT.parent / "src"))
 def child(workdir: str, n_nodes: int) -> None:
     from thresher.config import RunConfig
     from thresher.pipeline import build_corpus_stages
+    from thresher.run.cluster import cluster_task
     from thresher.run.records import Node, pack_edge
-    from thresher.run.tasks import TaskContext, cluster_task
+    from thresher.run.task import TaskContext
     from thresher.run.workdir import WorkDir
 
     config = RunConfig.from_dict({"exec": {"engine": "local"}})

@@ -22,7 +22,7 @@ from thresher.run.deadline import DeadlineExceeded, DocumentDeadline
 
 Outcome = tuple[Drop, list[Drop]] | None  # what `DocumentChain.run` returns for one document
 
-# Bounds on one batch of the scan loop (`run/tasks.py`): documents, and characters of their text or
+# Bounds on one batch of the scan loop (`run/scan.py`): documents, and characters of their text or
 # HTML. They bound the memory a batch holds; they never change the output (see `BatchEvaluator`).
 # 2048, not 512: a NumPy call has a fixed cost, and a batch of 512 tweets paid ~25% of the
 # classifier's time in it (benchmarks/classify_eval.py); the characters bound memory either way.

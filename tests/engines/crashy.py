@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from thresher.run.tasks import scan_task
+from thresher.run.scan import scan_task
 
 
 def scan_task_dying_once(ctx, partition):

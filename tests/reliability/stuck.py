@@ -66,7 +66,7 @@ def _with_stage(stage: Any) -> Iterator[None]:
 
 def scan_task_with_stuck_stage(ctx: Any, partition: Any) -> dict[str, Any]:
     import thresher.run.deadline as deadline
-    from thresher.run.tasks import scan_task
+    from thresher.run.scan import scan_task
 
     deadline.WATCHDOG_GRACE_S = 0.5  # the test waits 1 CPU s for the kill timer, not 5
     with _with_stage(CallIgnoringSignals()):
@@ -74,14 +74,14 @@ def scan_task_with_stuck_stage(ctx: Any, partition: Any) -> dict[str, Any]:
 
 
 def scan_task_with_raising_stage(ctx: Any, partition: Any) -> dict[str, Any]:
-    from thresher.run.tasks import scan_task
+    from thresher.run.scan import scan_task
 
     with _with_stage(Raising()):
         return scan_task(ctx, partition)
 
 
 def scan_task_with_regex_stage(ctx: Any, partition: Any) -> dict[str, Any]:
-    from thresher.run.tasks import scan_task
+    from thresher.run.scan import scan_task
 
     with _with_stage(CatastrophicRegex()):
         return scan_task(ctx, partition)
@@ -115,7 +115,7 @@ def scan_task_failing_after_the_chain(ctx: Any, partition: Any) -> dict[str, Any
     """A scan in which an exception escapes the processing of one record, outside any stage (the
     run's own bookkeeping): the task fails at that record on every attempt."""
     from thresher.run.observe import TaskObserver
-    from thresher.run.tasks import scan_task
+    from thresher.run.scan import scan_task
 
     survived, chain_dropped = TaskObserver.survived, TaskObserver.chain_dropped
     TaskObserver.survived = _raise_on_tagged(survived)  # type: ignore[method-assign]
@@ -143,14 +143,14 @@ class _RaisingScan:
 
 
 def scan_task_with_raising_corpus_scan(ctx: Any, partition: Any) -> dict[str, Any]:
-    import thresher.run.tasks as tasks
+    import thresher.run.scan as scan
 
-    original = tasks.build_corpus_stages
-    tasks.build_corpus_stages = lambda config: [_RaisingScan(s) if i == 0 else s for i, s in enumerate(original(config))]
+    original = scan.build_corpus_stages
+    scan.build_corpus_stages = lambda config: [_RaisingScan(s) if i == 0 else s for i, s in enumerate(original(config))]
     try:
-        return tasks.scan_task(ctx, partition)
+        return scan.scan_task(ctx, partition)
     finally:
-        tasks.build_corpus_stages = original
+        scan.build_corpus_stages = original
 
 
 def scan_task_after_the_input_is_cut(ctx: Any, partition: Any) -> dict[str, Any]:
@@ -158,7 +158,7 @@ def scan_task_after_the_input_is_cut(ctx: Any, partition: Any) -> dict[str, Any]
     by another process while the build runs)."""
     import os
 
-    from thresher.run.tasks import scan_task
+    from thresher.run.scan import scan_task
 
     size = os.path.getsize(partition.path)
     if size > 100:

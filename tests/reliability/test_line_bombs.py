@@ -10,7 +10,7 @@ import time
 from tests.conftest import article_html, local_config, write_jsonl
 from tests.reliability.catalogue import ARTICLE, gz, http, warc_record
 
-import thresher.run.tasks as tasks
+import thresher.run.scan as scan
 from thresher.run.build import build
 
 
@@ -41,7 +41,7 @@ def test_each_bomb_stops_only_its_own_input(tmp_path):
 
 def test_work_bytes_cap_stops_an_input_that_writes_too_much(tmp_path, monkeypatch):
     # the floor (256 MiB written before the cap can act) is lowered so that a test-sized input reaches it
-    monkeypatch.setattr(tasks, "WORK_BYTES_FLOOR", 64 * 1024)
+    monkeypatch.setattr(scan, "WORK_BYTES_FLOOR", 64 * 1024)
     pages = b"".join(
         json.dumps({"url": f"https://e.example/{i}", "html": article_html(i)}).encode() + b"\n" for i in range(3000)
     )

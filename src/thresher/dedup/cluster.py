@@ -3,7 +3,7 @@
 Pure functions over an *edge source* (a callable that iterates every verified edge again, in the
 same order each time: the build reads them from the work dir three times rather than holding them),
 so they are tested without a build (tests/unit/dedup/test_cluster.py). The build's cluster task
-(`thresher.run.tasks.cluster_task`) only reads the edge files and writes the decisions.
+(`thresher.run.cluster.cluster_task`) only reads the edge files and writes the decisions.
 
 - `colliding_ordinals`: the distinct documents that take part in any edge, ascending;
 - `components`: union-find over them; each component's root is its lowest ordinal;

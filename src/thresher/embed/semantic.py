@@ -14,7 +14,7 @@ rewrites that share meaning but few shingles, which MinHash cannot see.
   names that kept document (the most similar one) and the cosine. A cluster the sample says is
   over `cluster_max` rows is re-split by k-means inside it (`split_oversized`). Here (the report of
   `thresher embed --semantic-dedup`) pairs split across clusters are not compared; the build's
-  phases also compare a boundary document in its second-nearest cluster (`thresher.embed.phase`).
+  phases also compare a boundary document in its second-nearest cluster (`thresher.embed.semantic_phase`).
 """
 
 from __future__ import annotations

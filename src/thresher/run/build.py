@@ -3,7 +3,7 @@
 The driver only plans, hands tasks to the engine and assembles results; it is split by job:
 `thresher.run.output` (where the output and the stage folder are, publishing), `thresher.run.plan`
 (the work plan and its resume check), `thresher.run.phases` (the phases in order), and
-`thresher.run.finalize` (stats, rejects, card, manifest). The work itself is in `thresher.run.tasks`.
+`thresher.run.finalize` (stats, rejects, card, manifest). The work itself is in the task modules (`thresher.run.task` lists them).
 
 Completion markers make a rerun of the same command resume where it stopped; the manifest is
 removed first and written last, so an interrupted build never leaves a manifest that claims
@@ -38,7 +38,7 @@ from thresher.run.plan import prepare_workdir
 from thresher.run.preflight import preflight
 from thresher.run.results import ShardFile
 from thresher.run.safety import check_not_nested, listed_shards, own_manifest, remember_previous_shards
-from thresher.run.tasks import TaskContext
+from thresher.run.task import TaskContext
 from thresher.run.workdir import BuildLock
 from thresher.write.manifest import MANIFEST
 

@@ -17,8 +17,9 @@ from typing import Any
 
 from thresher.config import RunConfig
 from thresher.pipeline import build_corpus_stages
+from thresher.run.cluster import iter_decisions, iter_edges
 from thresher.run.phases import ProgressSink, cluster_duplicates
-from thresher.run.tasks import iter_decisions, iter_edges, iter_scan_docs
+from thresher.run.scan import iter_scan_docs
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

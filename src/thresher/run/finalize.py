@@ -5,6 +5,8 @@ The manifest is built by `thresher.write.manifest.build_manifest`, beside the co
 
 from __future__ import annotations
 
+import gzip
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +22,8 @@ from thresher.run.integrity import require_work_files
 from thresher.run.observe import CARD, CARD_DROPPED, card_summary
 from thresher.run.results import ShardFile
 from thresher.run.safety import previous_shards
-from thresher.run.tasks import gzip_concat, malformed_examples
 from thresher.run.workdir import WorkDir
-from thresher.write.atomic import dumps_json
+from thresher.write.atomic import atomic_open, dumps_json
 from thresher.write.card import render_card
 from thresher.write.formats import get_format
 from thresher.write.manifest import MANIFEST, build_manifest
@@ -126,3 +127,28 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
     out.write_bytes("README.md", card.encode("utf-8"))
     out.write_bytes(MANIFEST, dumps_json(manifest).encode("utf-8"))
     return manifest
+
+
+def malformed_examples(work: WorkDir, partitions: list[int], limit: int = 50) -> list[dict[str, Any]]:
+    """The first `limit` malformed-input records of the partitions, in partition order (for `stats.json`)."""
+    out: list[dict[str, Any]] = []
+    for p in partitions:
+        path = work.scan_malformed(p)
+        if not path.exists():
+            continue
+        with open(path, "rb") as f:
+            for line in f:
+                out.append(json.loads(line))
+                if len(out) >= limit:
+                    return out
+    return out
+
+
+def gzip_concat(sources: list[Path], dest: Path) -> None:
+    """Compress text files into one gzip file (deterministic header)."""
+    with atomic_open(dest, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+        for src in sources:
+            if src.exists():
+                with open(src, "rb") as f:
+                    while chunk := f.read(1 << 20):
+                        gz.write(chunk)

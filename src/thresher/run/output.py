@@ -20,7 +20,7 @@ from thresher.paths import local_path
 from thresher.run.plan import reset_workdir
 from thresher.run.results import Published, ShardFile
 from thresher.run.safety import check_no_links, own_manifest, own_work_dir
-from thresher.run.tasks import TaskContext
+from thresher.run.task import TaskContext
 from thresher.run.workdir import WorkDir, default_work_dir
 from thresher.write.atomic import write_json_atomic
 from thresher.write.storage import LocalStore, Store, open_store

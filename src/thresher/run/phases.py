@@ -1,5 +1,5 @@
 """A build's phases in order, run on an engine: scan → group → verify → cluster → write → assemble
-(→ publish). Each phase is a list of tasks (`thresher.run.tasks`) planned from the previous phase's
+(→ publish). Each phase is a list of tasks (`thresher.run.task`) planned from the previous phase's
 typed results (`thresher.run.results`).
 
 `TaskTable` names the function each phase runs; the default is the real tasks, and tests inject
@@ -20,7 +20,8 @@ from thresher import stage_cache
 from thresher.config import RunConfig
 from thresher.core.errors import InputError
 from thresher.core.stats import Stats
-from thresher.embed.phase import (
+from thresher.embed.phase import embed_task, embeddings_section, shard_ranges, vectors_task
+from thresher.embed.results import (
     AssignResult,
     BoundaryResult,
     CentroidsResult,
@@ -28,20 +29,20 @@ from thresher.embed.phase import (
     EmbedResult,
     SemanticResult,
     VectorFile,
+)
+from thresher.embed.semantic_phase import (
     assign_task,
     boundary_task,
     centroids_task,
     decide_task,
-    embed_task,
-    embeddings_section,
     plan_cluster_ranges,
     semantic_task,
-    shard_ranges,
-    vectors_task,
 )
 from thresher.pipeline import build_corpus_stages, fork_server_preloads
 from thresher.read.base import Partition
 from thresher.run import progress
+from thresher.run.candidates import group_task, verify_task
+from thresher.run.cluster import cluster_task, later_decisions
 from thresher.run.engines import TaskCall, make_engine
 from thresher.run.integrity import require_work_files
 from thresher.run.output import publish_task
@@ -57,19 +58,9 @@ from thresher.run.results import (
     VerifyResult,
     WriteResult,
 )
-from thresher.run.tasks import (
-    TaskContext,
-    assemble_task,
-    cluster_task,
-    describe_task,
-    group_task,
-    later_decisions,
-    partition_size,
-    run_task,
-    scan_task,
-    verify_task,
-    write_task,
-)
+from thresher.run.scan import partition_size, scan_task
+from thresher.run.shards import assemble_task, write_task
+from thresher.run.task import TaskContext, describe_task, run_task
 from thresher.run.workdir import WorkDir
 
 ProgressSink = Callable[[progress.Snapshot], None]
@@ -346,7 +337,7 @@ class EmbeddedRun:
 
 def semantic_phases(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[ClusteredRun, EmbeddedRun]:
     """Embed the documents the cluster phase kept and, with `--semantic-dedup`, drop the semantic
-    duplicates among them (`thresher.embed.phase`): the later drops go into the work dir beside the
+    duplicates among them (`thresher.embed.phase`, `thresher.embed.semantic_phase`): the later drops go into the work dir beside the
     cluster phase's decisions, and the returned run counts them for the write phase."""
     config = runner.ctx.config
     partitions = [p.index for p in clustered.grouped.partitions]

@@ -22,7 +22,9 @@ log = logging.getLogger(__name__)
 
 # Imported once by the fork server, so that forked workers start with them (missing ones are skipped).
 PRELOAD = (
-    "thresher.run.tasks",
+    "thresher.run.scan",
+    "thresher.run.candidates",
+    "thresher.run.shards",
     "thresher.extract.stage",
     "thresher.quality.stages",
     "thresher.read.jsonl",

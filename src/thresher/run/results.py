@@ -1,6 +1,6 @@
 """What each task of a build returns: typed, frozen records with one JSON form each.
 
-A task's result is also its completion marker (`done/<task>.json`, see `thresher.run.tasks.run_task`),
+A task's result is also its completion marker (`done/<task>.json`, see `thresher.run.task.run_task`),
 so each record converts to and from plain JSON data; the driver and `thresher dedup` read the
 records' fields, never string keys. The cluster phase's per-document record is
 `thresher.dedup.cluster.Decision`.

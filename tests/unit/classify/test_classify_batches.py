@@ -13,7 +13,7 @@ from thresher.classify.stage import Classifier
 from thresher.config import RunConfig
 from thresher.core.document import Document
 from thresher.pipeline import BATCH_DOCS, DocumentChain
-from thresher.run import tasks
+from thresher.run import scan
 from thresher.run.build import build
 
 
@@ -49,7 +49,7 @@ def outputs(result):
 
 
 def test_batched_scan_gives_the_per_document_output_on_every_engine(model_path, tmp_path, monkeypatch):
-    monkeypatch.setattr(tasks, "BATCH_DOCS", 400)  # smaller batches: several in a partition of a small crawl
+    monkeypatch.setattr(scan, "BATCH_DOCS", 400)  # smaller batches: several in a partition of a small crawl
     assert BATCH_DOCS >= 400
     src = crawl(tmp_path, 700)  # more than one batch in a partition
     calls = []
@@ -60,7 +60,7 @@ def test_batched_scan_gives_the_per_document_output_on_every_engine(model_path, 
     quality_drops = sum(batched.stats.to_dict()["drops"]["quality.gopher"].values())
     assert sum(calls) == batched.stats.seen - batched.stats.malformed - quality_drops
 
-    monkeypatch.setattr(tasks, "BATCH_DOCS", 1)  # the scan loop reads no ahead: one document at a time
+    monkeypatch.setattr(scan, "BATCH_DOCS", 1)  # the scan loop reads no ahead: one document at a time
     calls.clear()
     alone = build([str(src)], tmp_path / "alone", local_config(**sections(model_path)))
     assert calls == []

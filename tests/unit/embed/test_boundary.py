@@ -145,7 +145,7 @@ _failures = {"left": 0}
 
 
 def boundary_task_failing_once(ctx, starts):
-    from thresher.embed.phase import boundary_task
+    from thresher.embed.semantic_phase import boundary_task
 
     if _failures["left"]:
         _failures["left"] -= 1

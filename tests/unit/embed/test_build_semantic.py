@@ -136,7 +136,7 @@ _failures = {"left": 0}
 
 def semantic_task_failing_once(ctx, lo, hi, partitions, dimension):
     """Fails the first call after it was armed: the build stops with the embed phase done."""
-    from thresher.embed.phase import semantic_task
+    from thresher.embed.semantic_phase import semantic_task
 
     if _failures["left"]:
         _failures["left"] -= 1
@@ -178,7 +178,7 @@ def test_a_threshold_outside_zero_one_is_refused(threshold):
 
 
 def test_cluster_ranges_hold_about_max_rows_and_a_large_cluster_alone():
-    from thresher.embed.phase import plan_cluster_ranges
+    from thresher.embed.semantic_phase import plan_cluster_ranges
 
     assert plan_cluster_ranges([3, 3, 3, 10, 1, 1], 6) == [(0, 2), (2, 3), (3, 4), (4, 6)]
     assert plan_cluster_ranges([0, 0], 6) == [(0, 2)]

@@ -285,12 +285,12 @@ def test_each_distinct_candidate_pair_is_verified_once(tmp_path):
 def test_keys_and_pairs_spilled_in_many_runs_give_the_same_output(tmp_path, monkeypatch):
     # scan and group tasks buffer at most SPILL_BYTES of keys/pairs before writing a run; with a
     # tiny buffer every task writes many runs, and group/verify must read them all back
-    from thresher.run import tasks as tasks_module
+    from thresher.run import spill
 
     src = near_pairs_corpus(tmp_path)
     config = {"quality": {"preset": None}}
     reference = build([str(src)], tmp_path / "ref", local_config(**config))
-    monkeypatch.setattr(tasks_module, "SPILL_BYTES", 600)
+    monkeypatch.setattr(spill, "SPILL_BYTES", 600)
     result = build([str(src)], tmp_path / "out", local_config(exec={"keep_work": True}, **config))
     assert result.manifest == reference.manifest and result.stats.counters == reference.stats.counters
     work = tmp_path / "out" / ".work"
@@ -303,19 +303,19 @@ def test_write_task_merges_decisions_in_ordinal_order_and_refuses_an_orphan(tmp_
     """The write task streams a partition's decisions beside its documents (both in ordinal order)
     instead of holding them; a decision for a document the scan never kept is a broken work dir,
     reported, never silently ignored (it would keep a duplicate)."""
-    from thresher.run import tasks as tasks_module
+    from thresher.run import shards
 
     src = crawl(tmp_path, n=30)
     config = local_config(exec={"retries": 0})
     reference = build([str(src)], tmp_path / "ref", config)
     assert reference.stats.kept == 24  # the merge applied every drop
-    real = tasks_module.iter_decisions
+    real = shards.iter_decisions
 
     def with_orphan(work, p):
         yield from real(work, p)
         yield Decision(ordinal=10**9, cluster="00")
 
-    monkeypatch.setattr(tasks_module, "iter_decisions", with_orphan)
+    monkeypatch.setattr(shards, "iter_decisions", with_orphan)
     with pytest.raises(TaskError, match="decision for ordinal 1000000000, which no scanned document has"):
         build([str(src)], tmp_path / "out", config)
 

@@ -65,7 +65,7 @@ def test_a_format_without_a_stream_writer_gets_the_same_manifest(tmp_path, monke
     """A plugin format that only has `assemble` is hashed after writing, with the same result."""
     src = crawl(tmp_path)
     streamed = build([str(src)], tmp_path / "a", local_config(output={"shard_max_records": 10})).manifest
-    monkeypatch.setattr("thresher.run.tasks.shard_writer", lambda fmt: None)
+    monkeypatch.setattr("thresher.run.shards.shard_writer", lambda fmt: None)
     hashed = build([str(src)], tmp_path / "b", local_config(output={"shard_max_records": 10})).manifest
     assert streamed["shards"] == hashed["shards"]
     for entry in hashed["shards"]:

@@ -1,0 +1,134 @@
+"""The write and assemble tasks: decisions applied, output shards written.
+
+A write task merges one partition's survivors with its decisions (both in ordinal order) and writes its
+pieces of the output shards; an assemble task turns one shard's pieces, in partition order, into the
+shard file in the output, digested as it is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import IO, Any, cast
+
+from thresher.core.stats import Stats
+from thresher.dedup.cluster import Decision
+from thresher.run import progress
+from thresher.run.cluster import iter_decisions
+from thresher.run.observe import TaskObserver, record_id_url_json
+from thresher.run.results import Piece, ShardFile, WriteResult
+from thresher.run.scan import iter_scan_docs
+from thresher.run.task import NullWriter, TaskContext
+from thresher.write.atomic import atomic_open, dumps_line
+from thresher.write.digest import digested_file
+from thresher.write.formats import get_format, shard_writer
+
+
+def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
+    """Apply the cluster decisions to one partition's survivors and write its pieces of the
+    output shards: global kept index g goes to shard g // shard_max_records."""
+    config = ctx.config
+    work = ctx.work
+    per_shard = config.output.shard_max_records
+    # both streams are in ordinal order, so they are merged as they are read: a partition's
+    # decisions can be as many as its documents, and holding them would grow with the partition
+    decisions = iter_decisions(work, p)
+    pending = next(decisions, None)
+
+    def orphan(decision: Decision) -> RuntimeError:
+        """A decision for a document the scan never kept: a broken work dir (ignoring it would keep
+        a duplicate)."""
+        return RuntimeError(f"partition {p}: decision for ordinal {decision.ordinal}, which no scanned document has")
+
+    stats = Stats()
+    pieces: list[list[Any]] = []  # [shard, path, records] while the piece is written
+    reporter = progress.Throttle("write")
+    include_annotations = config.output.include_annotations
+    observer = TaskObserver(stats, work.observed("write", p, "index"), work.observed("write", p, "samples"),
+                            config.output.card_tokenizer)
+
+    def kept_records() -> Any:
+        """The output lines of the partition's kept documents. A document without a decision is
+        written as the scan wrote it (no JSON round trip): `dumps_line` is deterministic, so the
+        bytes are those of decoding and encoding it again."""
+        nonlocal pending
+        for o, line in iter_scan_docs(work, p):
+            if pending is not None and pending.ordinal < o:
+                raise orphan(pending)
+            decision = None
+            if pending is not None and pending.ordinal == o:
+                decision, pending = pending, next(decisions, None)
+            if decision is None and include_annotations:
+                stats.record_kept()
+                reporter.tick(kept=1)
+                yield line, None
+                continue
+            record = json.loads(line)
+            if decision is not None and decision.drop is not None:
+                stats.record_drop(decision.drop)
+                observer.dropped(record["id"], record.get("url"), record.get("source"), decision.drop, record)
+                observer.corpus_dropped(record)
+                if ctx.write_rejects:
+                    record["drop"] = decision.drop.to_record()
+                    rejects_out.write(dumps_line(record))
+                reporter.tick(dropped=1)
+                continue
+            if decision is not None:
+                annotations = record.setdefault("annotations", {})
+                annotations["dedup.duplicates"] = decision.duplicates
+                annotations["dedup.cluster"] = decision.cluster
+            if not include_annotations:
+                record.pop("annotations", None)
+            stats.record_kept()
+            reporter.tick(kept=1)
+            yield dumps_line(record), record
+        if pending is not None:
+            raise orphan(pending)
+
+    g = global_start
+    with (
+        contextlib.ExitStack() as stack,
+        (atomic_open(work.write_rejects(p), "wb", durable=False) if ctx.write_rejects else NullWriter()) as rejects_out,
+    ):
+        handle: Any = None
+        for line, record in kept_records():
+            shard = g // per_shard
+            if record is None:
+                observer.kept_json(*record_id_url_json(line), shard, g % per_shard)
+            else:
+                observer.kept(record["id"], record.get("url"), shard, g % per_shard)
+            if not pieces or pieces[-1][0] != shard:
+                # a new shard: close the previous piece (atomically renamed) and open this one
+                stack.close()
+                path = work.piece(shard, p, ".jsonl")
+                handle = stack.enter_context(atomic_open(path, "wb", durable=False))
+                pieces.append([shard, str(path), 0])
+            handle.write(line)
+            pieces[-1][2] += 1
+            g += 1
+    observer.close()
+    reporter.flush()
+    return WriteResult(stats=stats, pieces=tuple(Piece(shard=s, path=path, records=n) for s, path, n in pieces), kept=g - global_start)
+
+
+def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[str]) -> ShardFile:
+    """Turn one shard's pieces (in partition order) into the final shard file in the output, in
+    one streaming pass: the size and sha256 the manifest lists are taken from the bytes as they are
+    written (`thresher.write.digest`), not by reading the shard back."""
+    fmt = get_format(ctx.config.output.format, ctx.config.output.compression_level)
+    name = fmt.shard_name(shard, total)
+    dest = Path(ctx.workdir).parent / name
+    # an attempt killed mid-write left its temp file (`atomic_open` names it after the shard and its pid)
+    for stale in dest.parent.glob(f".{dest.name}.tmp-*"):
+        stale.unlink(missing_ok=True)
+    write = shard_writer(fmt)
+    if write is None:  # a format that only writes files: hashed after writing
+        from thresher.write.manifest import file_digest
+
+        records = fmt.assemble([Path(p) for p in pieces], dest)
+        size, digest = file_digest(dest)
+        return ShardFile(path=name, records=records, bytes=size, sha256=digest)
+    with digested_file(dest) as out:
+        records = write([Path(p) for p in pieces], cast(IO[bytes], out))  # write, tell and flush: all a format uses
+    return ShardFile(path=name, records=records, bytes=out.bytes, sha256=out.sha256)

@@ -1,0 +1,113 @@
+"""What every task goes through: its context, its completion marker and its log.
+
+A task is a pure function of (context, task spec) → files + a result, and every engine runs the same
+functions (`thresher.run.phases.TaskTable`); none of them knows where it runs. `run_task` skips a task
+whose marker exists and writes the marker (its result) last, so a killed task leaves no marker and is
+rerun. The task functions, one module per phase:
+
+  scan      `thresher.run.scan`        one per input partition: read → per-document stages → survivors,
+                                       rejects, dedup keys
+  group     `thresher.run.candidates`  one per (corpus stage, range of key buckets): group keys, spill
+                                       candidate pairs by pair bucket (edges between byte-identical
+                                       payloads are written directly)
+  verify    `thresher.run.candidates`  one per (corpus stage, range of pair buckets): each distinct pair
+                                       verified once → edges
+  cluster   `thresher.run.cluster`     one: union-find over edges, keeper per cluster, per-partition
+                                       decisions
+  write     `thresher.run.shards`      one per input partition: apply decisions, write its pieces of the
+                                       output shards
+  assemble  `thresher.run.shards`      one per output shard: its pieces, in partition order, into the
+                                       shard file
+
+The bucketed work files that scan, group and verify hand on are in `thresher.run.spill`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from thresher.config import RunConfig
+from thresher.read.base import Partition
+from thresher.run import progress
+from thresher.run.heap import trim_heap
+from thresher.run.results import TaskResult
+from thresher.run.workdir import WorkDir
+from thresher.write.atomic import write_work_json
+
+
+@dataclass(frozen=True, slots=True)
+class TaskContext:
+    """What every task receives: the build's config, its work dir and whether rejects are written."""
+
+    config: RunConfig
+    workdir: str
+    write_rejects: bool
+
+    @property
+    def work(self) -> WorkDir:
+        return WorkDir(self.workdir)
+
+
+def run_task(
+    fn: Callable[..., TaskResult], result_type: type[TaskResult], ctx: TaskContext, task_id: str, *args: Any
+) -> TaskResult:
+    """Run a task unless its completion marker exists; write the marker (its result, as JSON) last.
+
+    The task's own log records (warnings about malformed input, ...) and, when it fails, its
+    traceback go to `logs/<task>.log` in the work dir; the exception is re-raised for the engine to
+    retry or report."""
+    work = ctx.work
+    marker = work.marker(task_id)
+    if marker.exists():
+        return result_type.from_json(json.loads(marker.read_text(encoding="utf-8")))
+    log_path = work.path("logs", f"{task_id}.log")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(log_path, mode="a", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    package_logger = logging.getLogger("thresher")
+    package_logger.addHandler(handler)
+    progress.set_task(task_id)  # its progress ticks name it: the driver replaces them by its result
+    try:
+        result = fn(ctx, *args)
+    except BaseException:
+        import traceback
+
+        if handler.stream is not None:  # open unless the handler was closed (it is opened eagerly)
+            handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
+        raise
+    finally:
+        progress.set_task(None)
+        package_logger.removeHandler(handler)
+        handler.close()
+        trim_heap()  # workers are long-lived: what the task freed goes back to the system
+    write_work_json(marker, result.to_json())
+    return result
+
+
+def describe_task(task_id: str, args: tuple[Any, ...]) -> str:
+    """A task and the input it works on, for error messages."""
+    for arg in args:
+        if isinstance(arg, Partition):
+            return f"{task_id} (input {arg.describe()})"
+    return task_id
+
+
+class NullWriter:
+    """A file that keeps nothing: the rejects file of a task when the build writes none."""
+
+    def __enter__(self) -> NullWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def write(self, data: bytes) -> None:
+        return None
+
+    def tell(self) -> int:
+        return 0
