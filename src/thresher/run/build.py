@@ -40,6 +40,7 @@ from thresher.run.results import ShardFile
 from thresher.run.safety import check_not_nested, listed_shards, own_manifest, remember_previous_shards
 from thresher.run.task import TaskContext
 from thresher.run.workdir import BuildLock
+from thresher.stage_hooks import check_corpus_stages, prepare_stages
 from thresher.write.manifest import MANIFEST
 
 
@@ -82,10 +83,7 @@ def build(
     tests; see `thresher.run.phases.TaskTable`)."""
     config = config or RunConfig()
     preflight(inputs, output, config, rejects=rejects)  # before any task: inputs, extras, outputs
-    if config.embed.encoder_name is not None:
-        from thresher.embed.encoder import check_encoder
-
-        check_encoder(config.embed.encoder_name, config.embed.device)
+    check_corpus_stages(config)  # the embedding encoder
     place = place_output(output, config.exec.work_dir)
     check_not_nested(inputs, place.target)
     check_output(place, overwrite=overwrite)
@@ -126,10 +124,7 @@ def _build_locked(request: BuildRequest) -> BuildResult:
             work, request.inputs, config, write_rejects=request.rejects is not None, overwrite=request.overwrite
         )
         remember_previous_shards(work, listed)  # after the plan: a changed plan resets the work dir
-        if config.quality.urls.configured:  # large URL lists compiled once, before the workers map them
-            from thresher.quality.list_store import precompile
-
-            precompile(config.quality.urls, config.quality.urls.compiled_dir)
+        prepare_stages(config)  # e.g. large URL lists compiled once, before the workers map them
         grouped = scan_and_group(runner, partitions)
         clustered = cluster_phase(runner, grouped)
         embedded = None

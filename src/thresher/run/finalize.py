@@ -15,7 +15,6 @@ from typing import Any
 from thresher.config import RunConfig
 from thresher.core.config import to_dict
 from thresher.core.stats import Stats
-from thresher.extract.registry import extractor_info
 from thresher.paths import input_size
 from thresher.read.base import Partition
 from thresher.run.integrity import require_work_files
@@ -23,6 +22,7 @@ from thresher.run.observe import CARD, CARD_DROPPED, card_summary
 from thresher.run.results import ShardFile
 from thresher.run.safety import previous_shards
 from thresher.run.workdir import WorkDir
+from thresher.stage_hooks import extractor_record, manifest_records
 from thresher.write.atomic import atomic_open, dumps_json
 from thresher.write.card import render_card
 from thresher.write.formats import get_format
@@ -112,14 +112,11 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
         shards=[s.to_json() for s in done.shards],
         config_hash=config.hash,
         config=to_dict(config, hashed_only=True),
-        extractor=extractor_info(config.extract),
+        extractor=extractor_record(config),
         inputs=[{"path": p, "bytes": input_size(p) if p != "-" else None} for p in done.inputs],
         stats=stats_dict,
     )
-    if config.classify.models:  # the models a build ran, with their sha256
-        from thresher.classify.stage import classifier_records
-
-        manifest.update(classifier_records(config.classify))
+    manifest.update(manifest_records(config))  # e.g. the classifiers a build ran, with their sha256
     if done.embeddings is not None:
         manifest["embeddings"] = done.embeddings
     summary = card_summary(done.stats.counters)

@@ -17,6 +17,7 @@ from pathlib import Path
 from thresher.config import RunConfig
 from thresher.core.errors import ConfigError, InputError
 from thresher.read.paths import glob_files, is_dir, is_file, is_url, list_files, local_path
+from thresher.stage_hooks import check_stages
 
 _GLOB_CHARS = set("*?[")
 
@@ -177,7 +178,4 @@ def preflight(
         from thresher.write.tokens import token_counter
 
         token_counter(config.output.card_tokenizer)
-    if config.classify.models:  # each model exists, is intact and has the keep labels
-        from thresher.classify.stage import resolve_classifiers
-
-        resolve_classifiers(config.classify)
+    check_stages(config)  # each classifier model exists, is intact and has the keep labels

@@ -1,0 +1,58 @@
+"""What a build's driver asks of the stages its config turns on, before the first task and after
+the last: checks that fail in a second instead of in the first task, preparation done once for
+every worker, and the manifest's record of what ran.
+
+`run/` (the driver, the phases, the engines) calls these and imports no stage package for them;
+a stage with such a need adds a line here, beside the stage table in `thresher.pipeline`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from thresher.config import RunConfig
+
+
+def check_stages(config: RunConfig) -> None:
+    """Raise `ConfigError` for what a configured per-document stage could not run with: the
+    classifiers' model files (present, intact, with the labels to keep). Part of every command's
+    preflight (`thresher.run.preflight`)."""
+    if config.classify.models:
+        from thresher.classify.stage import resolve_classifiers
+
+        resolve_classifiers(config.classify)
+
+
+def check_corpus_stages(config: RunConfig) -> None:
+    """Raise `ConfigError` for what a build's corpus stages could not run with: the embedding
+    encoder (installed, loadable on its device)."""
+    if config.embed.encoder_name is not None:
+        from thresher.embed.encoder import check_encoder
+
+        check_encoder(config.embed.encoder_name, config.embed.device)
+
+
+def prepare_stages(config: RunConfig) -> None:
+    """Once per build, in the driver, after the plan and before the workers start: large URL lists
+    are compiled into the file every worker maps (`thresher.quality.list_store`)."""
+    if config.quality.urls.configured:
+        from thresher.quality.list_store import precompile
+
+        precompile(config.quality.urls, config.quality.urls.compiled_dir)
+
+
+def extractor_record(config: RunConfig) -> dict[str, str]:
+    """The manifest's `extractor`: which extractor ran and its version."""
+    from thresher.extract.registry import extractor_info
+
+    return extractor_info(config.extract)
+
+
+def manifest_records(config: RunConfig) -> dict[str, Any]:
+    """Sections the manifest adds for the stages that ran: the classifiers' models with their sha256."""
+    records: dict[str, Any] = {}
+    if config.classify.models:
+        from thresher.classify.stage import classifier_records
+
+        records.update(classifier_records(config.classify))
+    return records
