@@ -156,7 +156,11 @@ class HelpFormatter(argparse.HelpFormatter):
         return text
 
 def add_config_flags(
-    parser: argparse.ArgumentParser, sections: Sequence[str] | None = None, *, prefix: str | None = None, full: bool = False
+    parser: argparse.ArgumentParser,
+    sections: Sequence[str] | None = None,
+    *,
+    prefix: str | None = None,
+    full: bool = False,
 ) -> None:
     """Add one flag per RunConfig setting (optionally only some sections, or those under a dotted
     `prefix`). `full`: every setting shown, grouped by section, with its config key; else only the
@@ -182,9 +186,13 @@ def add_config_flags(
         else:
             help_text = describe_setting(ff, with_key=False) if ff.flag in COMMON_FLAGS else argparse.SUPPRESS
         if ff.type is bool:
-            action = group.add_argument(*names, dest=dest, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text)
+            action = group.add_argument(
+                *names, dest=dest, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text
+            )
         elif is_list_setting(ff):
-            action = group.add_argument(*names, dest=dest, action="append", default=argparse.SUPPRESS, metavar=flag_metavar(ff), help=help_text)
+            action = group.add_argument(
+                *names, dest=dest, action="append", default=argparse.SUPPRESS, metavar=flag_metavar(ff), help=help_text
+            )
         else:
             action = group.add_argument(*names, dest=dest, default=argparse.SUPPRESS,
                                         metavar=flag_metavar(ff), choices=flag_choices(ff), help=help_text)

@@ -28,7 +28,9 @@ def url_fs(url: str) -> tuple[Any, str]:
     try:
         import fsspec  # type: ignore[import-not-found]
     except ImportError as exc:
-        raise ConfigError(f"{url}: reading URLs needs fsspec: pip install 'thresher[remote]' (fsspec and s3fs; gcsfs for gs://)") from exc
+        raise ConfigError(
+            f"{url}: reading URLs needs fsspec: pip install 'thresher[remote]' (fsspec and s3fs; gcsfs for gs://)"
+        ) from exc
     try:
         fs, root = fsspec.core.url_to_fs(url)
     except (ImportError, ValueError) as exc:

@@ -102,7 +102,8 @@ def read_header(data: bytes, where: str) -> tuple[dict, int]:
         raise ModelFileError(f"{where}: not a thresher classifier model (.thc)")
     if version > FORMAT_VERSION:
         raise ModelFileError(
-            f"{where}: model file format version {version} is newer than this thresher reads ({FORMAT_VERSION}); upgrade thresher"
+            f"{where}: model file format version {version} is newer than this thresher reads ({FORMAT_VERSION}); "
+            f"upgrade thresher"
         )
     start = _PREFIX.size + header_len
     if len(data) < start + _DIGEST:

@@ -194,7 +194,9 @@ class Model:
 
             d = self.dim
             index = np.full(self.spec.buckets, len(self.row_ids), dtype=np.int32)
-            index[np.frombuffer(self.row_ids, dtype=np.uint32).astype(np.int64)] = np.arange(len(self.row_ids), dtype=np.int32)
+            index[np.frombuffer(self.row_ids, dtype=np.uint32).astype(np.int64)] = np.arange(
+                len(self.row_ids), dtype=np.int32
+            )
             rows = np.zeros((len(self.row_ids) + 1, d), dtype=self._sum_dtype())  # the last row: features without one
             rows[:-1] = np.frombuffer(self.rows, dtype=np.int32).reshape(-1, d)
             out = np.frombuffer(self.output, dtype=np.float32).astype(np.float64).reshape(len(self.labels), d)

@@ -161,7 +161,9 @@ def coerce(tp: Any, value: Any, where: str) -> Any:
     if origin in (types.UnionType, typing.Union):
         args = get_args(tp)
         # TOML has no null: "none" (or "off") switches an optional setting off in a config file
-        if type(None) in args and (value is None or (isinstance(value, str) and value.strip().lower() in ("none", "off"))):
+        if type(None) in args and (
+            value is None or (isinstance(value, str) and value.strip().lower() in ("none", "off"))
+        ):
             return None
         options = [a for a in args if a is not type(None)]
         for arg in options:

@@ -83,7 +83,9 @@ class NgramIndex:
         if self.use_numpy:
             import numpy
 
-            self._np_hashes = numpy.frombuffer(hashes, dtype=numpy.uint64) if len(hashes) else numpy.empty(0, numpy.uint64)
+            self._np_hashes = (
+                numpy.frombuffer(hashes, dtype=numpy.uint64) if len(hashes) else numpy.empty(0, numpy.uint64)
+            )
             self._np_bitmap = numpy.frombuffer(self.bitmap, dtype=numpy.uint8)
 
     def __len__(self) -> int:

@@ -39,12 +39,16 @@ class WordLlamaEncoder:
             from safetensors import safe_open  # type: ignore[import-not-found]
             from tokenizers import Tokenizer  # type: ignore[import-not-found]
         except ImportError as exc:
-            raise ConfigError(f'the wordllama encoder needs the embed extra ({exc.name} missing): pip install "thresher[embed]"') from exc
+            raise ConfigError(
+                f'the wordllama encoder needs the embed extra ({exc.name} missing): pip install "thresher[embed]"'
+            ) from exc
         folder = package_folder()
         weights, tokenizer = folder / _WEIGHTS, folder / _TOKENIZER
         for path in (weights, tokenizer):
             if not path.is_file():
-                raise ConfigError(f"the wordllama package has no {path.relative_to(folder)}: this version does not ship the model")
+                raise ConfigError(
+                    f"the wordllama package has no {path.relative_to(folder)}: this version does not ship the model"
+                )
         with safe_open(str(weights), framework="np") as f:
             table = f.get_tensor("embedding.weight")
         self._table = np.ascontiguousarray(table, dtype=np.float32)

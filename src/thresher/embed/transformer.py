@@ -41,7 +41,9 @@ def resolve_device(device: str) -> str:
 
     available = torch.cuda.is_available()
     if device == "cuda" and not available:
-        raise ConfigError("--device cuda: torch sees no CUDA device (torch.cuda.is_available() is false); use --device cpu or auto")
+        raise ConfigError(
+            "--device cuda: torch sees no CUDA device (torch.cuda.is_available() is false); use --device cpu or auto"
+        )
     if device == "auto":
         return "cuda" if available else "cpu"
     return device
@@ -56,7 +58,9 @@ class MiniLMEncoder:
             import torch
             from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
         except ImportError as exc:
-            raise ConfigError(f"the minilm encoder needs the embed-transformer extra ({exc.name} missing): {EXTRA}") from exc
+            raise ConfigError(
+                f"the minilm encoder needs the embed-transformer extra ({exc.name} missing): {EXTRA}"
+            ) from exc
         from transformers.utils import logging as transformers_logging  # type: ignore[import-not-found]
 
         transformers_logging.disable_progress_bar()  # a library prints nothing (its weight-loading bar)

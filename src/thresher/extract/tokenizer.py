@@ -342,7 +342,11 @@ def tokenize(html: str, state: str = "data", last_start_tag: str | None = None) 
             text = decode_text(text)
         if text:
             yield ("Character", text if state == "cdata" else text.replace("\0", "\ufffd"))
-        if state != "cdata" and content_end < n and _finish_end_tag(html, content_end + 2 + len(last_start_tag or "")) >= 0:
+        if (
+            state != "cdata"
+            and content_end < n
+            and _finish_end_tag(html, content_end + 2 + len(last_start_tag or "")) >= 0
+        ):
             yield ("EndTag", last_start_tag)
     while pos < n:
         lt = html.find("<", pos)

@@ -118,9 +118,15 @@ class Fetcher:
                 async with state.slot(self.global_slots) as sent:
                     self.requests += 1
                     if robots:
-                        exchange = await perform(self.session, url, cfg, any_type=True, on_sent=sent,
-                                                 keep_prefix_bytes=cfg.max_robots_bytes,
-                                                 extra_headers={"Accept": "text/plain,*/*", "Accept-Encoding": "identity"})
+                        exchange = await perform(
+                            self.session,
+                            url,
+                            cfg,
+                            any_type=True,
+                            on_sent=sent,
+                            keep_prefix_bytes=cfg.max_robots_bytes,
+                            extra_headers={"Accept": "text/plain,*/*", "Accept-Encoding": "identity"},
+                        )
                     else:
                         exchange = await perform(self.session, url, cfg, on_sent=sent)
                 pinned = self.guard.pinned(host, port)
@@ -134,7 +140,9 @@ class Fetcher:
                 if failure.retry_after_s is not None:
                     if failure.retry_after_s > cfg.max_retry_after_s:
                         failure.attempts = attempt  # type: ignore[attr-defined]
-                        failure.detail = f"Retry-After {failure.retry_after_s:.0f}s exceeds {cfg.max_retry_after_s:.0f}s"
+                        failure.detail = (
+                            f"Retry-After {failure.retry_after_s:.0f}s exceeds {cfg.max_retry_after_s:.0f}s"
+                        )
                         raise
                     wait = max(wait, failure.retry_after_s)
                     state.pause_until(time.monotonic() + failure.retry_after_s)  # the host asked: all its requests wait

@@ -72,7 +72,15 @@ class LanguageAnnotator:
     """Stage `lang.detect` (see the module docstring)."""
 
     name = "lang.detect"
-    annotates: tuple[str, ...] = ("lang.code", "lang.score", "lang.script", "lang.alternatives", "lang.reason", "lang.spans", "lang.share")
+    annotates: tuple[str, ...] = (
+        "lang.code",
+        "lang.score",
+        "lang.script",
+        "lang.alternatives",
+        "lang.reason",
+        "lang.spans",
+        "lang.share",
+    )
 
     def __init__(self, config: LangConfig = LangConfig(), detector: LanguageDetector | None = None) -> None:
         self.config = config

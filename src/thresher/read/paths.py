@@ -48,7 +48,9 @@ def list_files(path: str) -> list[str]:
         base = Path(local_path(path))
         # a dangling link or a link loop is listed, not skipped: its read reports it (unreadable_file)
         return sorted(
-            str(p) for p in base.rglob("*") if (p.is_file() or (p.is_symlink() and not p.exists())) and not p.name.startswith(".")
+            str(p)
+            for p in base.rglob("*")
+            if (p.is_file() or (p.is_symlink() and not p.exists())) and not p.name.startswith(".")
         )
     fs, root = _fs(path)
     protocol = path.split("://", 1)[0]

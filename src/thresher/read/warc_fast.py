@@ -231,6 +231,8 @@ def read_warc_fast(partition: Partition, config: InputConfig, wcfg: WarcConfig) 
 
     first = 0
     for path in partition.paths:
-        counter = _Counter(iter_records_fast(path, config.max_record_bytes, wcfg, first, config.max_bad_lines_per_input))
+        counter = _Counter(
+            iter_records_fast(path, config.max_record_bytes, wcfg, first, config.max_bad_lines_per_input)
+        )
         yield from read_records_as_items(counter, path, partition.index, config, wcfg)
         first = counter.next_index

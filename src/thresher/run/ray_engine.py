@@ -119,7 +119,11 @@ class RayEngine:
         self.started_here = False
         self.temp_dir: str | None = None
         if not ray.is_initialized():
-            options: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False, "include_dashboard": False}
+            options: dict[str, Any] = {
+                "logging_level": logging.ERROR,
+                "log_to_driver": False,
+                "include_dashboard": False,
+            }
             try:
                 if address:
                     check_reachable(address)

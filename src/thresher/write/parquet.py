@@ -8,10 +8,12 @@ Schema (version 1), in this order:
 | `id` | string, not null | `Document.id` |
 | `url`, `title`, `text` | string | the document |
 | `fetched_at` | string | crawl time as the input gave it (ISO 8601 where the input was) |
-| typed annotations | string / int64 / float64 / bool | one column per declared annotation key, `.` written as `_` (`lang.code` → `lang_code`) |
+| typed annotations | string / int64 / float64 / bool | one column per declared annotation key, `.` as `_` |
 | `annotations` | string (JSON) | every other annotation key, and a declared key whose value is not of its type |
 | `source` | string (JSON) | provenance: file, offset/row, record id, ... |
 | `metadata` | string (JSON) | input fields carried along |
+
+A typed annotation's column is its key with `.` written as `_` (`lang.code` → `lang_code`).
 
 Typed columns are declared, not inferred: shards are assembled independently, and a column inferred
 from one shard's data could be missing or typed differently in the next, which breaks readers that

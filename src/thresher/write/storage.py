@@ -103,7 +103,9 @@ class LocalStore:
         if not base.is_dir():
             return []
         return sorted(
-            f"{folder}/{e.name}" if folder else e.name for e in base.iterdir() if e.name.startswith(stem) and e.is_file()
+            f"{folder}/{e.name}" if folder else e.name
+            for e in base.iterdir()
+            if e.name.startswith(stem) and e.is_file()
         )
 
     def size(self, rel: str) -> int | None:
