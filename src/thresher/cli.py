@@ -200,7 +200,7 @@ def add_config_flags(
                 action.registry_setting = ff  # type: ignore[union-attr]  # the metavar, once shown (Parser)
         if not full and ff.flag and ff.flag != ff.long_flag:
             no = ["--no-" + ff.flag[2:]] if ff.type is bool else []
-            action.short_names = [ff.flag, *no]  # type: ignore[union-attr, attr-defined]
+            action.short_names = [ff.flag, *no]  # type: ignore[union-attr]
     if not full:
         parser.config_sections = sections  # type: ignore[attr-defined]  # what --help-all lists
         parser.add_argument("--help-all", action=_HelpAll, help="show every setting, grouped by section, and exit")

@@ -339,7 +339,7 @@ class _NumpyRows:
 def _train_exact(
     extractor: FeatureExtractor, texts: list[str], targets: list[tuple[int, ...]], k: int, config: TrainConfig,
     example_weights: list[float] | None = None, use_numpy: bool = False,
-) -> tuple[array, tuple[array, array, int]]:
+) -> tuple[array[int], tuple[array[int], array[float], int]]:
     """SGD with fixed-point rows (see the module docstring): the same bytes from either path, on any
     machine. Per step, a text's n rows are summed exactly (packed integers, or int64 NumPy rows), the
     hidden vector is each dimension's sum / (n 2^bits) (one float division), the logits, softmax and

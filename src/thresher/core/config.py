@@ -119,7 +119,7 @@ def flat_fields(cls: type, prefix: tuple[str, ...] = (), hashed: bool = True) ->
         if isinstance(tp, type) and is_config(tp):
             yield from flat_fields(tp, prefix + (f.name,), f_hashed)
             continue
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc,operator]
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[operator]
         yield FlatField(prefix + (f.name,), tp, default, f.metadata.get("help", ""), f.metadata.get("flag"), f_hashed)
 
 

@@ -42,7 +42,7 @@ def export_onnx(folder: Path, dest: Path) -> None:
     """Export the packaged model with mean pooling (over real tokens) to `dest`, atomically."""
     try:
         import torch
-        from transformers import AutoModel  # type: ignore[import-not-found]
+        from transformers import AutoModel
     except ImportError as exc:
         raise ConfigError(
             f"exporting all-MiniLM-L6-v2 to ONNX needs torch and transformers ({exc.name} missing): {EXTRA}"
@@ -93,7 +93,7 @@ class MiniLMOnnxEncoder:
     def __init__(self, device: str = "auto", cache: Path | None = None) -> None:
         try:
             import onnxruntime as ort  # type: ignore[import-not-found,import-untyped,unused-ignore]
-            from tokenizers import Tokenizer  # type: ignore[import-not-found]
+            from tokenizers import Tokenizer
         except ImportError as exc:
             raise ConfigError(
                 f"the minilm-onnx encoder needs the onnx and embed-transformer extras ({exc.name} missing): "

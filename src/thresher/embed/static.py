@@ -36,8 +36,8 @@ class WordLlamaEncoder:
     def __init__(self, max_len: int = 512) -> None:
         try:
             import numpy as np
-            from safetensors import safe_open  # type: ignore[import-not-found]
-            from tokenizers import Tokenizer  # type: ignore[import-not-found]
+            from safetensors import safe_open
+            from tokenizers import Tokenizer
         except ImportError as exc:
             raise ConfigError(
                 f'the wordllama encoder needs the embed extra ({exc.name} missing): pip install "thresher[embed]"'

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from html.entities import html5 as _NAMED
+from typing import Any
 
 # -- the patterns ---------------------------------------------------------------------------------
 
@@ -310,7 +311,7 @@ def raw_text_end(html: str, pos: int, tag: str, script: bool | None = None) -> t
 
 # -- the reference tokenizer ----------------------------------------------------------------------
 
-Token = tuple  # ("StartTag", name, attrs, self_closing) | ("EndTag", name) | ("Comment", data) |
+Token = tuple[Any, ...]  # ("StartTag", name, attrs, self_closing) | ("EndTag", name) | ("Comment", data) |
 # ("Character", data) | ("DOCTYPE", name, public_id, system_id, correct)
 
 

@@ -73,7 +73,8 @@ def host_port(url: str) -> tuple[str, int]:
 
 def backoff_s(attempt: int, base_s: float, max_s: float, rng: random.Random) -> float:
     """Wait before attempt `attempt + 1`: base * 2^(attempt-1), capped, times a jitter in [0.5, 1.5)."""
-    return min(max_s, base_s * 2 ** (attempt - 1)) * (0.5 + rng.random())
+    delay: float = base_s * 2 ** (attempt - 1)
+    return min(max_s, delay) * (0.5 + rng.random())
 
 
 def jitter_rng(seed: int, url: str) -> random.Random:

@@ -85,7 +85,7 @@ def _column_values(path: str, column: str) -> Iterator[str | None]:
     name = path.lower().removesuffix(".gz")
     if name.endswith(".parquet"):
         try:
-            import pyarrow.parquet as pq  # type: ignore[import-untyped]
+            import pyarrow.parquet as pq
         except ImportError as exc:
             raise InputError("reading a Parquet URL list needs pyarrow (the parquet extra)") from exc
         pf = pq.ParquetFile(path)

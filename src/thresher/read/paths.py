@@ -33,7 +33,7 @@ def open_input(path: str) -> BinaryIO:
     fs, root = _fs(path)
     try:
         # a standard buffered reader on top gives every reader the full io API (readline(limit), peek)
-        return io.BufferedReader(fs.open(root, "rb"), 1 << 20)  # type: ignore[arg-type]
+        return io.BufferedReader(fs.open(root, "rb"), 1 << 20)
     except FileNotFoundError as exc:
         raise InputError(f"{path}: no such object") from exc
     except OSError as exc:

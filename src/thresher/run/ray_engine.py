@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 def _import_ray() -> Any:
     try:
-        import ray  # type: ignore[import-not-found]
+        import ray
     except ImportError as exc:
         raise ConfigError("--engine ray needs Ray: pip install 'thresher[ray]'") from exc
     return ray

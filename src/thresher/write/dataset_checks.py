@@ -135,9 +135,9 @@ def _lines(raw: IO[bytes], fmt: str) -> Iterator[bytes]:
     if fmt == "jsonl.zst":
         import io
 
-        import zstandard  # type: ignore[import-not-found]
+        import zstandard
 
-        yield from io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw))  # type: ignore[arg-type]
+        yield from io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw))
         return
     import gzip
 

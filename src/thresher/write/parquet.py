@@ -51,8 +51,8 @@ _PY_TYPES: Mapping[str, tuple[type, ...]] = {
 
 def _pyarrow() -> Any:
     try:
-        import pyarrow as pa  # type: ignore[import-not-found]
-        import pyarrow.parquet  # type: ignore[import-not-found]  # noqa: F401
+        import pyarrow as pa
+        import pyarrow.parquet  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("Parquet output needs the parquet extra: pip install 'thresher[parquet]'") from exc
     return pa
@@ -143,7 +143,7 @@ class ParquetFormat:
     def write_stream(self, records: Iterable[Mapping[str, Any]], out: IO[bytes]) -> int:
         """Write records as one Parquet file into an open binary stream (left open)."""
         pa = _pyarrow()
-        import pyarrow.parquet as pq  # type: ignore[import-not-found]
+        import pyarrow.parquet as pq
 
         schema = self.schema()
         n = 0
@@ -190,7 +190,7 @@ def _batches(records: Iterable[Mapping[str, Any]], rows: int, text_bytes: int) -
 
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
     """The records of a shard written by `ParquetFormat`, back in `Document.to_record()` form."""
-    import pyarrow.parquet as pq  # type: ignore[import-not-found]
+    import pyarrow.parquet as pq
 
     pf = pq.ParquetFile(path)
     names = pf.schema_arrow.names
@@ -215,7 +215,7 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
 
 def _key_of(column: str, pf: Any) -> str:
     meta = pf.schema_arrow.metadata or {}
-    keys = json.loads(meta.get(b"thresher.annotation_keys", b"{}"))
+    keys: dict[str, str] = json.loads(meta.get(b"thresher.annotation_keys", b"{}"))
     return keys.get(column, column.replace("_", ".", 1))
 
 
