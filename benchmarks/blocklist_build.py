@@ -128,8 +128,11 @@ def main() -> None:
     base = results["without"]["median"]
     for name in ("cold", "warm"):
         m = results[name]["median"]
-        results[f"{name}_adds"] = {"cpu_s": m["cpu_s"] - base["cpu_s"], "peak_pss_mib": m["peak_pss_mib"] - base["peak_pss_mib"],
-                                   "peak_rss_mib": m["peak_rss_mib"] - base["peak_rss_mib"]}
+        results[f"{name}_adds"] = {
+            "cpu_s": m["cpu_s"] - base["cpu_s"],
+            "peak_pss_mib": m["peak_pss_mib"] - base["peak_pss_mib"],
+            "peak_rss_mib": m["peak_rss_mib"] - base["peak_rss_mib"],
+        }
     results["load_avg_end"] = os.getloadavg()[0]
     out = ROOT / "benchmarks" / "results" / "blocklist_build.json"
     out.write_text(json.dumps(results, indent=2) + "\n")

@@ -34,7 +34,9 @@ def timed(cmd: list[str]) -> tuple[float, int, float]:
     """Run a command under GNU time; return (wall seconds, peak RSS KiB of the largest process,
     CPU seconds (user + sys) of the process and its waited-for children)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
-        proc = subprocess.run(["/usr/bin/time", "-f", "%e %M %U %S", "-o", tf.name, *cmd], capture_output=True, text=True)
+        proc = subprocess.run(
+            ["/usr/bin/time", "-f", "%e %M %U %S", "-o", tf.name, *cmd], capture_output=True, text=True
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
         wall, rss, user, sys_s = tf.read().split()
@@ -78,7 +80,9 @@ def main() -> int:
                 out = work / f"{name.split()[0]}-{repeat}"
                 shutil.rmtree(out, ignore_errors=True)
                 wall, rss, cpu = timed(make(out))
-                runs.setdefault(name, []).append({"wall_s": wall, "cpu_s": cpu, "peak_rss_mib": rss / 1024, "kept": kept_of(out)})
+                runs.setdefault(name, []).append(
+                    {"wall_s": wall, "cpu_s": cpu, "peak_rss_mib": rss / 1024, "kept": kept_of(out)}
+                )
                 print(f"{name:<22} run {repeat + 1}: {wall:7.2f} s  {n_records / wall:8.0f} docs/s  "
                       f"peak {rss / 1024:6.0f} MiB  kept {runs[name][-1]['kept']}", file=sys.stderr)
     finally:
@@ -110,7 +114,10 @@ def main() -> int:
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print("\n| tool | docs/s | vs websieve | CPU s/1k docs | CPU vs websieve | kept |\n|---|---:|---:|---:|---:|---:|")
     for name, s in summary.items():
-        print(f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_websieve']:.2f}x | {s['cpu_s_per_1k_docs']:.2f} | {s['cpu_efficiency_vs_websieve']:.2f}x | {s['kept']} |")
+        print(
+            f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_websieve']:.2f}x | {s['cpu_s_per_1k_docs']:.2f} | "
+            f"{s['cpu_efficiency_vs_websieve']:.2f}x | {s['kept']} |"
+        )
     return 0
 
 

@@ -269,10 +269,15 @@ def run_task(name: str, labels: Sequence[str], train_set: Sequence[Example], tes
         _, seconds = cpu(lambda peer=peer: peer.fit(train_set))
         report = evaluate_scores(labels, loss if peer.name == "thresher" else "softmax", peer.scores(texts), gold)
         out["peers"][peer.name] = {
-            "train_cpu_s": round(seconds, 3), "macro_f1": round(report["macro_f1"], 4),
-            "weighted_f1": round(report["weighted_f1"], 4), "accuracy": round(report["accuracy"], 4),
-            "per_label": {lab: {k: round(v[k], 4) for k in ("precision", "recall", "f1")} | {"roc_auc": v["roc_auc"] and round(v["roc_auc"], 4)}
-                          for lab, v in report["labels"].items()},
+            "train_cpu_s": round(seconds, 3),
+            "macro_f1": round(report["macro_f1"], 4),
+            "weighted_f1": round(report["weighted_f1"], 4),
+            "accuracy": round(report["accuracy"], 4),
+            "per_label": {
+                lab: {k: round(v[k], 4) for k in ("precision", "recall", "f1")}
+                | {"roc_auc": v["roc_auc"] and round(v["roc_auc"], 4)}
+                for lab, v in report["labels"].items()
+            },
         }
     # predictions per CPU second, interleaved repeats (every peer once per round), medians
     # "build_*": the build's classifier stage on Documents (batches as the scan loop makes them, or
@@ -303,13 +308,19 @@ def run_task(name: str, labels: Sequence[str], train_set: Sequence[Example], tes
             if isinstance(peer, Thresher):
                 speeds.setdefault("thresher_build_batches", []).append(build(thresher_chain))
                 docs = fresh_docs(texts)
-                speeds.setdefault("thresher_build_per_document", []).append(len(texts) / cpu(lambda p=peer, d=docs: p.build_per_document(d))[1])
-                speeds.setdefault("thresher_batch_numpy", []).append(len(texts) / cpu(lambda p=peer: p.scores(texts))[1])
+                speeds.setdefault("thresher_build_per_document", []).append(
+                    len(texts) / cpu(lambda p=peer, d=docs: p.build_per_document(d))[1]
+                )
+                speeds.setdefault("thresher_batch_numpy", []).append(
+                    len(texts) / cpu(lambda p=peer: p.scores(texts))[1]
+                )
             elif isinstance(peer, FastText) and fasttext_chain is not None:
                 speeds.setdefault("fasttext_per_call", []).append(len(texts) / cpu(lambda p=peer: p.per_text(texts))[1])
                 speeds.setdefault("fasttext_build_per_call", []).append(build(fasttext_chain))
                 lines = peer._lines(texts)
-                speeds.setdefault("fasttext_per_call_pretokenized", []).append(len(texts) / cpu(lambda p=peer, ls=lines: p.per_line(ls))[1])
+                speeds.setdefault("fasttext_per_call_pretokenized", []).append(
+                    len(texts) / cpu(lambda p=peer, ls=lines: p.per_line(ls))[1]
+                )
                 speeds.setdefault("fasttext_list", []).append(len(texts) / cpu(lambda p=peer: p.batch(texts))[1])
             else:
                 speeds.setdefault(peer.name + "_batch", []).append(len(texts) / cpu(lambda p=peer: p.scores(texts))[1])
@@ -496,7 +507,9 @@ def boilerplate(repeats: int, prep: Callable[[str], str]) -> dict[str, Any]:
     positive = [lab == "content" for _, lab in test_set]
     out["roc_auc_content"] = {}
     for peer in peers:
-        out["roc_auc_content"][peer.name] = round(roc_auc([s[0] for s in peer.scores([t for t, _ in test_set])], positive) or 0.0, 4)
+        out["roc_auc_content"][peer.name] = round(
+            roc_auc([s[0] for s in peer.scores([t for t, _ in test_set])], positive) or 0.0, 4
+        )
     extractor = get_extractor(ExtractConfig())
     kept: list[float] = []
     seconds = 0.0
@@ -574,7 +587,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--train-repeats", type=int, default=1, help="interleaved rounds of the 100k training run")
-    parser.add_argument("--only", default=None, help="run one part: toxicity, lang, boilerplate, training, weights, statistical")
+    parser.add_argument(
+        "--only", default=None, help="run one part: toxicity, lang, boilerplate, training, weights, statistical"
+    )
     args = parser.parse_args()
     extractor = FeatureExtractor(FeatureSpec())
 

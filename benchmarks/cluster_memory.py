@@ -49,7 +49,11 @@ def child(workdir: str, n_nodes: int) -> None:
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = cluster_task(TaskContext(config, workdir, False))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"nodes": result["nodes"], "clusters": result["clusters"], "baseline_kib": baseline, "peak_kib": peak}))
+    print(
+        json.dumps(
+            {"nodes": result["nodes"], "clusters": result["clusters"], "baseline_kib": baseline, "peak_kib": peak}
+        )
+    )
 
 
 def main() -> int:
@@ -63,7 +67,9 @@ def main() -> int:
     rows = []
     for n in (int(x) for x in args.nodes.split(",")):
         with tempfile.TemporaryDirectory() as tmp:
-            out = subprocess.run([sys.executable, __file__, "--child", tmp, str(n)], capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", tmp, str(n)], capture_output=True, text=True, check=True
+            )
         row = json.loads(out.stdout)
         row["bytes_per_colliding_document"] = round((row["peak_kib"] - row["baseline_kib"]) * 1024 / row["nodes"], 1)
         rows.append(row)

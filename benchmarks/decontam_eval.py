@@ -115,7 +115,9 @@ def planted_corpus(seed: int = 13) -> tuple[list[tuple[str, str, int]], list[str
     for i, item in enumerate(items):
         mode = modes[i % 3]
         q = item["question"]
-        snippet = q if mode == "verbatim" else light_edit(q, rng, vocabulary) if mode == "edited" else partial_quote(q, rng)
+        snippet = (
+            q if mode == "verbatim" else light_edit(q, rng, vocabulary) if mode == "edited" else partial_quote(q, rng)
+        )
         planted.append((mode, plant(clean[i % len(clean)], snippet, rng), i + 1))
     return planted, clean
 
@@ -148,13 +150,18 @@ def evaluate(planted: list[tuple[str, str, int]], clean: list[str], config: Deco
     total_found = sum(v[0] for v in found.values())
     indexed = sum(v[1] for v in found.values())
     return {
-        "ngram": config.ngram, "max_items_per_ngram": config.max_items_per_ngram, "min_overlap": config.min_overlap, "index_ngrams": len(f.index),
+        "ngram": config.ngram,
+        "max_items_per_ngram": config.max_items_per_ngram,
+        "min_overlap": config.min_overlap,
+        "index_ngrams": len(f.index),
         "exempt_ngrams": f.index.exempt,
         "recall": {m: round(v[0] / v[1], 4) for m, v in found.items()},
         "recall_all": round(total_found / indexed, 4),
         "attributed_to_the_planted_item": round(right_item / max(total_found, 1), 4),
-        "false_drops": len(false_drops), "clean_documents": len(clean),
-        "false_drop_rate": round(len(false_drops) / len(clean), 5), "false_drop_examples": false_drops[:5],
+        "false_drops": len(false_drops),
+        "clean_documents": len(clean),
+        "false_drop_rate": round(len(false_drops) / len(clean), 5),
+        "false_drop_examples": false_drops[:5],
         "same_domain_false_drop_rate": {m: round(v[0] / v[1], 4) for m, v in same_domain.items()},
         "same_domain_false_drops": sum(v[0] for v in same_domain.values()),
         "same_domain_documents": sum(v[1] for v in same_domain.values()),
@@ -207,9 +214,13 @@ def main() -> None:
                                      max_items_per_ngram=cut, min_overlap=min_overlap)
                 row = evaluate(planted, clean, cfg)
                 accuracy.append(row)
-                print(f"n={n:<2} cut={cut!s:<4} min_overlap={min_overlap} recall {row['recall']} all {row['recall_all']}  "
-                      f"false drops {row['false_drops']}/{row['clean_documents']} same-domain "
-                      f"{row['same_domain_false_drops']}/{row['same_domain_documents']} {row['same_domain_false_drop_rate']}")
+                print(
+                    f"n={n:<2} cut={cut!s:<4} min_overlap={min_overlap} recall {row['recall']} all "
+                    f"{row['recall_all']}  "
+                    f"false drops {row['false_drops']}/{row['clean_documents']} same-domain "
+                    f"{row['same_domain_false_drops']}/{row['same_domain_documents']} "
+                    f"{row['same_domain_false_drop_rate']}"
+                )
     texts = [t for _, t, _ in planted] + clean
     chars = sum(len(t) for t in texts)
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,7 +11,8 @@ Every tool starts from the raw text: tokenization and shingling are part of the 
 websieve: `MinHash.signature(text)`). thresher rows use `sample_size=0` (the signature alone) for a
 like-for-like comparison; the `scan` rows are the full stage cost (signature, 1,024-id verification
 sample, band keys, payload). Slow tools run on a prefix of the documents. Each row is the best of
-`REPEATS` x `ROUNDS` runs (thresher and peers alternate), all in one invocation, so ratios are comparable even on a busy machine.
+`REPEATS` x `ROUNDS` runs (thresher and peers alternate), all in one invocation, so ratios are
+comparable even on a busy machine.
 """
 
 from __future__ import annotations

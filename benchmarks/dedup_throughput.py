@@ -201,7 +201,10 @@ def main() -> int:
     result = {
         "benchmark": "dedup_throughput",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-        "corpus": f"{corpus.name}: {args.docs} generated documents (~3 KB, 10% edited copies), {corpus.stat().st_size / 1e6:.1f} MB",
+        "corpus": (
+            f"{corpus.name}: {args.docs} generated documents (~3 KB, 10% edited copies), "
+            f"{corpus.stat().st_size / 1e6:.1f} MB"
+        ),
         "load_average_at_start": [round(x, 2) for x in load],
         "repeats": args.repeats,
         "kept": kept,

@@ -90,7 +90,9 @@ def runs(records: list[dict], tmp: Path, name: str, clusters: list[int], encoder
     out = {"minhash_0.8": {"drops": drops, "build_cpu_s": round(cpu, 2), "semantic": {}}}
     configs = [("k=1", {"semantic_clusters": 1, "semantic_margin": 0.0})]
     for k in clusters:
-        configs += [(f"k={k or 'auto'},margin={m}", {"semantic_clusters": k or None, "semantic_margin": m}) for m in MARGINS]
+        configs += [
+            (f"k={k or 'auto'},margin={m}", {"semantic_clusters": k or None, "semantic_margin": m}) for m in MARGINS
+        ]
     for label, embed in configs:
         cfg = {"dedup": {"near": {"method": None}},
                "embed": {"encoder": encoder, "semantic_threshold": THRESHOLD, "device": "cpu", **embed}}
@@ -105,9 +107,13 @@ def summary(result: dict, score) -> dict:  # noqa: ANN001 - score(drops) -> dict
         sem = r["semantic"]
         table[label] = {**score(r["drops"]), "build_cpu_s": r["build_cpu_s"]}
         if sem:
-            table[label].update(clusters=sem["clusters"], boundary_rows=sem.get("boundary_rows", 0),
-                                boundary_duplicates=sem.get("boundary_duplicates", 0), reattributed=sem.get("reattributed", 0),
-                                largest_cluster=sem["largest_cluster"])
+            table[label].update(
+                clusters=sem["clusters"],
+                boundary_rows=sem.get("boundary_rows", 0),
+                boundary_duplicates=sem.get("boundary_duplicates", 0),
+                reattributed=sem.get("reattributed", 0),
+                largest_cluster=sem["largest_cluster"],
+            )
     return table
 
 
@@ -136,7 +142,9 @@ def main() -> int:
     t = time.process_time()
     results: dict = {"machine": "2 shared cores, CPU only; build CPU s = process time of the build", "encoder": encoder,
                      "threshold": THRESHOLD}
-    only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else ["plagiarism", "mixed", "msrp"]
+    only = (
+        sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else ["plagiarism", "mixed", "msrp"]
+    )
     out = ROOT / "benchmarks" / "results" / f"embed_boundary{'' if encoder == 'wordllama' else '_' + encoder}.json"
     if "--only" in sys.argv and out.exists():
         results = {**json.loads(out.read_text()), **results}

@@ -84,7 +84,9 @@ class Sampler(threading.Thread):
         for s in self.samples:
             phase = s["newest_task"].rsplit("-", 1)[0]
             if not out or out[-1]["phase_after"] != phase:
-                out.append({"phase_after": phase, "first_t_s": s["t_s"], "peak_rss_mib": s["rss_mib"], "at_t_s": s["t_s"]})
+                out.append(
+                    {"phase_after": phase, "first_t_s": s["t_s"], "peak_rss_mib": s["rss_mib"], "at_t_s": s["t_s"]}
+                )
             elif s["rss_mib"] > out[-1]["peak_rss_mib"]:
                 out[-1].update(peak_rss_mib=s["rss_mib"], at_t_s=s["t_s"])
         return out
@@ -99,8 +101,22 @@ def run_build(crawl: Path, out: Path, extra: list[str], progress: Path, label: s
         "print('RUSAGE', u.ru_utime + u.ru_stime, u.ru_maxrss, file=sys.stderr)\n"
         "raise SystemExit(rc)\n"
     )
-    args = [sys.executable, "-c", code, "build", str(crawl), "-o", str(out), "--engine", "local", "--quality-preset", "none",
-            "--progress-every", "0", *extra]
+    args = [
+        sys.executable,
+        "-c",
+        code,
+        "build",
+        str(crawl),
+        "-o",
+        str(out),
+        "--engine",
+        "local",
+        "--quality-preset",
+        "none",
+        "--progress-every",
+        "0",
+        *extra,
+    ]
     env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
     t = time.monotonic()
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -115,8 +131,15 @@ def run_build(crawl: Path, out: Path, extra: list[str], progress: Path, label: s
     _, cpu, rss = line.split()
     stats = json.loads((out / "stats.json").read_text())
     phases = {k.removeprefix("phase."): round(v, 2) for k, v in stats["timings_s"].items() if k.startswith("phase.")}
-    return {"cpu_s": round(float(cpu), 2), "wall_s": round(time.monotonic() - t, 1), "peak_rss_mib": round(int(rss) / 1024, 1),
-            "kept": stats["kept"], "drops": stats.get("drops", {}), "phase_wall_s": phases, "rss_curve": sampler.curve()}
+    return {
+        "cpu_s": round(float(cpu), 2),
+        "wall_s": round(time.monotonic() - t, 1),
+        "peak_rss_mib": round(int(rss) / 1024, 1),
+        "kept": stats["kept"],
+        "drops": stats.get("drops", {}),
+        "phase_wall_s": phases,
+        "rss_curve": sampler.curve(),
+    }
 
 
 def main() -> int:
@@ -132,7 +155,9 @@ def main() -> int:
         write_crawl(crawl, n)
         generate_cpu = time.process_time() - t
         plain = None if semantic_only else run_build(crawl, tmp / "plain", [], progress, "plain")
-        semantic = run_build(crawl, tmp / "semantic", ["--embed", "wordllama", "--semantic-dedup", "0.9"], progress, "semantic")
+        semantic = run_build(
+            crawl, tmp / "semantic", ["--embed", "wordllama", "--semantic-dedup", "0.9"], progress, "semantic"
+        )
         manifest = json.loads((tmp / "semantic" / "manifest.json").read_text())
     result = {
         "documents": n, "machine": "2 shared cores, CPU only; CPU s = user + sys of the build process",

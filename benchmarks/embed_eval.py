@@ -102,13 +102,19 @@ def paraphrase(encoders: dict) -> dict:
             sx, sy = shingle_set(x, size), shingle_set(y, size)
             jac.append(len(sx & sy) / len(sx | sy) if sx | sy else 0.0)
         f1, t = best_f1(jac, labels)
-        out[f"jaccard:{size}-word shingles"] = {"roc_auc": round(roc_auc(jac, labels), 4), "best_f1": round(f1, 4), "at": round(t, 4),
-                                                **at_threshold(jac, labels, 0.8)}
+        out[f"jaccard:{size}-word shingles"] = {
+            "roc_auc": round(roc_auc(jac, labels), 4),
+            "best_f1": round(f1, 4),
+            "at": round(t, 4),
+            **at_threshold(jac, labels, 0.8),
+        }
     return out
 
 
 def corpus(n: int) -> list[str]:
-    articles = [v["articleBody"] for v in json.loads((DATA / "extraction" / "aeb" / "ground-truth.json").read_text()).values()]
+    articles = [
+        v["articleBody"] for v in json.loads((DATA / "extraction" / "aeb" / "ground-truth.json").read_text()).values()
+    ]
     sentences = [s for _, x, y in msrp_pairs() for s in (x, y)]
     texts = articles + sentences[: n - len(articles)]
     random.Random(0).shuffle(texts)
@@ -164,16 +170,26 @@ def throughput(enc, texts: list[str], repeats: int) -> dict:
         "tokens_after_truncation": tokens,
         "truncated": result.truncated,
         "repeats": repeats,
-        "thresher": {"cpu_s": round(med["thresher"], 3), "docs_per_s": round(len(texts) / med["thresher"]),
-                     "tokens_per_s": round(tokens / med["thresher"]), "padding_efficiency": round(result.plan.padding_efficiency, 4),
-                     "batches": len(result.plan.batches)},
-        "naive_input_order_32": {"cpu_s": round(med["naive"], 3), "docs_per_s": round(len(texts) / med["naive"]),
-                                 "tokens_per_s": round(tokens / med["naive"]),
-                                 "padding_efficiency": round(naive_efficiency(lengths, enc.max_len, 32), 4),
-                                 "batches": -(-len(texts) // 32)},
-        "wordllama_package_embed_batch_size_32": {"cpu_s": round(med["package"], 3), "docs_per_s": round(len(texts) / med["package"]),
-                                                  "note": "WordLlama.embed in input order; reads every token (no 512 truncation)",
-                                                  "min_cosine_to_thresher_vectors_untruncated_docs": round(agreement, 6)},
+        "thresher": {
+            "cpu_s": round(med["thresher"], 3),
+            "docs_per_s": round(len(texts) / med["thresher"]),
+            "tokens_per_s": round(tokens / med["thresher"]),
+            "padding_efficiency": round(result.plan.padding_efficiency, 4),
+            "batches": len(result.plan.batches),
+        },
+        "naive_input_order_32": {
+            "cpu_s": round(med["naive"], 3),
+            "docs_per_s": round(len(texts) / med["naive"]),
+            "tokens_per_s": round(tokens / med["naive"]),
+            "padding_efficiency": round(naive_efficiency(lengths, enc.max_len, 32), 4),
+            "batches": -(-len(texts) // 32),
+        },
+        "wordllama_package_embed_batch_size_32": {
+            "cpu_s": round(med["package"], 3),
+            "docs_per_s": round(len(texts) / med["package"]),
+            "note": "WordLlama.embed in input order; reads every token (no 512 truncation)",
+            "min_cosine_to_thresher_vectors_untruncated_docs": round(agreement, 6),
+        },
         "speedup_vs_naive": round(med["naive"] / med["thresher"], 2),
         "speedup_vs_package": round(med["package"] / med["thresher"], 2),
     }
@@ -212,7 +228,9 @@ def semantic(threshold: float) -> dict:
         with open(crawl, "w", encoding="utf-8") as f:
             for sid, text in sentences.items():
                 f.write(json.dumps({"url": f"https://msrp.example/{sid}", "text": text}) + "\n")
-        config = RunConfig.from_dict({"exec": {"engine": "local"}, "quality": {"preset": None}, "dedup": {"near": {"method": "none"}}})
+        config = RunConfig.from_dict(
+            {"exec": {"engine": "local"}, "quality": {"preset": None}, "dedup": {"near": {"method": "none"}}}
+        )
         build([str(crawl)], Path(tmp) / "ds", config)
         t = time.process_time()
         report = embed_dataset(Path(tmp) / "ds", get_encoder("wordllama"), dtype="float16")
@@ -220,17 +238,25 @@ def semantic(threshold: float) -> dict:
         ids = {r["id"]: r["url"].rsplit("/", 1)[1] for r in read_shards(Path(tmp) / "ds")}
         stats = SemanticStats()
         t = time.process_time()
-        found = {frozenset((ids[d.id], ids[d.kept_id])) for d in semantic_duplicates(Path(tmp) / "ds", SemanticDedupConfig(threshold=threshold), stats)}
+        found = {
+            frozenset((ids[d.id], ids[d.kept_id]))
+            for d in semantic_duplicates(Path(tmp) / "ds", SemanticDedupConfig(threshold=threshold), stats)
+        }
         dedup_s = time.process_time() - t
     label = {frozenset((a, b)): y for y, a, b in labelled}
     known = [label[p] for p in found if p in label]
     positives = sum(1 for y in label.values() if y)
     return {
-        "documents": report.records, "threshold": threshold, "clusters": stats.clusters, "largest_cluster": stats.largest_cluster,
-        "duplicates": stats.duplicates, "found_pairs_msrp_labels": len(known),
+        "documents": report.records,
+        "threshold": threshold,
+        "clusters": stats.clusters,
+        "largest_cluster": stats.largest_cluster,
+        "duplicates": stats.duplicates,
+        "found_pairs_msrp_labels": len(known),
         "of_those_labelled_paraphrase": round(sum(known) / len(known), 4) if known else None,
         "msrp_paraphrase_pairs_found": round(sum(known) / positives, 4),
-        "embed_cpu_s": round(embed_s, 3), "dedup_cpu_s": round(dedup_s, 3),
+        "embed_cpu_s": round(embed_s, 3),
+        "dedup_cpu_s": round(dedup_s, 3),
         "peak_rss_mib_process_so_far": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 

@@ -50,7 +50,9 @@ if kind == "numpy":
     from thresher.embed.semantic import kmeans
     centroids = kmeans(sample, k, iterations=25, seed=0)
 else:
-    km = faiss.Kmeans(sample.shape[1], k, niter=25, seed=0, spherical=True, max_points_per_centroid=10**9, verbose=False)
+    km = faiss.Kmeans(
+        sample.shape[1], k, niter=25, seed=0, spherical=True, max_points_per_centroid=10**9, verbose=False
+    )
     km.train(sample)
     centroids = km.centroids
 u1 = resource.getrusage(resource.RUSAGE_SELF)
@@ -78,7 +80,9 @@ def cost(sample_path: Path, k: int, repeats: int) -> dict:
                        "cpu_s_all": [round(r["cpu_s"], 3) for r in rows],
                        "peak_rss_over_start_mib": round(max(r["peak_rss_over_start_mib"] for r in rows), 1),
                        "objective": round(rows[0]["objective"], 5), "largest_cluster": rows[0]["largest_cluster"]}
-    table["faiss_1_thread_cpu_ratio_vs_numpy"] = round(table["faiss_1_thread"]["cpu_s_median"] / table["numpy"]["cpu_s_median"], 3)
+    table["faiss_1_thread_cpu_ratio_vs_numpy"] = round(
+        table["faiss_1_thread"]["cpu_s_median"] / table["numpy"]["cpu_s_median"], 3
+    )
     return table
 
 
@@ -98,7 +102,9 @@ def dedup_quality() -> dict:
     vectors = encode_texts(get_encoder("wordllama"), [r["text"] for r in records]).vectors
     k = math.ceil(len(records) / 1000)
     faiss.omp_set_num_threads(1)
-    km = faiss.Kmeans(vectors.shape[1], k, niter=25, seed=0, spherical=True, max_points_per_centroid=10**9, verbose=False)
+    km = faiss.Kmeans(
+        vectors.shape[1], k, niter=25, seed=0, spherical=True, max_points_per_centroid=10**9, verbose=False
+    )
     km.train(vectors)
     fitted = {"numpy": kmeans(vectors, k, iterations=25, seed=0), "faiss": km.centroids}
     out = {"documents": len(records), "clusters": k}
@@ -148,8 +154,13 @@ def main() -> int:
     texts = list(generated_texts(n, random.Random(0)))
     encoder = get_encoder("wordllama")
     sample = np.concatenate([encode_texts(encoder, texts[i : i + 4096]).vectors for i in range(0, n, 4096)])
-    results: dict = {"machine": "2 shared cores, CPU only; CPU s = user + sys of a fresh child process (all threads)",
-                     "faiss_version": faiss.__version__, "numpy_version": np.__version__, "sample_rows": n, "dimension": 256}
+    results: dict = {
+        "machine": "2 shared cores, CPU only; CPU s = user + sys of a fresh child process (all threads)",
+        "faiss_version": faiss.__version__,
+        "numpy_version": np.__version__,
+        "sample_rows": n,
+        "dimension": 256,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "sample.npy"
         np.save(path, sample)

@@ -32,8 +32,13 @@ def main() -> int:
     cpu = time.process_time() - t
     cos = [float(x) for x in (a * b).sum(axis=1)]
     f1, th = e.best_f1(cos, labels)
-    out["cosine:minilm-onnx (= minilm)"] = {"roc_auc": round(e.roc_auc(cos, labels), 4), "best_f1": round(f1, 4), "at": round(th, 4),
-                                             **e.at_threshold(cos, labels, 0.9), "encode_cpu_s": round(cpu, 1)}
+    out["cosine:minilm-onnx (= minilm)"] = {
+        "roc_auc": round(e.roc_auc(cos, labels), 4),
+        "best_f1": round(f1, 4),
+        "at": round(th, 4),
+        **e.at_threshold(cos, labels, 0.9),
+        "encode_cpu_s": round(cpu, 1),
+    }
     (ROOT / "benchmarks" / "results" / "embed_msrp_minilm.json").write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))
     return 0

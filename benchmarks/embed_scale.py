@@ -28,8 +28,10 @@ WORDS = ("river mountain market library harbour orchard factory theatre station 
 
 def document(i: int, rng: random.Random) -> str:
     n = rng.choice((1, 2, 3, 5, 8, 20))
-    return " ".join(f"The {rng.choice(WORDS)} of town {i} opened item{rng.randrange(10**6)} in year {rng.randrange(1900, 2024)}."
-                    for _ in range(n))
+    return " ".join(
+        f"The {rng.choice(WORDS)} of town {i} opened item{rng.randrange(10**6)} in year {rng.randrange(1900, 2024)}."
+        for _ in range(n)
+    )
 
 
 def generated_texts(n: int, rng: random.Random):  # noqa: ANN201 - an iterator of str
@@ -61,25 +63,51 @@ def write_dataset(folder: Path, n: int, shard_size: int = 10_000) -> None:
             for i in range(s, min(n, s + shard_size)):
                 f.write(json.dumps({"id": str(i), "text": next(stream)}) + "\n")
         data = (folder / rel).read_bytes()
-        shards.append({"path": rel, "records": min(n, s + shard_size) - s, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
-    manifest = build_manifest(fmt="jsonl.gz", shards=shards, config_hash="generated", config={}, extractor={}, inputs=[],
-                              stats={"seen": n, "kept": n, "dropped": 0, "malformed": 0})
+        shards.append(
+            {
+                "path": rel,
+                "records": min(n, s + shard_size) - s,
+                "bytes": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
+        )
+    manifest = build_manifest(
+        fmt="jsonl.gz",
+        shards=shards,
+        config_hash="generated",
+        config={},
+        extractor={},
+        inputs=[],
+        stats={"seen": n, "kept": n, "dropped": 0, "malformed": 0},
+    )
     write_json_atomic(folder / "manifest.json", manifest)
 
 
 CHILD = {
-    "embed": "from thresher.embed.dataset import embed_dataset; from thresher.embed.encoder import get_encoder; "
-             "r = embed_dataset(sys.argv[1], get_encoder('wordllama')); print(json.dumps({'padding_efficiency': r.padding_efficiency}))",
-    "semantic": "from thresher.embed.semantic import SemanticDedupConfig, SemanticStats, semantic_duplicates; s = SemanticStats(); "
-                "n = sum(1 for _ in semantic_duplicates(sys.argv[1], SemanticDedupConfig(threshold=0.9), s)); "
-                "print(json.dumps({'duplicates': n, 'clusters': s.clusters, 'largest_cluster': s.largest_cluster}))",
+    "embed": (
+        "from thresher.embed.dataset import embed_dataset; from thresher.embed.encoder import get_encoder; "
+        "r = embed_dataset(sys.argv[1], get_encoder('wordllama')); "
+        "print(json.dumps({'padding_efficiency': r.padding_efficiency}))"
+    ),
+    "semantic": (
+        "from thresher.embed.semantic import SemanticDedupConfig, SemanticStats, semantic_duplicates; "
+        "s = SemanticStats(); "
+        "n = sum(1 for _ in semantic_duplicates(sys.argv[1], SemanticDedupConfig(threshold=0.9), s)); "
+        "print(json.dumps({'duplicates': n, 'clusters': s.clusters, 'largest_cluster': s.largest_cluster}))"
+    ),
 }
 
 
 def child(step: str, dataset: Path) -> dict:
-    code = f"import sys, json, time, resource; sys.path.insert(0, {str(ROOT / 'src')!r}); t = time.process_time(); {CHILD[step]}; " \
-           "print(json.dumps({'cpu_s': time.process_time() - t, 'peak_rss_mib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))"
-    out = subprocess.run([sys.executable, "-c", code, str(dataset)], capture_output=True, text=True, check=True).stdout.splitlines()
+    code = (
+        f"import sys, json, time, resource; sys.path.insert(0, {str(ROOT / 'src')!r}); t = time.process_time(); "
+        f"{CHILD[step]}; "
+        "print(json.dumps({'cpu_s': time.process_time() - t, 'peak_rss_mib': "
+        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(dataset)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     result = {}
     for line in out:
         result.update(json.loads(line))

@@ -67,8 +67,13 @@ def evaluate(drops: list[tuple[str, str]], group: dict[str, str | None], grades:
         by_grade.setdefault(g, [0, 0])
         by_grade[g][1] += 1
         by_grade[g][0] += name in dropped
-    return {"drops": len(drops), "correct": correct, "precision": round(correct / len(drops), 4) if drops else None,
-            "recall": round(correct / needed, 4), "dropped_share_by_grade": {g: round(a / n, 3) for g, (a, n) in sorted(by_grade.items())}}
+    return {
+        "drops": len(drops),
+        "correct": correct,
+        "precision": round(correct / len(drops), 4) if drops else None,
+        "recall": round(correct / needed, 4),
+        "dropped_share_by_grade": {g: round(a / n, 3) for g, (a, n) in sorted(by_grade.items())},
+    }
 
 
 def build_and_read(records: list[dict], tmp: Path, name: str, config_data: dict, with_section: bool = False) -> tuple:
@@ -112,8 +117,10 @@ def semdedup_vs_minhash(encoders: list[str], thresholds: dict[str, list[float]])
         out["minhash_0.8"] = {**evaluate(drops, group, grades), "build_cpu_s": round(cpu, 2)}
         for enc in encoders:
             for t in thresholds[enc]:
-                cfg = {"dedup": {"near": {"method": None}}, "embed": {"encoder": enc, "semantic_threshold": t, "device": "cpu",
-                                                                     "semantic_clusters": 1}}
+                cfg = {
+                    "dedup": {"near": {"method": None}},
+                    "embed": {"encoder": enc, "semantic_threshold": t, "device": "cpu", "semantic_clusters": 1},
+                }
                 drops, cpu = build_and_read(records, tmp, f"{enc}-{t}", cfg)
                 out[f"semdedup:{enc}@{t}"] = {**evaluate(drops, group, grades), "build_cpu_s": round(cpu, 2)}
     return out
@@ -121,7 +128,9 @@ def semdedup_vs_minhash(encoders: list[str], thresholds: dict[str, list[float]])
 
 def mixed_texts(n: int) -> list[str]:
     records, _ = plagiarism_corpus()
-    articles = [v["articleBody"] for v in json.loads((DATA / "extraction" / "aeb" / "ground-truth.json").read_text()).values()]
+    articles = [
+        v["articleBody"] for v in json.loads((DATA / "extraction" / "aeb" / "ground-truth.json").read_text()).values()
+    ]
     sentences = []
     with open(DATA / "reuse" / "msrp" / "msr_paraphrase_train.txt", encoding="utf-8-sig") as f:
         next(f)
@@ -157,13 +166,21 @@ def throughput(encoders: dict, texts: list[str], repeats: int) -> dict:
                 times[mode].append(time.process_time() - t)
         med = {k: statistics.median(v) for k, v in times.items()}
         out[name] = {
-            "dimension": enc.dimension, "max_len": enc.max_len, "tokens_after_truncation": tokens,
-            "thresher": {"cpu_s": round(med["thresher"], 3), "docs_per_cpu_s": round(len(texts) / med["thresher"], 1),
-                         "tokens_per_cpu_s": round(tokens / med["thresher"]),
-                         "padding_efficiency": round(plan.plan.padding_efficiency, 4)},
-            "naive_input_order_32": {"cpu_s": round(med["naive"], 3), "docs_per_cpu_s": round(len(texts) / med["naive"], 1),
-                                     "tokens_per_cpu_s": round(tokens / med["naive"]),
-                                     "padding_efficiency": round(sum(clipped) / naive_padded, 4)},
+            "dimension": enc.dimension,
+            "max_len": enc.max_len,
+            "tokens_after_truncation": tokens,
+            "thresher": {
+                "cpu_s": round(med["thresher"], 3),
+                "docs_per_cpu_s": round(len(texts) / med["thresher"], 1),
+                "tokens_per_cpu_s": round(tokens / med["thresher"]),
+                "padding_efficiency": round(plan.plan.padding_efficiency, 4),
+            },
+            "naive_input_order_32": {
+                "cpu_s": round(med["naive"], 3),
+                "docs_per_cpu_s": round(len(texts) / med["naive"], 1),
+                "tokens_per_cpu_s": round(tokens / med["naive"]),
+                "padding_efficiency": round(sum(clipped) / naive_padded, 4),
+            },
             "speedup_vs_naive": round(med["naive"] / med["thresher"], 2),
         }
     return out

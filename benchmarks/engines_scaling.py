@@ -37,7 +37,9 @@ sys.path.insert(0, str(ROOT.parent / "src"))
 def timed(cmd: list[str]) -> dict[str, float]:
     load_before = os.getloadavg()[0]
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
-        proc = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", tf.name, *cmd], capture_output=True, text=True)
+        proc = subprocess.run(
+            ["/usr/bin/time", "-f", "%e %U %S %M", "-o", tf.name, *cmd], capture_output=True, text=True
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-3000:]}")
         wall, user, sys_s, rss = tf.read().split()
@@ -46,7 +48,9 @@ def timed(cmd: list[str]) -> dict[str, float]:
 
 
 def phases_of(out: Path) -> dict[str, float]:
-    return {k.removeprefix("phase."): round(v, 2) for k, v in stats_of(out)["timings_s"].items() if k.startswith("phase.")}
+    return {
+        k.removeprefix("phase."): round(v, 2) for k, v in stats_of(out)["timings_s"].items() if k.startswith("phase.")
+    }
 
 
 def planned_partitions(data: Path, partition_bytes: str | None) -> int:
@@ -106,8 +110,15 @@ def main() -> int:
     ap.add_argument("--parts", default="speedup,partitions,identity", help="which measurements to run")
     ap.add_argument("--sentences", type=int, default=None, help="shorten the identity corpus's articles to N sentences")
     ap.add_argument("--variants", default="1,2,ray", help="speed-up runs: 1 and 2 pool workers, ray (2 CPUs)")
-    ap.add_argument("--partitions", type=int, default=None,
-                    help="speed-up input split into about N partitions (--input-partition-bytes size/N; default: the build's own plan)")
+    ap.add_argument(
+        "--partitions",
+        type=int,
+        default=None,
+        help=(
+            "speed-up input split into about N partitions "
+            "(--input-partition-bytes size/N; default: the build's own plan)"
+        ),
+    )
     ap.add_argument("--out", default=str(ROOT / "results" / "engines_scaling.json"))
     args = ap.parse_args()
     from thresher.demo import write_crawl
@@ -162,7 +173,9 @@ def main() -> int:
                     "cpu_s_per_1k_docs": round(1000 * cpu / n_html, 2),
                     "cpu_vs_1_worker": round(cpu / base_cpu, 3) if base_cpu else None,
                     "peak_rss_mib": round(max(x["peak_rss_mib"] for x in rs), 1),
-                    "median_phases_s": {k: round(statistics.median(x["phases_s"].get(k, 0.0) for x in rs), 2) for k in phase_names},
+                    "median_phases_s": {
+                        k: round(statistics.median(x["phases_s"].get(k, 0.0) for x in rs), 2) for k in phase_names
+                    },
                     "runs": [{k: x[k] for k in ("wall_s", "cpu_s", "load_1min")} for x in rs],
                 }
 
@@ -186,7 +199,9 @@ def main() -> int:
                 overhead[label]["manifest_sha256s"] = [s["sha256"] for s in manifest_of(out)["shards"]]
                 shutil.rmtree(out, ignore_errors=True)
             result["partitions"] = overhead
-            result["partitions_identical"] = overhead["default plan"]["manifest_sha256s"] == overhead["64 partitions"]["manifest_sha256s"]
+            result["partitions_identical"] = (
+                overhead["default plan"]["manifest_sha256s"] == overhead["64 partitions"]["manifest_sha256s"]
+            )
         # 2. identity at scale
         if "identity" in parts:
             text = data_dir / (f"text-{args.docs}" + (f"-s{args.sentences}" if args.sentences else "") + ".jsonl")
@@ -203,8 +218,13 @@ def main() -> int:
                 out = work / f"id-{name.split(',')[0]}"
                 t = timed(build_cmd(text, out, *extra, "--input-partition-bytes", part))
                 st = stats_of(out)
-                identity[name] = {**t, "docs_per_s": round(args.docs / t["wall_s"], 1), "manifest": manifest_of(out),
-                                  "counters": st["counters"], "phases_s": {k: v for k, v in st["timings_s"].items() if k.startswith("phase.")}}
+                identity[name] = {
+                    **t,
+                    "docs_per_s": round(args.docs / t["wall_s"], 1),
+                    "manifest": manifest_of(out),
+                    "counters": st["counters"],
+                    "phases_s": {k: v for k, v in st["timings_s"].items() if k.startswith("phase.")},
+                }
                 print(f"identity {name:<16} {t}", file=sys.stderr)
                 shutil.rmtree(out, ignore_errors=True)
             ref = identity["local"]
@@ -214,7 +234,10 @@ def main() -> int:
                 "equal_stats": all(v["counters"] == ref["counters"] for v in identity.values()),
                 "kept": ref["manifest"]["records"],
                 "shard_sha256s": [s["sha256"][:16] for s in ref["manifest"]["shards"]],
-                "runs": {k: {kk: vv for kk, vv in v.items() if kk not in ("manifest", "counters")} for k, v in identity.items()},
+                "runs": {
+                    k: {kk: vv for kk, vv in v.items() if kk not in ("manifest", "counters")}
+                    for k, v in identity.items()
+                },
             }
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -85,7 +85,12 @@ def main() -> None:
     base = instructions(args.pages, "none")
     decode = instructions(args.pages, "decode") - base
     both = instructions(args.pages, "all") - base
-    result = {"pages": len(pickle.loads(args.pages.read_bytes())), "start_up": base, "decode": decode, "decode_and_extract": both}
+    result = {
+        "pages": len(pickle.loads(args.pages.read_bytes())),
+        "start_up": base,
+        "decode": decode,
+        "decode_and_extract": both,
+    }
     print(json.dumps(result, indent=2))
     if args.out:
         args.out.write_text(json.dumps(result, indent=2) + "\n")

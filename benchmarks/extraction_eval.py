@@ -22,7 +22,8 @@ misses (pages where the extractor's page F1 < 0.1 while another extractor's is >
 `benchmarks/.venvs/peers` when it exists, else in this interpreter if they are importable there:
 
     python -m venv benchmarks/.venvs/peers
-    benchmarks/.venvs/peers/bin/pip install 'trafilatura==2.*' lxml_html_clean resiliparse websieve==0.1.2  # justext, which trafilatura imports, needs lxml_html_clean with lxml 6
+    # justext, which trafilatura imports, needs lxml_html_clean with lxml 6
+    benchmarks/.venvs/peers/bin/pip install 'trafilatura==2.*' lxml_html_clean resiliparse websieve==0.1.2
 
 Each extractor runs in its own subprocess (`extraction_worker.py`), one core, pages in the same
 order; pages/s counts only the extraction call (reading and decoding are excluded for everyone).
@@ -233,7 +234,9 @@ def score_trafilatura(outputs: dict[str, dict[str, Any]], gold: dict[str, dict[s
     for i in ids:
         by_lang.setdefault(langs.get(i, "unknown"), []).append(i)
     result["by_language"] = {
-        lang: tally(members) for lang, members in sorted(by_lang.items(), key=lambda kv: -len(kv[1])) if len(members) >= 10
+        lang: tally(members)
+        for lang, members in sorted(by_lang.items(), key=lambda kv: -len(kv[1]))
+        if len(members) >= 10
     }
     return result
 
@@ -267,7 +270,9 @@ def page_f1(tp: float, fp: float, fn: float) -> float:
     return 1.0 if fp == 0 and fn == 0 else (2 * tp / (2 * tp + fp + fn) if tp else 0.0)
 
 
-def trafilatura_page_counts(outputs: dict[str, dict[str, Any]], gold: dict[str, dict[str, Any]]) -> dict[str, tuple[int, int, int]]:
+def trafilatura_page_counts(
+    outputs: dict[str, dict[str, Any]], gold: dict[str, dict[str, Any]]
+) -> dict[str, tuple[int, int, int]]:
     """Per page: (tp, fp, fn) of the snippets."""
     out = {}
     for i, g in gold.items():
@@ -415,8 +420,11 @@ def main(argv: list[str] | None = None) -> int:
                 for i, rec in outputs.items():
                     safe = re.sub(r"[^A-Za-z0-9._-]", "_", i)[:150]
                     (d / f"{safe}.txt").write_text(rec["text"] or "")
-            print(f"{name:<22} {set_name:<12} {json.dumps({k: v for k, v in scored.items() if k not in ('ci95', 'by_language')})}",
-                  flush=True)
+            print(
+                f"{name:<22} {set_name:<12} "
+                f"{json.dumps({k: v for k, v in scored.items() if k not in ('ci95', 'by_language')})}",
+                flush=True,
+            )
         entry["pages_per_s"] = round(total_pages / total_seconds, 1) if total_seconds else None
         results["extractors"][name] = entry
     for set_name, scores in per_page.items():
@@ -487,8 +495,10 @@ def render_doc(results: dict[str, Any], kept: dict[str, str] | None = None) -> s
         if not a:
             continue
         ci = a["ci95"]["f1"]
-        lines.append(f"| {name} | {e['version']} | {_fmt(a['f1'])} | {ci[0]:.3f}-{ci[1]:.3f} | {_fmt(a['precision'])} | "
-                     f"{_fmt(a['recall'])} | {a.get('all_or_nothing_misses', '-')} | {_fmt(a['pages_per_s'], 1)} |")
+        lines.append(
+            f"| {name} | {e['version']} | {_fmt(a['f1'])} | {ci[0]:.3f}-{ci[1]:.3f} | {_fmt(a['precision'])} | "
+            f"{_fmt(a['recall'])} | {a.get('all_or_nothing_misses', '-')} | {_fmt(a['pages_per_s'], 1)} |"
+        )
     lines += [
         "",
         "## trafilatura evaluation set (990 pages, snippets that must / must not appear)",
@@ -509,9 +519,18 @@ def render_doc(results: dict[str, Any], kept: dict[str, str] | None = None) -> s
             if lang not in langs:
                 langs.append(lang)
     if langs:
-        lines += ["", "Per page language (`<html lang>`; languages with 10+ pages), F1:", "",
-                  "| extractor | " + " | ".join(f"{lang} ({ex[next(iter(ex))]['trafilatura']['by_language'].get(lang, {}).get('pages', '?')})" for lang in langs) + " |",
-                  "|---|" + "---|" * len(langs)]
+        lines += [
+            "",
+            "Per page language (`<html lang>`; languages with 10+ pages), F1:",
+            "",
+            "| extractor | "
+            + " | ".join(
+                f"{lang} ({ex[next(iter(ex))]['trafilatura']['by_language'].get(lang, {}).get('pages', '?')})"
+                for lang in langs
+            )
+            + " |",
+            "|---|" + "---|" * len(langs),
+        ]
         for name, e in ex.items():
             by = (e.get("trafilatura") or {}).get("by_language", {})
             lines.append(f"| {name} | " + " | ".join(_fmt(by.get(lang, {}).get("f1")) for lang in langs) + " |")
@@ -566,7 +585,8 @@ Standard library only (`src/thresher/extract/`):
   `if(a<b&&c<d)`, `<a "` repeated, 20,000 times) parse in under 20 ms each; they took minutes.
 - **Tree builder** (`tree.py`): iterative, depth capped at 256 (100,000-deep pages cost the same as
   flat ones), the implied-end-tag rules that matter for text; not the standard's tree construction.
-- **Region choice** (`builtin.py` over `boilerplate.py`, `scoring.py`, `region.py`, `assemble.py`): boilerplate marked by tag, ARIA role and class/id vocabulary (a
+- **Region choice** (`builtin.py` over `boilerplate.py`, `scoring.py`, `region.py`, `assemble.py`): \
+boilerplate marked by tag, ARIA role and class/id vocabulary (a
   box holding most of the page's paragraphs, counting posts written with `<br>`, is kept whatever its
   class says, and a box holding an `itemprop=articleBody`, `role=main` or `<main>` is not removed for
   a weak class word); blocks scored for text-likeness (length, sentence ends, link density, teaser

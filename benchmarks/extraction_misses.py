@@ -50,8 +50,10 @@ def main(argv: list[str] | None = None) -> int:
         report["sets"][set_name] = {"pages": len(pages), "misses_per_extractor": counts, "thresher_misses": misses}
         print(f"{set_name}: {len(pages)} pages, misses {counts}", flush=True)
         for m in misses:
-            print(f"  {m['page']}: region {m['region']} ({m['region_text_chars']} chars); "
-                  f"best rejected: {m['rejected'][0]['node'] + ' - ' + m['rejected'][0]['why'] if m['rejected'] else '-'}")
+            print(
+                f"  {m['page']}: region {m['region']} ({m['region_text_chars']} chars); "
+                f"best rejected: {m['rejected'][0]['node'] + ' - ' + m['rejected'][0]['why'] if m['rejected'] else '-'}"
+            )
     if not args.no_write:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")

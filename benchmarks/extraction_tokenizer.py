@@ -92,7 +92,10 @@ def lexbor_passes(htmls: list[str], repeats: int) -> dict[str, float] | None:
     for _ in range(repeats):
         parse_only.append(one_pass(HTMLTree.parse, htmls=htmls))
         with_walk.append(one_pass(walk, htmls=htmls))
-    return {"lexbor_parse_cpu_s": statistics.median(parse_only), "lexbor_parse_and_walk_cpu_s": statistics.median(with_walk)}
+    return {
+        "lexbor_parse_cpu_s": statistics.median(parse_only),
+        "lexbor_parse_and_walk_cpu_s": statistics.median(with_walk),
+    }
 
 
 def adversarial(parse, repeats: int = 20_000) -> dict[str, float]:

@@ -120,7 +120,9 @@ def main() -> int:
                 title = TITLE_OUTSIDE_TIMING["fn"](html)
             except Exception:
                 title = None
-        out.write(json.dumps({"id": page["id"], "text": text, "title": title, "seconds": seconds, "error": error}) + "\n")
+        out.write(
+            json.dumps({"id": page["id"], "text": text, "title": title, "seconds": seconds, "error": error}) + "\n"
+        )
     out.flush()
     return 0
 

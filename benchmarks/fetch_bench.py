@@ -143,13 +143,17 @@ class FarmProcess:
 def politeness(counts: dict[str, Any], hosts_with_delay: set[str] | None = None) -> dict[str, Any]:
     hosts = {h: c for h, c in counts.items() if h.endswith(".test")}
     gaps = [c["min_gap_s"] for c in hosts.values() if c["min_gap_s"] is not None]
-    crawl_delay_gaps = [hosts[h]["min_gap_s"] for h in (hosts_with_delay or set()) if h in hosts and hosts[h]["min_gap_s"] is not None]
+    crawl_delay_gaps = [
+        hosts[h]["min_gap_s"] for h in (hosts_with_delay or set()) if h in hosts and hosts[h]["min_gap_s"] is not None
+    ]
     return {
         "requests": sum(c["requests"] for c in hosts.values()),
         "max_in_flight_per_host": max((c["max_in_flight"] for c in hosts.values()), default=0),
         "min_gap_s": round(min(gaps), 4) if gaps else None,
         "min_gap_s_on_crawl_delay_hosts": round(min(crawl_delay_gaps), 4) if crawl_delay_gaps else None,
-        "requests_to_disallowed_paths": sum(n for c in hosts.values() for p, n in c["paths"].items() if p.startswith("/private/")),
+        "requests_to_disallowed_paths": sum(
+            n for c in hosts.values() for p, n in c["paths"].items() if p.startswith("/private/")
+        ),
         "robots_requests": sum(c["paths"].get("/robots.txt", 0) for c in hosts.values()),
     }
 
@@ -245,8 +249,11 @@ def run_baseline(urls_file: str, out: str, seconds: float | None) -> dict[str, A
                     async with sem:
                         try:
                             async for attempt in AsyncRetrying(
-                                stop=stop_after_attempt(3), wait=wait_exponential(multiplier=0.2, max=2.0),
-                                retry=retry_if_exception(lambda e: isinstance(e, Retryable | asyncio.TimeoutError | aiohttp.ClientError)),
+                                stop=stop_after_attempt(3),
+                                wait=wait_exponential(multiplier=0.2, max=2.0),
+                                retry=retry_if_exception(
+                                    lambda e: isinstance(e, Retryable | asyncio.TimeoutError | aiohttp.ClientError)
+                                ),
                                 reraise=True,
                             ):
                                 with attempt:
@@ -255,7 +262,9 @@ def run_baseline(urls_file: str, out: str, seconds: float | None) -> dict[str, A
                                             raise Retryable(str(resp.status))
                                         body = await resp.read()
                                         if resp.status == 200:
-                                            sink.write(json.dumps({"url": url, "html": body.decode("utf-8", "replace")}) + "\n")
+                                            sink.write(
+                                                json.dumps({"url": url, "html": body.decode("utf-8", "replace")}) + "\n"
+                                            )
                                             counts["fetched"] += 1
                                         else:
                                             counts["failed"] += 1
@@ -349,7 +358,10 @@ def scenario_farm(
     }
     for role in runs:
         if role != "baseline":  # each repeat's ratio against the baseline run next to it, then the median
-            ratios = [t["pages_per_s"] / max(b["pages_per_s"], 1e-9) for t, b in zip(runs[role], runs["baseline"], strict=True)]
+            ratios = [
+                t["pages_per_s"] / max(b["pages_per_s"], 1e-9)
+                for t, b in zip(runs[role], runs["baseline"], strict=True)
+            ]
             summary[f"pages_per_s_ratio_{role}_over_baseline"] = round(statistics.median(ratios), 3)
     return {"hosts": hosts, "pathological": pathological, "per_host_delay_s": delay, "global_concurrency": CONCURRENCY,
             "runs": runs, "summary": summary}
@@ -404,7 +416,9 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=400)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip-memory", action="store_true")
-    parser.add_argument("--only-clean", action="store_true", help="run only the clean-farm comparison (merged into the results file)")
+    parser.add_argument(
+        "--only-clean", action="store_true", help="run only the clean-farm comparison (merged into the results file)"
+    )
     parser.add_argument("--memory-seconds", type=float, default=20.0)
     parser.add_argument("--sizes", default="10000,100000,1000000")
     args = parser.parse_args()
@@ -416,8 +430,9 @@ def main() -> None:
     if args.only_clean:
         with tempfile.TemporaryDirectory(prefix="fetch-bench-") as tmp_name:
             results = json.loads(path.read_text()) if path.exists() else {}
-            results["farm_clean"] = scenario_farm(args.hosts, args.repeats, args.delay, Path(tmp_name), pathological=False,
-                                                  roles=CLEAN_ROLES)
+            results["farm_clean"] = scenario_farm(
+                args.hosts, args.repeats, args.delay, Path(tmp_name), pathological=False, roles=CLEAN_ROLES
+            )
         path.write_text(json.dumps(results, indent=2) + "\n")
         print(json.dumps(results["farm_clean"]["summary"], indent=2))
         return
@@ -432,7 +447,9 @@ def main() -> None:
         results["farm_clean"] = scenario_farm(args.hosts, args.repeats, args.delay, tmp, pathological=False,
                                               roles=CLEAN_ROLES)
         if not args.skip_memory:
-            results["memory"] = scenario_memory([int(s) for s in args.sizes.split(",")], 100_000, args.memory_seconds, tmp)
+            results["memory"] = scenario_memory(
+                [int(s) for s in args.sizes.split(",")], 100_000, args.memory_seconds, tmp
+            )
     path.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps({k: results[k]["summary"] for k in ("farm", "farm_clean")}, indent=2))
     print(f"wrote {path}")

@@ -71,7 +71,9 @@ start = counters()
 result = build_module.build([corpus], out, config, tasks=tasks)
 end = counters()
 digest = hashlib.sha256()
-for path in sorted(p for p in out.rglob("*") if p.is_file() and p.name not in ("manifest.json", "stats.json", "README.md")):
+for path in sorted(
+    p for p in out.rglob("*") if p.is_file() and p.name not in ("manifest.json", "stats.json", "README.md")
+):
     digest.update(str(path.relative_to(out)).encode() + b"\0" + path.read_bytes())
 print(json.dumps({"phases": spent, "build_cpu_s": end[0] - start[0], "build_bytes_read": end[1] - start[1],
                   "kept": result.manifest["records"], "shards": result.manifest["shards"],
@@ -94,7 +96,9 @@ def corpus(n: int) -> Path:
 def one_build(src: Path, data: Path, fmt: str) -> dict:
     out = Path(tempfile.mkdtemp(prefix="thresher-finalize-")) / "out"
     env = {**os.environ, "PYTHONPATH": str(src)}
-    run = subprocess.run([sys.executable, "-c", DRIVER, str(data), str(out), fmt], capture_output=True, text=True, env=env)
+    run = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(data), str(out), fmt], capture_output=True, text=True, env=env
+    )
     if run.returncode != 0:
         raise SystemExit(f"build with {src} failed:\n{run.stderr[-3000:]}")
     subprocess.run(["rm", "-rf", str(out.parent)], check=False)
@@ -124,7 +128,11 @@ def main(argv: list[str] | None = None) -> int:
         for name, src in (("baseline", args.baseline), ("this", THIS_SRC)):
             runs[name].append(one_build(src.resolve(), data, args.format))
             r = runs[name][-1]
-            print(name, json.dumps({k: {m: round(v, 3) for m, v in p.items()} for k, p in r["phases"].items()}), file=sys.stderr)
+            print(
+                name,
+                json.dumps({k: {m: round(v, 3) for m, v in p.items()} for k, p in r["phases"].items()}),
+                file=sys.stderr,
+            )
 
     summary = summarize(runs)
     same = {r["outputs_sha256"] for rs in runs.values() for r in rs}

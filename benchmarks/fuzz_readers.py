@@ -30,11 +30,15 @@ SEEDS = {
     "jsonl": [b'{"url": "https://e.example/", "html": "<p>hi</p>"}\n{"text": "x"}\n', b'\xef\xbb\xbf{"text": "a"}\n'],
     "warc": [
         b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: https://e.example/\r\nContent-Type: application/http; "
-        b"msgtype=response\r\nContent-Length: 60\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>hello there</p>\r\n\r\n"
+        b"msgtype=response\r\nContent-Length: 60\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>hello "
+        b"there</p>\r\n\r\n"
     ],
-    "html": [b"<html><head><meta charset=utf-8><title>t</title></head><body><article><p>Some text.</p></article></body></html>"],
+    "html": [
+        b"<html><head><meta charset=utf-8><title>t</title></head><body><article><p>Some "
+        b"text.</p></article></body></html>"
+    ],
     "auto": [b'{"text": "a"}\n', b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", b"\x28\xb5\x2f\xfdgarbage", b"PAR1"],
-    "extract": [b"<html><body><p>if(a<b&&c<d)</p><b <a \"x</body></html>"],
+    "extract": [b'<html><body><p>if(a<b&&c<d)</p><b <a "x</body></html>'],
 }
 
 
@@ -115,7 +119,9 @@ def run_all(seconds: int, runs: int, targets: list[str], results_path: Path = RE
         results[name] = {
             "executions": execs,
             "wall_s": round(time.monotonic() - t0, 1),
-            "cpu_s": round((cpu1.children_user + cpu1.children_system) - (cpu0.children_user + cpu0.children_system), 1),
+            "cpu_s": round(
+                (cpu1.children_user + cpu1.children_system) - (cpu0.children_user + cpu0.children_system), 1
+            ),
             "exit_code": proc.returncode,
             "finding": text[-3000:] if crash else None,
             "limits": {"seconds": seconds, "runs": runs},

@@ -22,7 +22,8 @@ GNU time (`%e %U %S %M`): wall, user+system CPU of the tree, largest process RSS
 each. datatrove's per-page extraction guard is 10 s (its default 1 s skips pages on a loaded machine)
 and its pool uses fork (forkserver workers are never reaped, so their CPU would be lost); see
 docs/headline.md. thresher's bytecode is compiled once before the timed runs, as `pip install` compiles
-an installed package's (the peer's venv has its packages'). A 16-page run of each tool measures the fixed start-up cost. docs/s = input HTML records / wall second. Extraction F1 on the AEB set is scored with
+an installed package's (the peer's venv has its packages'). A 16-page run of each tool measures the
+fixed start-up cost. docs/s = input HTML records / wall second. Extraction F1 on the AEB set is scored with
 extraction_eval's scorer (builtin extractor vs datatrove's Trafilatura step as configured), and the
 extraction speed against trafilatura (default settings; issue 15's 5x goal) is measured in the same
 run: CPU time per page, interleaved passes (`--trafilatura-passes`).
@@ -256,8 +257,14 @@ def timed(cmd: list[str], env: dict | None = None) -> dict:
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd[:3]} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     wall, user, sys_, rss = fields[-4:]
-    return {"wall_s": float(wall), "cpu_s": round(float(user) + float(sys_), 2), "peak_rss_mib": round(int(rss) / 1024, 1),
-            "loadavg_before": [round(x, 2) for x in load], "stdout": proc.stdout, "stderr": proc.stderr}
+    return {
+        "wall_s": float(wall),
+        "cpu_s": round(float(user) + float(sys_), 2),
+        "peak_rss_mib": round(int(rss) / 1024, 1),
+        "loadavg_before": [round(x, 2) for x in load],
+        "stdout": proc.stdout,
+        "stderr": proc.stderr,
+    }
 
 
 # `thresher` without the `fast` extra, in the same environment: its packages made unimportable, so
@@ -274,9 +281,15 @@ def compile_thresher_bytecode() -> str:
     installed package (the peer's packages in its venv have theirs). Without it, a source checkout
     run with PYTHONDONTWRITEBYTECODE set recompiles every module in every process: ~0.1-0.4 s of CPU
     per run that no installed thresher pays. Returns the package directory compiled."""
-    where = subprocess.run([str(THRESHER.with_name("python")), "-c", "import os, thresher; print(os.path.dirname(thresher.__file__))"],
-                           capture_output=True, text=True, check=True).stdout.strip()
-    subprocess.run([str(THRESHER.with_name("python")), "-m", "compileall", "-q", where], check=True, stdout=subprocess.DEVNULL)
+    where = subprocess.run(
+        [str(THRESHER.with_name("python")), "-c", "import os, thresher; print(os.path.dirname(thresher.__file__))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    subprocess.run(
+        [str(THRESHER.with_name("python")), "-m", "compileall", "-q", where], check=True, stdout=subprocess.DEVNULL
+    )
     return where
 
 
@@ -306,8 +319,14 @@ def run_datatrove(input_dir: Path, workers: int, work: Path, timeout: float) -> 
     r = timed([str(DT_PY), str(WORKER), "pipeline", str(input_dir), str(out), str(workers), str(timeout)], env=env)
     line = next(x for x in r["stdout"].splitlines() if x.startswith("RESULT "))
     result = json.loads(line[len("RESULT "):])
-    r.update(kept=result["kept"], after_filters=result["after_filters"], start_method=result.get("start_method"), stage_seconds=result["stage_seconds"],
-             steps=result["steps"], versions=result["versions"])
+    r.update(
+        kept=result["kept"],
+        after_filters=result["after_filters"],
+        start_method=result.get("start_method"),
+        stage_seconds=result["stage_seconds"],
+        steps=result["steps"],
+        versions=result["versions"],
+    )
     shutil.rmtree(out, ignore_errors=True)
     del r["stdout"], r["stderr"]
     return r
@@ -341,8 +360,13 @@ def extraction_f1(limit: int | None) -> dict:
         ev_results = json.loads(published.read_text())
         out["extraction_eval_results"] = {
             "date": ev_results.get("date"),
-            "aeb": {name: {k: e["aeb"].get(k) for k in ("f1", "precision", "recall", "pages", "pages_per_s")}
-                    | {"version": e.get("version")} for name, e in ev_results.get("extractors", {}).items() if "aeb" in e}}
+            "aeb": {
+                name: {k: e["aeb"].get(k) for k in ("f1", "precision", "recall", "pages", "pages_per_s")}
+                | {"version": e.get("version")}
+                for name, e in ev_results.get("extractors", {}).items()
+                if "aeb" in e
+            },
+        }
     return out
 
 
@@ -403,8 +427,12 @@ def main() -> int:
                     help="interleaved passes of the extraction speed comparison with trafilatura (0: skip)")
     ap.add_argument("--out", default=None, help="results file (default: headline_datatrove.json, "
                     "headline_datatrove_real.json with --input real)")
-    ap.add_argument("--input", choices=("synthetic", "real"), default="synthetic",
-                    help="synthetic: --pages pages built from the shared WARC pages; real: the shared WARC files as they are")
+    ap.add_argument(
+        "--input",
+        choices=("synthetic", "real"),
+        default="synthetic",
+        help="synthetic: --pages pages built from the shared WARC pages; real: the shared WARC files as they are",
+    )
     ap.add_argument("--dt-timeout", type=float, default=10.0,
                     help="datatrove's per-page extraction wall-clock guard (its default is 1 s; see docs/headline.md)")
     ap.add_argument("--startup-pages", type=int, default=16, help="pages of the fixed-cost run (0: skip it)")
@@ -444,8 +472,11 @@ def main() -> int:
                     r = run_tool(tool, files, input_dir, w, work, args.dt_timeout)
                     runs.setdefault(key, []).append(r)
                     (DATA / "partial.json").write_text(json.dumps({"input": info, "runs": runs}, indent=1) + "\n")
-                    print(f"rep {rep} {tool:<9} w={w}: wall {r['wall_s']:.1f}s cpu {r['cpu_s']:.1f}s "
-                          f"{pages / r['wall_s']:.1f} docs/s kept {r['kept']} load {r['loadavg_before'][0]}", flush=True)
+                    print(
+                        f"rep {rep} {tool:<9} w={w}: wall {r['wall_s']:.1f}s cpu {r['cpu_s']:.1f}s "
+                        f"{pages / r['wall_s']:.1f} docs/s kept {r['kept']} load {r['loadavg_before'][0]}",
+                        flush=True,
+                    )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     # A datatrove run with workers > 1 before the worker pinned start_method="fork" ran its pool under a fork
@@ -453,7 +484,9 @@ def main() -> int:
     for k, v in runs.items():
         if k.startswith("datatrove|") and k != "datatrove|1":
             for r in v:
-                if r.get("start_method") != "fork" and r.get("cpu_s", 0) < 0.1 * min(x["cpu_s"] for x in runs.get("datatrove|1", [r])):
+                if r.get("start_method") != "fork" and r.get("cpu_s", 0) < 0.1 * min(
+                    x["cpu_s"] for x in runs.get("datatrove|1", [r])
+                ):
                     r["cpu_incomplete"] = True
     summary = {k: summarize(v, pages) for k, v in runs.items()}
     for k, v in runs.items():
@@ -505,13 +538,24 @@ def main() -> int:
         speed = trafilatura_speed(args.trafilatura_passes)
     result = {
         "benchmark": "thresher build vs datatrove FineWeb-style pipeline, same WARC input",
-        "input": info, "datatrove_extract_timeout_s": args.dt_timeout, "goal": {"ratio": GOAL, "datatrove_docs_per_s_per_core_reference": 15},
-        "summary": summary, "ratios": ratios, "fixed_cost": startup, "extraction": f1, "runs": runs,
+        "input": info,
+        "datatrove_extract_timeout_s": args.dt_timeout,
+        "goal": {"ratio": GOAL, "datatrove_docs_per_s_per_core_reference": 15},
+        "summary": summary,
+        "ratios": ratios,
+        "fixed_cost": startup,
+        "extraction": f1,
+        "runs": runs,
         "fast_extra": {"modules": list(FAST_MODULES), "same_shards_with_and_without": fast_identity(runs)},
         "extraction_speed_vs_trafilatura": speed,
-        "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                    "processor": platform.processor() or platform.machine(), "cpus": os.cpu_count()},
-        "thresher_bytecode_precompiled": bytecode is not None,  # as an installed package has it (compile_thresher_bytecode)
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "processor": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+        },
+        "thresher_bytecode_precompiled": bytecode
+        is not None,  # as an installed package has it (compile_thresher_bytecode)
         "from_partial": args.from_partial,  # True: the timing runs were made earlier, this run only summarized them
         "started_utc": started.isoformat(timespec="seconds"),
         "finished_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -519,8 +563,10 @@ def main() -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
     for k, s in summary.items():
-        print(f"{k:<14} {s['docs_per_s']:>8} docs/s  {s['cpu_s_per_1k_docs']:>7} CPU s/1k  rss {s['peak_rss_mib']} MiB  "
-              f"kept {s['kept']}")
+        print(
+            f"{k:<14} {s['docs_per_s']:>8} docs/s  {s['cpu_s_per_1k_docs']:>7} CPU s/1k  rss {s['peak_rss_mib']} MiB  "
+            f"kept {s['kept']}"
+        )
     print("ratios:", ratios)
     print("same shards with and without fast:", result["fast_extra"]["same_shards_with_and_without"])
     if speed:

@@ -108,7 +108,13 @@ def pipeline(input_dir: str, work_dir: str, n: int, timeout: float = 1.0) -> dic
             st = entry.get("stats", {})
             steps[name] = {k: (v["total"] if isinstance(v, dict) and "total" in v else v) for k, v in st.items()
                            if not isinstance(v, dict) or "total" in v}
-    return {"start_method": "fork", "after_filters": count("filtered"), "kept": count("deduped"), "stage_seconds": timings, "steps": steps}
+    return {
+        "start_method": "fork",
+        "after_filters": count("filtered"),
+        "kept": count("deduped"),
+        "stage_seconds": timings,
+        "steps": steps,
+    }
 
 
 def extract_aeb() -> None:

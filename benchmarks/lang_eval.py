@@ -133,7 +133,12 @@ def evaluate(fn: Callable[[str], str], data: list[tuple[str, str]]) -> tuple[flo
         totals[gold] += 1
         hits[gold] += _normalize(p) == gold
     acc = sum(hits.values()) / len(data)
-    return acc, len(data) / elapsed if elapsed else float("inf"), {k: round(hits[k] / totals[k], 4) for k in sorted(totals)}, preds
+    return (
+        acc,
+        len(data) / elapsed if elapsed else float("inf"),
+        {k: round(hits[k] / totals[k], 4) for k in sorted(totals)},
+        preds,
+    )
 
 
 def part_sentences(names: list[str], repeats: int) -> dict:
@@ -158,7 +163,11 @@ def part_sentences(names: list[str], repeats: int) -> dict:
         results[name]["sentences_per_s"] = round(statistics.median(rates[name]))
         results[name]["single_words_accuracy"] = round(evaluate(fn, words)[0], 4)
         results[name]["word_pairs_accuracy"] = round(evaluate(fn, pairs)[0], 4)
-        print(f"  {name:16s} words {results[name]['single_words_accuracy']:.4f} pairs {results[name]['word_pairs_accuracy']:.4f}", flush=True)
+        print(
+            f"  {name:16s} words {results[name]['single_words_accuracy']:.4f} pairs "
+            f"{results[name]['word_pairs_accuracy']:.4f}",
+            flush=True,
+        )
     if "cld2" in results:
         base = results["cld2"]["sentences_per_s"]
         for res in results.values():
@@ -188,8 +197,12 @@ def part_calibrate() -> dict:
                 print("  ", row, flush=True)
     base = CascadeDetector(use_lingua=False)
     acc, rate, _, _ = evaluate(lambda t: base.detect(t).code, dev)
-    return {"split": "dev", "n": len(dev), "cld2_step_only": {"accuracy": round(acc, 4), "sentences_per_s": round(rate)},
-            "grid": grid}
+    return {
+        "split": "dev",
+        "n": len(dev),
+        "cld2_step_only": {"accuracy": round(acc, 4), "sentences_per_s": round(rate)},
+        "grid": grid,
+    }
 
 
 
@@ -324,7 +337,9 @@ def part_documents(names: list[str]) -> dict:
             row[f"{label}_grouped_accuracy"] = round(_grouped_accuracy(data, preds), 4)
             row[f"{label}_per_s"] = round(rate)
             if label == "real_pages_with_code":
-                row["real_pages_errors"] = [f"{g}->{p}" for (g, _), p in zip(data, preds, strict=True) if _normalize(p) != g][:20]
+                row["real_pages_errors"] = [
+                    f"{g}->{p}" for (g, _), p in zip(data, preds, strict=True) if _normalize(p) != g
+                ][:20]
         out["detectors"][name] = row
         print(f"  {name:18s} {row}", flush=True)
     return out
@@ -437,10 +452,16 @@ def part_e2e(repeats: int) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
     ratios = [on / off for on, off in zip(times["on"], times["off"], strict=True)]
     langs = {k[5:]: v for k, v in stats["on"]["counters"].items() if k.startswith("lang/")}
-    return {"pages": len(pages), "cpu_s_off": [round(t, 3) for t in times["off"]], "cpu_s_on": [round(t, 3) for t in times["on"]],
-            "median_ratio_on_vs_off": round(statistics.median(ratios), 4), "kept_off": stats["off"]["kept"],
-            "kept_on": stats["on"]["kept"], "languages": dict(sorted(langs.items(), key=lambda kv: -kv[1])),
-            "lang_stage_timing_s": stats["on"]["timings_s"].get("lang.detect")}
+    return {
+        "pages": len(pages),
+        "cpu_s_off": [round(t, 3) for t in times["off"]],
+        "cpu_s_on": [round(t, 3) for t in times["on"]],
+        "median_ratio_on_vs_off": round(statistics.median(ratios), 4),
+        "kept_off": stats["off"]["kept"],
+        "kept_on": stats["on"]["kept"],
+        "languages": dict(sorted(langs.items(), key=lambda kv: -kv[1])),
+        "lang_stage_timing_s": stats["on"]["timings_s"].get("lang.detect"),
+    }
 
 
 PARTS = {"sentences", "calibrate", "documents", "binary", "e2e"}

@@ -73,8 +73,13 @@ def current_phase(done_dir: Path) -> str:
 def growth_steps(rows: list[dict]) -> list[dict]:
     """Peak growth in bytes per added document between each pair of consecutive sizes."""
     return [
-        {"from": a["documents"], "to": b["documents"],
-         "bytes_per_document": round((b["peak_tree_rss_mib"] - a["peak_tree_rss_mib"]) * 2**20 / (b["documents"] - a["documents"]), 2)}
+        {
+            "from": a["documents"],
+            "to": b["documents"],
+            "bytes_per_document": round(
+                (b["peak_tree_rss_mib"] - a["peak_tree_rss_mib"]) * 2**20 / (b["documents"] - a["documents"]), 2
+            ),
+        }
         for a, b in zip(rows, rows[1:], strict=False)
     ]
 
@@ -136,7 +141,9 @@ def main() -> int:
             write_text_corpus(data, n, max_sentences=args.sentences)
         out = Path(tempfile.mkdtemp(prefix="thresher-mem-")) / "out"
         try:
-            r = run_sampled([str(THRESHER), "build", str(data), "-o", str(out), "-q", "--workers", str(args.workers)], out / ".work")
+            r = run_sampled(
+                [str(THRESHER), "build", str(data), "-o", str(out), "-q", "--workers", str(args.workers)], out / ".work"
+            )
             stats = json.loads((out / "stats.json").read_text())
         finally:
             shutil.rmtree(out.parent, ignore_errors=True)

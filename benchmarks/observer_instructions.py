@@ -55,8 +55,12 @@ def write_corpus(kind: str, path: Path, n: int, sentences: int) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", choices=("text", "demo"), default="text",
-                    help="text: generated 5-sentence records (the cheapest documents per record); demo: the demo's HTML pages")
+    ap.add_argument(
+        "--corpus",
+        choices=("text", "demo"),
+        default="text",
+        help="text: generated 5-sentence records (the cheapest documents per record); demo: the demo's HTML pages",
+    )
     ap.add_argument("--documents", type=int, default=3000)
     ap.add_argument("--sentences", type=int, default=5)
     ap.add_argument("--rev", default="HEAD")
@@ -65,16 +69,24 @@ def main() -> int:
     args = ap.parse_args()
     from report_scale import ablate
 
-    rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", args.rev], check=True, capture_output=True, text=True).stdout.strip()
+    rev = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", args.rev], check=True, capture_output=True, text=True
+    ).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="observer-instructions-") as tmp_s:
         tmp = Path(tmp_s)
         trees = {"new": tmp / "new", "ablated": tmp / "ablated"}
         try:
             for tree in trees.values():
-                subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), rev], check=True, capture_output=True)
+                subprocess.run(
+                    ["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), rev],
+                    check=True,
+                    capture_output=True,
+                )
             ablate(trees["ablated"] / "src")
             for tree in trees.values():
-                subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "src")], check=True, capture_output=True)
+                subprocess.run(
+                    [sys.executable, "-m", "compileall", "-q", str(tree / "src")], check=True, capture_output=True
+                )
             crawl, small = tmp / "crawl.jsonl", tmp / "small.jsonl"
             write_corpus(args.corpus, crawl, args.documents, args.sentences)
             with open(crawl, "rb") as f, open(small, "wb") as g:
@@ -84,11 +96,21 @@ def main() -> int:
             fixed = instructions(trees["ablated"] / "src", small, tmp / "out-fixed", tmp)
         finally:
             for tree in trees.values():
-                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], capture_output=True)
+                subprocess.run(
+                    ["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], capture_output=True
+                )
     share = (counts["new"] - counts["ablated"]) / (counts["ablated"] - fixed)
-    result = {"rev": rev, "corpus": args.corpus, "documents": args.documents, "instructions": counts,
-              "fixed_instructions_30_documents": fixed, "whole_build_ratio": round(counts["new"] / counts["ablated"], 4),
-              "per_document_share": round(share, 4), "max_share": args.max_share, "within_budget": share <= args.max_share}
+    result = {
+        "rev": rev,
+        "corpus": args.corpus,
+        "documents": args.documents,
+        "instructions": counts,
+        "fixed_instructions_30_documents": fixed,
+        "whole_build_ratio": round(counts["new"] / counts["ablated"], 4),
+        "per_document_share": round(share, 4),
+        "max_share": args.max_share,
+        "within_budget": share <= args.max_share,
+    }
     out = Path(args.out or ROOT / "results" / f"observer_instructions_{args.corpus}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")

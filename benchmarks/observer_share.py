@@ -85,7 +85,9 @@ def one_build(crawl: Path, out: Path) -> tuple[float, dict[str, float]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--documents", type=int, default=20_000)
-    ap.add_argument("--sentences", type=int, default=5, help="sentences a generated document (fewer: cheaper documents)")
+    ap.add_argument(
+        "--sentences", type=int, default=5, help="sentences a generated document (fewer: cheaper documents)"
+    )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--max-share", type=float, default=0.03)
     ap.add_argument("--out", default=str(ROOT / "results" / "observer_share.json"))
@@ -100,8 +102,14 @@ def main() -> int:
         for _ in range(args.repeats):
             build, parts = one_build(crawl, tmp / "out")
             share = sum(parts.values()) / build
-            runs.append({"build_cpu_s": round(build, 3), "observer_cpu_s": round(sum(parts.values()), 3),
-                         "share": round(share, 4), "by_entry_point": {k: round(v, 3) for k, v in sorted(parts.items())}})
+            runs.append(
+                {
+                    "build_cpu_s": round(build, 3),
+                    "observer_cpu_s": round(sum(parts.values()), 3),
+                    "share": round(share, 4),
+                    "by_entry_point": {k: round(v, 3) for k, v in sorted(parts.items())},
+                }
+            )
             print(json.dumps(runs[-1]), flush=True)
     median = statistics.median(run["share"] for run in runs)
     result = {"documents": args.documents, "sentences": args.sentences, "engine": "local", "runs": runs,

@@ -164,12 +164,18 @@ def format_card(digits: str, rng: random.Random) -> str:
     sep = rng.choice(["", " ", "-"])
     if not sep:
         return digits
-    groups = [digits[:4], digits[4:10], digits[10:]] if len(digits) == 15 else [digits[i : i + 4] for i in range(0, len(digits), 4)]
+    groups = (
+        [digits[:4], digits[4:10], digits[10:]]
+        if len(digits) == 15
+        else [digits[i : i + 4] for i in range(0, len(digits), 4)]
+    )
     return sep.join(groups)
 
 
 def make_card(rng: random.Random, valid: bool = True) -> str:
-    prefix, length = rng.choice([("4", 16), ("51", 16), ("55", 16), ("2221", 16), ("34", 15), ("37", 15), ("6011", 16), ("65", 16)])
+    prefix, length = rng.choice(
+        [("4", 16), ("51", 16), ("55", 16), ("2221", 16), ("34", 15), ("37", 15), ("6011", 16), ("65", 16)]
+    )
     return format_card(luhn_complete(prefix, length, rng, valid), rng)
 
 
@@ -216,26 +222,48 @@ GOLD_TEMPLATES = {
 def near_miss(rng: random.Random) -> str:
     d = lambda n: "".join(str(rng.randint(0, 9)) for _ in range(n))  # noqa: E731
     isbn13 = f"978-{rng.randint(0, 9)}-{d(2)}-{d(6)}-{rng.randint(0, 9)}"
-    private = rng.choice([f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}",
-                          f"192.168.{rng.randint(0, 255)}.{rng.randint(1, 254)}", f"172.{rng.randint(16, 31)}.{d(1)}.{d(2)}",
-                          "127.0.0.1", f"192.0.2.{rng.randint(1, 254)}", f"fe80::{d(2)}:{d(4)}", "::1"])
+    private = rng.choice(
+        [
+            f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}",
+            f"192.168.{rng.randint(0, 255)}.{rng.randint(1, 254)}",
+            f"172.{rng.randint(16, 31)}.{d(1)}.{d(2)}",
+            "127.0.0.1",
+            f"192.0.2.{rng.randint(1, 254)}",
+            f"fe80::{d(2)}:{d(4)}",
+            "::1",
+        ]
+    )
     templates = [
         f"Download version {rng.randint(1, 9)}.{rng.randint(0, 20)}.{rng.randint(0, 30)}.{rng.randint(0, 999)} now.",
         f"Update to v{rng.randint(1, 9)}.{rng.randint(0, 20)}.{rng.randint(0, 99)} today.",
         f"Build {rng.randint(10, 19)}.0.{d(5)}.{d(4)} fixes it.",
         f"It opened on {rng.randint(1990, 2024)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}.",
         f"Deadline: {rng.randint(1, 28):02d}.{rng.randint(1, 12):02d}.{rng.randint(1990, 2030)}",
-        f"Posted {rng.randint(1, 12)}/{rng.randint(1, 28)}/{rng.randint(1990, 2024)} at {rng.randint(0, 23):02d}:{d(2)}.",
-        f"ISBN {isbn13}", f"ISBN-10: {rng.randint(0, 9)}-{d(3)}-{d(5)}-{rng.randint(0, 9)}", f"ISBN {rng.choice([978, 979])}{d(10)}",
-        f"Art.-Nr. {d(4)}-{d(6)}", f"Part no. {d(3)}-{d(3)}-{d(4)}", f"SKU {d(3)}-{d(4)}-{d(3)}",
-        f"Model {rng.choice(['XR', 'KD', 'TX'])}-{d(4)}-{d(2)} is sold out.", f"Order #{d(10)} was shipped.",
-        f"Tracking number {d(12)}.", f"Reference {d(4)} {d(4)} {d(4)} {d(4)}",
-        f"The router uses {private} internally.", f"Card {make_card(rng, valid=False)} was declined as invalid.",
-        f"The IBAN {make_iban(rng, valid=False)} is wrong.", f"It costs ${rng.randint(1, 99)},{d(3)}.{d(2)}.",
-        f"Coordinates {rng.randint(0, 89)}.{d(6)}, {rng.randint(0, 179)}.{d(6)}.", f"Runtime {d(2)}:{d(2)}:{d(2)}.",
-        f"Postcode {d(5)}, population {rng.randint(1, 9)},{d(3)},{d(3)}.", f"Ratio 1:{d(1)}:{d(1)}:{d(1)}.",
-        f"Between {rng.randint(1950, 1999)}-{rng.randint(2000, 2024)} and {rng.randint(2000, 2024)}-{rng.randint(2000, 2030)}.",
-        f"Serial {d(10)}", f"Patent US {d(1)},{d(3)},{d(3)} B2.", f"Section {d(1)}.{d(1)}.{d(1)}.{d(1)} applies.",
+        f"Posted {rng.randint(1, 12)}/{rng.randint(1, 28)}/{rng.randint(1990, 2024)} at "
+        f"{rng.randint(0, 23):02d}:{d(2)}.",
+        f"ISBN {isbn13}",
+        f"ISBN-10: {rng.randint(0, 9)}-{d(3)}-{d(5)}-{rng.randint(0, 9)}",
+        f"ISBN {rng.choice([978, 979])}{d(10)}",
+        f"Art.-Nr. {d(4)}-{d(6)}",
+        f"Part no. {d(3)}-{d(3)}-{d(4)}",
+        f"SKU {d(3)}-{d(4)}-{d(3)}",
+        f"Model {rng.choice(['XR', 'KD', 'TX'])}-{d(4)}-{d(2)} is sold out.",
+        f"Order #{d(10)} was shipped.",
+        f"Tracking number {d(12)}.",
+        f"Reference {d(4)} {d(4)} {d(4)} {d(4)}",
+        f"The router uses {private} internally.",
+        f"Card {make_card(rng, valid=False)} was declined as invalid.",
+        f"The IBAN {make_iban(rng, valid=False)} is wrong.",
+        f"It costs ${rng.randint(1, 99)},{d(3)}.{d(2)}.",
+        f"Coordinates {rng.randint(0, 89)}.{d(6)}, {rng.randint(0, 179)}.{d(6)}.",
+        f"Runtime {d(2)}:{d(2)}:{d(2)}.",
+        f"Postcode {d(5)}, population {rng.randint(1, 9)},{d(3)},{d(3)}.",
+        f"Ratio 1:{d(1)}:{d(1)}:{d(1)}.",
+        f"Between {rng.randint(1950, 1999)}-{rng.randint(2000, 2024)} and "
+        f"{rng.randint(2000, 2024)}-{rng.randint(2000, 2030)}.",
+        f"Serial {d(10)}",
+        f"Patent US {d(1)},{d(3)},{d(3)} B2.",
+        f"Section {d(1)}.{d(1)}.{d(1)}.{d(1)} applies.",
         f"Example mail: user@example.com, docs IP {rng.choice(['198.51.100.', '203.0.113.'])}{rng.randint(1, 254)}.",
     ]
     return rng.choice(templates)
@@ -266,12 +294,23 @@ def heldout_ip(rng: random.Random) -> str:
 def heldout_phone(rng: random.Random) -> str:
     d = lambda n: "".join(str(rng.randint(0, 9)) for _ in range(n))  # noqa: E731
     area, exch = nanp_code(rng), nanp_code(rng)
-    return rng.choice([
-        f"+44 (0)20 7946 0{d(3)}", f"+1 ({area}) {exch}-{d(4)}", f"{area} {exch} {d(4)}", f"+49 171 {rng.randint(2, 9)}{d(6)}",
-        f"+49-30-{rng.randint(2, 9)}{d(6)}", f"+33 (0)1 {d(2)} {d(2)} {d(2)} {d(2)}", f"1-800-{exch}-{d(4)}",
-        f"+31 20 {d(3)} {d(4)}", f"+34 91{d(1)} {d(3)} {d(3)}", f"+39 06 {d(4)} {d(4)}", f"+41 44 {d(3)} {d(2)} {d(2)}",
-        f"0711 {rng.randint(2, 9)}{d(5)}", f"(0)30 {rng.randint(2, 9)}{d(6)}",
-    ])
+    return rng.choice(
+        [
+            f"+44 (0)20 7946 0{d(3)}",
+            f"+1 ({area}) {exch}-{d(4)}",
+            f"{area} {exch} {d(4)}",
+            f"+49 171 {rng.randint(2, 9)}{d(6)}",
+            f"+49-30-{rng.randint(2, 9)}{d(6)}",
+            f"+33 (0)1 {d(2)} {d(2)} {d(2)} {d(2)}",
+            f"1-800-{exch}-{d(4)}",
+            f"+31 20 {d(3)} {d(4)}",
+            f"+34 91{d(1)} {d(3)} {d(3)}",
+            f"+39 06 {d(4)} {d(4)}",
+            f"+41 44 {d(3)} {d(2)} {d(2)}",
+            f"0711 {rng.randint(2, 9)}{d(5)}",
+            f"(0)30 {rng.randint(2, 9)}{d(6)}",
+        ]
+    )
 
 
 def heldout_card(rng: random.Random) -> str:
@@ -293,16 +332,27 @@ def heldout_iban(rng: random.Random) -> str:
 
 def heldout_near_miss(rng: random.Random) -> str:
     d = lambda n: "".join(str(rng.randint(0, 9)) for _ in range(n))  # noqa: E731
-    return rng.choice([
-        f"DOI 10.{d(4)}/j.cell.{rng.randint(2000, 2024)}.{d(2)}.{d(3)}", f"OID 1.2.840.{d(6)}.1.1",
-        f"GTIN {d(13)}", f"ABA routing {d(9)}", f"ID {d(3)}-{d(2)}-{d(4)}", f"open {d(2)}:{d(2)}-{d(2)}:{d(2)}",
-        f"Scores were {d(1)}-{d(1)}-{d(1)}-{d(1)}.", f"At {rng.randint(2000, 2024)}-06-01T10:{d(2)}:00Z it began.",
-        f"uuid {rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-4{rng.getrandbits(12):03x}-a{rng.getrandbits(12):03x}",
-        f"release {rng.randint(1, 9)}.{rng.randint(0, 9)}.{rng.randint(0, 9)}.{rng.randint(0, 99)}",
-        f"The listing {d(3)} {d(3)} {d(4)} is a parcel number.", f"hex #{rng.getrandbits(24):06x}",
-        "mailto is user@localhost", f"Invoice {d(4)} {d(4)} {d(4)} {d(4)} is due.",
-        f"Price: {d(2)}.{d(3)}.{d(3)},{d(2)} EUR", f"{d(2)}.{d(2)}.{d(2)}.{d(2)}.{d(2)} was the code.",
-    ])
+    return rng.choice(
+        [
+            f"DOI 10.{d(4)}/j.cell.{rng.randint(2000, 2024)}.{d(2)}.{d(3)}",
+            f"OID 1.2.840.{d(6)}.1.1",
+            f"GTIN {d(13)}",
+            f"ABA routing {d(9)}",
+            f"ID {d(3)}-{d(2)}-{d(4)}",
+            f"open {d(2)}:{d(2)}-{d(2)}:{d(2)}",
+            f"Scores were {d(1)}-{d(1)}-{d(1)}-{d(1)}.",
+            f"At {rng.randint(2000, 2024)}-06-01T10:{d(2)}:00Z it began.",
+            f"uuid {rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-4{rng.getrandbits(12):03x}-a"
+            f"{rng.getrandbits(12):03x}",
+            f"release {rng.randint(1, 9)}.{rng.randint(0, 9)}.{rng.randint(0, 9)}.{rng.randint(0, 99)}",
+            f"The listing {d(3)} {d(3)} {d(4)} is a parcel number.",
+            f"hex #{rng.getrandbits(24):06x}",
+            "mailto is user@localhost",
+            f"Invoice {d(4)} {d(4)} {d(4)} {d(4)} is due.",
+            f"Price: {d(2)}.{d(3)}.{d(3)},{d(2)} EUR",
+            f"{d(2)}.{d(2)}.{d(2)}.{d(2)}.{d(2)} was the code.",
+        ]
+    )
 
 
 # -- the fresh phone set: written before the context and number-plan rules of this revision, and never
@@ -313,19 +363,41 @@ def fresh_phone(rng: random.Random) -> str:
     """National formats of the regions added in this revision, and other spellings of the old ones."""
     d = lambda n: "".join(str(rng.randint(0, 9)) for _ in range(n))  # noqa: E731
     n = lambda lo, hi: str(rng.randint(lo, hi))  # noqa: E731
-    return rng.choice([
-        f"91{n(0, 9)} {d(2)} {d(2)} {d(2)}", f"6{d(2)} {d(2)} {d(2)} {d(2)}", f"+34 6{d(2)} {d(3)} {d(3)}",  # ES
-        f"06 {d(4)} {d(4)}", f"02-{d(8)}", f"3{n(2, 9)}{d(1)} {d(3)} {d(4)}", f"+39 3{n(2, 9)}{d(1)} {d(7)}",  # IT
-        f"020 {d(3)} {d(4)}", f"06-{n(1, 9)}{d(7)}", f"010-{n(2, 9)}{d(6)}", f"+31 6 {n(1, 9)}{d(7)}",  # NL
-        f"{n(6, 9)}{d(4)} {d(5)}", f"+91 {n(6, 9)}{d(4)} {d(5)}", f"011 {n(2, 6)}{d(3)} {d(4)}",  # IN
-        f"03-{d(4)}-{d(4)}", f"090-{n(1, 9)}{d(3)}-{d(4)}", f"0120-{d(3)}-{d(3)}", f"+81 3-{d(4)}-{d(4)}",  # JP
-        f"(11) 9{d(4)}-{d(4)}", f"(21) {n(2, 5)}{d(3)}-{d(4)}", f"+55 11 9{d(4)}-{d(4)}",  # BR
-        f"(02) {n(3, 9)}{d(3)} {d(4)}", f"04{d(2)} {d(3)} {d(3)}", f"1300 {d(3)} {d(3)}", f"+61 4{d(2)} {d(3)} {d(3)}",  # AU
-        f"(416) {nanp_code(rng)}-{d(4)}", f"604-{nanp_code(rng)}-{d(4)}",  # CA (NANP)
-        f"0{n(1, 2)}{d(1)} {d(4)} {d(4)}" if rng.random() < 0.5 else f"07{n(4, 9)}{d(2)} {d(6)}",  # GB
-        f"0{n(2, 9)}{d(2)} {n(2, 9)}{d(5)}", f"({nanp_code(rng)}) {nanp_code(rng)} {d(4)}",  # DE, US
-        f"0{n(1, 5)} {d(2)} {d(2)} {d(2)} {d(2)}",  # FR
-    ])
+    return rng.choice(
+        [
+            f"91{n(0, 9)} {d(2)} {d(2)} {d(2)}",
+            f"6{d(2)} {d(2)} {d(2)} {d(2)}",
+            f"+34 6{d(2)} {d(3)} {d(3)}",  # ES
+            f"06 {d(4)} {d(4)}",
+            f"02-{d(8)}",
+            f"3{n(2, 9)}{d(1)} {d(3)} {d(4)}",
+            f"+39 3{n(2, 9)}{d(1)} {d(7)}",  # IT
+            f"020 {d(3)} {d(4)}",
+            f"06-{n(1, 9)}{d(7)}",
+            f"010-{n(2, 9)}{d(6)}",
+            f"+31 6 {n(1, 9)}{d(7)}",  # NL
+            f"{n(6, 9)}{d(4)} {d(5)}",
+            f"+91 {n(6, 9)}{d(4)} {d(5)}",
+            f"011 {n(2, 6)}{d(3)} {d(4)}",  # IN
+            f"03-{d(4)}-{d(4)}",
+            f"090-{n(1, 9)}{d(3)}-{d(4)}",
+            f"0120-{d(3)}-{d(3)}",
+            f"+81 3-{d(4)}-{d(4)}",  # JP
+            f"(11) 9{d(4)}-{d(4)}",
+            f"(21) {n(2, 5)}{d(3)}-{d(4)}",
+            f"+55 11 9{d(4)}-{d(4)}",  # BR
+            f"(02) {n(3, 9)}{d(3)} {d(4)}",
+            f"04{d(2)} {d(3)} {d(3)}",
+            f"1300 {d(3)} {d(3)}",
+            f"+61 4{d(2)} {d(3)} {d(3)}",  # AU
+            f"(416) {nanp_code(rng)}-{d(4)}",
+            f"604-{nanp_code(rng)}-{d(4)}",  # CA (NANP)
+            f"0{n(1, 2)}{d(1)} {d(4)} {d(4)}" if rng.random() < 0.5 else f"07{n(4, 9)}{d(2)} {d(6)}",  # GB
+            f"0{n(2, 9)}{d(2)} {n(2, 9)}{d(5)}",
+            f"({nanp_code(rng)}) {nanp_code(rng)} {d(4)}",  # DE, US
+            f"0{n(1, 5)} {d(2)} {d(2)} {d(2)} {d(2)}",  # FR
+        ]
+    )
 
 
 FRESH_PHONE_TEMPLATES = ["Details: {}", "{} (ask for Maria).", "Our Madrid office, {}, opens at nine.",
@@ -336,24 +408,39 @@ FRESH_PHONE_TEMPLATES = ["Details: {}", "{} (ask for Maria).", "Our Madrid offic
 def fresh_near_miss(rng: random.Random) -> str:
     d = lambda n: "".join(str(rng.randint(0, 9)) for _ in range(n))  # noqa: E731
     n = lambda lo, hi: str(rng.randint(lo, hi))  # noqa: E731
-    return rng.choice([
-        f"The region has {n(1, 9)}{d(2)} {d(3)} {d(3)} inhabitants.", f"Turnover rose to {d(2)} {d(3)} {d(3)} euros.",
-        f"Account number {d(3)} {d(3)} {d(3)}.", f"Kundennummer {d(3)} {d(3)} {d(4)}", f"ISSN {d(4)}-{d(4)}",
-        f"EAN {d(1)} {d(6)} {d(6)}", f"Flight LH {d(4)} on {n(1, 28)}.{n(1, 12)}.{n(2000, 2024)}.",
-        f"Logged {n(2000, 2024)}/{n(1, 12)}/{n(1, 28)} {d(2)}:{d(2)}:{d(2)}", f"Table {d(1)}.{d(1)}.{d(1)}.{d(1)} lists them.",
-        f"Ticket {d(2)}-{d(4)}-{d(4)} is valid.", f"Voucher code {d(4)} {d(3)} {d(3)}", f"Case no. {d(3)}-{d(3)}-{d(4)}",
-        f"The counter read {n(1, 9)},{d(3)},{d(3)},{d(3)}.", f"Batch {d(2)} {d(4)} {d(4)} was recalled.",
-        f"Lot 0{d(2)} {d(3)} {d(4)} failed inspection.", f"Scores: {d(2)}-{d(2)}-{d(2)}-{d(2)}.",
-        f"Coordinates {d(2)} {d(2)} {d(2)} N, {d(3)} {d(2)} {d(2)} E.", f"Customer ID {d(5)} {d(5)} on file.",
-        f"Receipt {d(3)} {d(2)} {d(2)} {d(2)} printed.", f"The years {n(1900, 2024)}-{n(1900, 2024)}-{n(1900, 2024)}.",
-    ])
+    return rng.choice(
+        [
+            f"The region has {n(1, 9)}{d(2)} {d(3)} {d(3)} inhabitants.",
+            f"Turnover rose to {d(2)} {d(3)} {d(3)} euros.",
+            f"Account number {d(3)} {d(3)} {d(3)}.",
+            f"Kundennummer {d(3)} {d(3)} {d(4)}",
+            f"ISSN {d(4)}-{d(4)}",
+            f"EAN {d(1)} {d(6)} {d(6)}",
+            f"Flight LH {d(4)} on {n(1, 28)}.{n(1, 12)}.{n(2000, 2024)}.",
+            f"Logged {n(2000, 2024)}/{n(1, 12)}/{n(1, 28)} {d(2)}:{d(2)}:{d(2)}",
+            f"Table {d(1)}.{d(1)}.{d(1)}.{d(1)} lists them.",
+            f"Ticket {d(2)}-{d(4)}-{d(4)} is valid.",
+            f"Voucher code {d(4)} {d(3)} {d(3)}",
+            f"Case no. {d(3)}-{d(3)}-{d(4)}",
+            f"The counter read {n(1, 9)},{d(3)},{d(3)},{d(3)}.",
+            f"Batch {d(2)} {d(4)} {d(4)} was recalled.",
+            f"Lot 0{d(2)} {d(3)} {d(4)} failed inspection.",
+            f"Scores: {d(2)}-{d(2)}-{d(2)}-{d(2)}.",
+            f"Coordinates {d(2)} {d(2)} {d(2)} N, {d(3)} {d(2)} {d(2)} E.",
+            f"Customer ID {d(5)} {d(5)} on file.",
+            f"Receipt {d(3)} {d(2)} {d(2)} {d(2)} printed.",
+            f"The years {n(1900, 2024)}-{n(1900, 2024)}-{n(1900, 2024)}.",
+        ]
+    )
 
 
 HELDOUT = {"email": heldout_email, "ip": heldout_ip, "phone": heldout_phone, "card": heldout_card, "iban": heldout_iban,
            "obfuscated_email": make_obfuscated}
 
 
-def build_set(paragraphs: list[str], seed: int = 21, heldout: bool = False, fresh: bool = False) -> list[dict[str, Any]]:
+def build_set(
+    paragraphs: list[str], seed: int = 21, heldout: bool = False, fresh: bool = False
+) -> list[dict[str, Any]]:
     """Paragraphs with identifiers and near-misses inserted. `fresh`: phone numbers only, from the fresh
     formats and templates, with the fresh near-misses."""
     rng = random.Random(seed)
@@ -439,7 +526,13 @@ def presidio_tool() -> dict[str, Any] | None:
     # offline: the bundled public-suffix snapshot instead of a download
     offline = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
     email_recognizer.tldextract = type("Offline", (), {"extract": staticmethod(offline)})
-    mapping = {"EMAIL_ADDRESS": "email", "IP_ADDRESS": "ip", "CREDIT_CARD": "card", "IBAN_CODE": "iban", "PHONE_NUMBER": "phone"}
+    mapping = {
+        "EMAIL_ADDRESS": "email",
+        "IP_ADDRESS": "ip",
+        "CREDIT_CARD": "card",
+        "IBAN_CODE": "iban",
+        "PHONE_NUMBER": "phone",
+    }
     recognizers = [r() for r in (EmailRecognizer, IpRecognizer, CreditCardRecognizer, IbanRecognizer, PhoneRecognizer)]
 
     def results(text: str) -> list[Any]:

@@ -129,8 +129,10 @@ def run_side(corpus: Path) -> dict:
     out = ROOT / "benchmarks" / ".data" / "datatrove_agreement.json"
     if not SIDE_PYTHON.exists():
         sys.exit(f"side venv missing: {SIDE_PYTHON} (see this script's docstring)")
-    subprocess.run([str(SIDE_PYTHON), str(ROOT / "benchmarks" / "quality_peers.py"), "agreement", str(corpus), str(out)],
-                   check=True)
+    subprocess.run(
+        [str(SIDE_PYTHON), str(ROOT / "benchmarks" / "quality_peers.py"), "agreement", str(corpus), str(out)],
+        check=True,
+    )
     return json.loads(out.read_text())
 
 

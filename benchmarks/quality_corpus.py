@@ -97,31 +97,56 @@ def junk_documents(real: list[dict], seed: int = 20261130, per_kind: int = 60) -
     makers = {
         "repeated-lines": lambda: prose(rng.randint(3, 20)) + [rng.choice(lines_pool)] * rng.randint(1, 12),
         "repeated-paragraphs": lambda: (lambda p: (p + [""]) * rng.randint(2, 4) + prose(rng.randint(0, 12)))(
-            prose(rng.randint(1, 4))),
-        "bullets": lambda: [rng.choice(["- ", "• ", "* ", ""]) + phrase(rng.randint(1, 8))
-                            for _ in range(rng.randint(5, 40))],
-        "hashtags": lambda: prose(rng.randint(1, 6)) + [" ".join("#" + rng.choice(words_pool).strip(".,")
-                                                                  for _ in range(rng.randint(2, 40)))],
-        "ellipses": lambda: [phrase(rng.randint(3, 12)) + rng.choice(["...", "…", ".", ""])
-                             for _ in range(rng.randint(4, 30))],
+            prose(rng.randint(1, 4))
+        ),
+        "bullets": lambda: [
+            rng.choice(["- ", "• ", "* ", ""]) + phrase(rng.randint(1, 8)) for _ in range(rng.randint(5, 40))
+        ],
+        "hashtags": lambda: (
+            prose(rng.randint(1, 6))
+            + [" ".join("#" + rng.choice(words_pool).strip(".,") for _ in range(rng.randint(2, 40)))]
+        ),
+        "ellipses": lambda: [
+            phrase(rng.randint(3, 12)) + rng.choice(["...", "…", ".", ""]) for _ in range(rng.randint(4, 30))
+        ],
         "menu": lambda: [phrase(rng.randint(1, 3)) for _ in range(rng.randint(5, 60))] + prose(rng.randint(0, 6)),
-        "lorem-code": lambda: prose(rng.randint(2, 12)) + [rng.choice([
-            "Lorem ipsum dolor sit amet, consectetur adipiscing elit.",
-            "function init() { return window.app || {}; }",
-            "Enable JavaScript to see this content.",
-            "This website uses cookies to improve your experience. See our privacy policy.",
-            "var x = {a: 1, b: 2};",
-        ]) for _ in range(rng.randint(1, 3))] + prose(rng.randint(0, 6)),
-        "numbers": lambda: [" ".join(str(rng.randint(0, 99999)) for _ in range(rng.randint(2, 10)))
-                            for _ in range(rng.randint(3, 30))] + prose(rng.randint(0, 8)),
+        "lorem-code": lambda: (
+            prose(rng.randint(2, 12))
+            + [
+                rng.choice(
+                    [
+                        "Lorem ipsum dolor sit amet, consectetur adipiscing elit.",
+                        "function init() { return window.app || {}; }",
+                        "Enable JavaScript to see this content.",
+                        "This website uses cookies to improve your experience. See our privacy policy.",
+                        "var x = {a: 1, b: 2};",
+                    ]
+                )
+                for _ in range(rng.randint(1, 3))
+            ]
+            + prose(rng.randint(0, 6))
+        ),
+        "numbers": lambda: (
+            [" ".join(str(rng.randint(0, 99999)) for _ in range(rng.randint(2, 10))) for _ in range(rng.randint(3, 30))]
+            + prose(rng.randint(0, 8))
+        ),
         "tiny": lambda: [phrase(rng.randint(1, 70)) + rng.choice([".", "", "!"])],
-        "long-words": lambda: prose(rng.randint(0, 4)) + [
-            "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-                    for _ in range(rng.randint(8, 1500))) for _ in range(rng.randint(1, 20))],
+        "long-words": lambda: (
+            prose(rng.randint(0, 4))
+            + [
+                "".join(
+                    rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+                    for _ in range(rng.randint(8, 1500))
+                )
+                for _ in range(rng.randint(1, 20))
+            ]
+        ),
         "ngram-spam": lambda: prose(rng.randint(1, 10)) + [" ".join([phrase(rng.randint(2, 6))] * rng.randint(2, 30))],
         "short-lines": lambda: [phrase(rng.randint(1, 6)) + rng.choice([".", ""]) for _ in range(rng.randint(5, 50))],
         "no-punctuation": lambda: [ln.rstrip(".!?\"'") for ln in prose(rng.randint(3, 30))],
-        "citations": lambda: [ln + rng.choice(["[1]", "[edit]", "[citation needed]", ""]) for ln in prose(rng.randint(3, 20))],
+        "citations": lambda: [
+            ln + rng.choice(["[1]", "[edit]", "[citation needed]", ""]) for ln in prose(rng.randint(3, 20))
+        ],
     }
     docs: list[dict] = []
     for kind, make in makers.items():

@@ -42,7 +42,9 @@ def main() -> int:
         out[name] = {
             "min_keep_rate": round(min(k / n for k, n in rates.values()), 4),
             "mean_keep_rate": round(sum(k / n for k, n in rates.values()) / len(rates), 4),
-            "languages": {lang: {"kept": k, "documents": n, "keep_rate": round(k / n, 4)} for lang, (k, n) in rates.items()},
+            "languages": {
+                lang: {"kept": k, "documents": n, "keep_rate": round(k / n, 4)} for lang, (k, n) in rates.items()
+            },
         }
         print(name, out[name]["min_keep_rate"], out[name]["mean_keep_rate"])
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

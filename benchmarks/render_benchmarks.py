@@ -30,8 +30,10 @@ def build_section() -> str:
     for name, s in r["results"].items():
         cpu = s.get("cpu_s_per_1k_docs")
         eff = s.get("cpu_efficiency_vs_websieve")
-        lines.append(f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_websieve']:.2f}× | {cpu if cpu is not None else '-'} | "
-                     f"{f'{eff:.2f}×' if eff is not None else '-'} | {s['kept']} |")
+        lines.append(
+            f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_websieve']:.2f}× | {cpu if cpu is not None else '-'} | "
+            f"{f'{eff:.2f}×' if eff is not None else '-'} | {s['kept']} |"
+        )
     lines += ["", "Kept counts differ because the pipelines differ (websieve has 9 quality rules and no C4/FineWeb"
               " rules; thresher's extractor and rule sets are stricter on stubs and spam)."]
     return "\n".join(lines)
@@ -45,13 +47,20 @@ def engines_section() -> str:
     sp = r.get("speedup")
     if sp is not None:
         load_avg = sp.get("load_average_at_start") or r.get("load_average_at_start") or []
-        lines = [f"Speed-up: {sp['corpus']}; {r['machine']}; load average at start {', '.join(f'{x:.1f}' for x in load_avg)}."
-                 f" Identical manifests on every engine: **{sp['identical_manifests']}**."
-                 + (f" {sp['note']}" if sp.get("note") else ""), "",
-                 "| engine | docs/s (median wall) | speed-up vs 1 worker | CPU s per 1k docs | largest process RSS MiB |",
-                 "|---|---:|---:|---:|---:|"]
+        lines = [
+            f"Speed-up: {sp['corpus']}; {r['machine']}; load average at start "
+            f"{', '.join(f'{x:.1f}' for x in load_avg)}."
+            f" Identical manifests on every engine: **{sp['identical_manifests']}**."
+            + (f" {sp['note']}" if sp.get("note") else ""),
+            "",
+            "| engine | docs/s (median wall) | speed-up vs 1 worker | CPU s per 1k docs | largest process RSS MiB |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for name, s in sp["results"].items():
-            lines.append(f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_1_worker']:.2f}× | {s['cpu_s_per_1k_docs']:.2f} | {s['peak_rss_mib']:.0f} |")
+            lines.append(
+                f"| {name} | {s['docs_per_s']:.0f} | {s['speedup_vs_1_worker']:.2f}× | {s['cpu_s_per_1k_docs']:.2f} | "
+                f"{s['peak_rss_mib']:.0f} |"
+            )
         lines.append("")
         if any(name.startswith("ray") for name in sp["results"]):
             lines.append("CPU for Ray counts only the driver's process tree (Ray's workers are not its children).")
@@ -79,8 +88,14 @@ def engines_section() -> str:
             phases = ", ".join(f"{k.removeprefix('phase.')} {v:.1f}" for k, v in run["phases_s"].items())
             lines.append(f"| {name} | {run['wall_s']:.1f} | {run['docs_per_s']:.0f} | {phases} |")
     if "partitions" in r:
-        lines += ["", f"Partitions (same HTML crawl, 2 workers): identical shards across partition plans: **{r['partitions_identical']}**.", "",
-                  "| partitions | wall s | CPU s | phases (wall s) |", "|---|---:|---:|---|"]
+        lines += [
+            "",
+            f"Partitions (same HTML crawl, 2 workers): identical shards across partition plans: "
+            f"**{r['partitions_identical']}**.",
+            "",
+            "| partitions | wall s | CPU s | phases (wall s) |",
+            "|---|---:|---:|---|",
+        ]
         for name, run in r["partitions"].items():
             phases = ", ".join(f"{k.removeprefix('phase.')} {v:.1f}" for k, v in run["phases_s"].items())
             lines.append(f"| {name} | {run['wall_s']:.1f} | {run['cpu_s']:.1f} | {phases} |")
@@ -99,16 +114,34 @@ def memory_section() -> str:
             parts.append(f"| {row['documents']:,} | {row['input_mb']} | {row['peak_tree_rss_mib']:.0f} | {by_phase} | "
                          f"{row['wall_s']:.0f} | {row['docs_per_s']:.0f} | {row['kept']:,} |")
         if r.get("growth_bytes_per_document") is not None:
-            parts += ["", f"Growth between the smallest and largest run: **{r['growth_bytes_per_document']:.0f} bytes per document**."]
+            parts += [
+                "",
+                f"Growth between the smallest and largest run: **{r['growth_bytes_per_document']:.0f} bytes per "
+                f"document**.",
+            ]
         if len(r["rows"]) > 2:
             from memory_scaling import growth_steps
 
-            parts += ["", "By step: " + ", ".join(
-                f"{s['from']:,} → {s['to']:,}: {s['bytes_per_document']:+.0f} B per document" for s in growth_steps(r["rows"])) + "."]
+            parts += [
+                "",
+                "By step: "
+                + ", ".join(
+                    f"{s['from']:,} → {s['to']:,}: {s['bytes_per_document']:+.0f} B per document"
+                    for s in growth_steps(r["rows"])
+                )
+                + ".",
+            ]
     c = load("cluster_memory")
     if c is not None:
-        parts += ["", "Cluster task alone: " + ", ".join(
-            f"{row['nodes']:,} colliding documents → {row['bytes_per_colliding_document']:.0f} B each" for row in c["rows"]) + "."]
+        parts += [
+            "",
+            "Cluster task alone: "
+            + ", ".join(
+                f"{row['nodes']:,} colliding documents → {row['bytes_per_colliding_document']:.0f} B each"
+                for row in c["rows"]
+            )
+            + ".",
+        ]
     return "\n".join(parts) or "_not run yet_"
 
 

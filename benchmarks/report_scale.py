@@ -51,8 +51,21 @@ def ablate(src: Path) -> None:
     once and finalize writes no index or samples."""
     observe = src / "thresher" / "run" / "observe.py"
     text = observe.read_text()
-    for method in ("annotations", "survived", "corpus_dropped", "dropped", "chain_dropped", "kept", "kept_json", "close"):
-        text = text.replace(f"    def {method}(self", f"    def {method}(self, *_a, **_k) -> None:  # ablated\n        return\n\n    def _orig_{method}(self", 1)
+    for method in (
+        "annotations",
+        "survived",
+        "corpus_dropped",
+        "dropped",
+        "chain_dropped",
+        "kept",
+        "kept_json",
+        "close",
+    ):
+        text = text.replace(
+            f"    def {method}(self",
+            f"    def {method}(self, *_a, **_k) -> None:  # ablated\n        return\n\n    def _orig_{method}(self",
+            1,
+        )
     text = text.replace("self._index = open(", "self._index = None and open(", 1)
     observe.write_text(text)
     finalize = src / "thresher" / "run" / "finalize.py"
@@ -119,7 +132,9 @@ def main() -> int:
                 for r, pair in enumerate(runs):
                     for label, src, sink in pair:
                         out = tmp / f"ds-{n}-{label}-{r}"
-                        cpu, wall, _ = run(thresher(src, "build", str(crawl), "-o", str(out), "--workers", "2", "-q"), src)
+                        cpu, wall, _ = run(
+                            thresher(src, "build", str(crawl), "-o", str(out), "--workers", "2", "-q"), src
+                        )
                         sink.append(cpu)
                         if label == "new" and r == 0:
                             row["build_wall_s"] = round(wall, 2)
@@ -127,7 +142,10 @@ def main() -> int:
                         elif label == "old" or r > 0:
                             subprocess.run(["rm", "-rf", str(out)])
                 if cpu_old:
-                    row["build_cpu_s"] = {"new": round(statistics.median(cpu_new), 3), "baseline": round(statistics.median(cpu_old), 3)}
+                    row["build_cpu_s"] = {
+                        "new": round(statistics.median(cpu_new), 3),
+                        "baseline": round(statistics.median(cpu_old), 3),
+                    }
                     row["build_cpu_ratio"] = round(statistics.median(cpu_new) / statistics.median(cpu_old), 4)
                 else:
                     row["build_cpu_s"] = {"new": round(cpu_new[0], 3)}
@@ -172,7 +190,9 @@ def main() -> int:
         finally:
             for tree in (base_tree, tmp / "new"):
                 if tree.exists():
-                    subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], capture_output=True)
+                    subprocess.run(
+                        ["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], capture_output=True
+                    )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     return 0

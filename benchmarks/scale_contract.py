@@ -82,15 +82,22 @@ def measure(n: int, config: str, workers: int) -> dict:
     cpu = max((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), sampled["sampled_cpu_s"])
     timings = stats.get("timings_s", {})
     return {
-        "documents": n, "config": config,
+        "documents": n,
+        "config": config,
         "peak_tree_rss_mib": round(sampled["peak_tree_rss_mib"], 1),
         "peak_tree_pss_mib": round(sampled["peak_tree_pss_mib"], 1),
-        "peak_driver_mib": sampled["peak_driver_mib"], "peak_largest_child_mib": sampled["peak_largest_child_mib"],
+        "peak_driver_mib": sampled["peak_driver_mib"],
+        "peak_largest_child_mib": sampled["peak_largest_child_mib"],
         "peak_by_phase_mib": sampled["peak_by_phase_mib"],
-        "wall_s": round(sampled["wall_s"], 1), "cpu_s": round(cpu, 1),
-        "cpu_us_per_document": round(cpu / n * 1e6, 1), "docs_per_s": round(n / sampled["wall_s"], 1),
-        "kept": stats.get("kept"), "dropped": stats.get("dropped"),
-        "stage_us_per_document": {k: round(v / n * 1e6, 1) for k, v in sorted(timings.items()) if not k.startswith("phase.")},
+        "wall_s": round(sampled["wall_s"], 1),
+        "cpu_s": round(cpu, 1),
+        "cpu_us_per_document": round(cpu / n * 1e6, 1),
+        "docs_per_s": round(n / sampled["wall_s"], 1),
+        "kept": stats.get("kept"),
+        "dropped": stats.get("dropped"),
+        "stage_us_per_document": {
+            k: round(v / n * 1e6, 1) for k, v in sorted(timings.items()) if not k.startswith("phase.")
+        },
         "phase_s": {k: round(v, 2) for k, v in sorted(timings.items()) if k.startswith("phase.")},
     }
 
@@ -103,9 +110,14 @@ def summary(rows: list[dict]) -> dict:
             continue
         a, b = mine[0], mine[-1]
         out[config] = {
-            "from": a["documents"], "to": b["documents"],
-            "growth_mib_per_1000": round((b["peak_tree_rss_mib"] - a["peak_tree_rss_mib"]) / (b["documents"] - a["documents"]) * 1000, 3),
-            "pss_growth_mib_per_1000": round((b["peak_tree_pss_mib"] - a["peak_tree_pss_mib"]) / (b["documents"] - a["documents"]) * 1000, 3),
+            "from": a["documents"],
+            "to": b["documents"],
+            "growth_mib_per_1000": round(
+                (b["peak_tree_rss_mib"] - a["peak_tree_rss_mib"]) / (b["documents"] - a["documents"]) * 1000, 3
+            ),
+            "pss_growth_mib_per_1000": round(
+                (b["peak_tree_pss_mib"] - a["peak_tree_pss_mib"]) / (b["documents"] - a["documents"]) * 1000, 3
+            ),
             "cpu_per_document_ratio": round(b["cpu_us_per_document"] / a["cpu_us_per_document"], 3),
         }
     return out
@@ -135,7 +147,11 @@ def main() -> int:
     }
     path = Path(args.out)
     previous = json.loads(path.read_text()) if path.exists() else {}
-    keep = [r for r in previous.get("rows", []) if (r["documents"], r["config"]) not in {(x["documents"], x["config"]) for x in rows}]
+    keep = [
+        r
+        for r in previous.get("rows", [])
+        if (r["documents"], r["config"]) not in {(x["documents"], x["config"]) for x in rows}
+    ]
     result["rows"] = sorted(keep + rows, key=lambda r: (r["config"], r["documents"]))
     result["summary"] = summary(result["rows"])
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -96,7 +96,11 @@ def main() -> int:
             corpora["real_warc"] = tmp / "real"
         result["minhash_us_per_document"] = {}
         for corpus, dataset in corpora.items():
-            texts = [json.loads(line)["text"] for shard in sorted(dataset.glob("shard-*.jsonl.gz")) for line in gzip.open(shard)]
+            texts = [
+                json.loads(line)["text"]
+                for shard in sorted(dataset.glob("shard-*.jsonl.gz"))
+                for line in gzip.open(shard)
+            ]
             per_doc = {}
             for kernel in ("pure", "numpy"):
                 hasher = MinHasher(kernel=kernel)  # type: ignore[arg-type]
@@ -109,8 +113,13 @@ def main() -> int:
                 per_doc[kernel] = round(statistics.median(runs) * 1e6, 1)
             saved = per_doc["pure"] - per_doc["numpy"]
             result["minhash_us_per_document"][corpus] = {
-                **per_doc, "documents": len(texts), "mean_chars": round(sum(map(len, texts)) / len(texts)),
-                "documents_to_pay_numpy_import": round(result["numpy_import"]["cost_s"] * 1e6 / saved) if saved > 0 else None}
+                **per_doc,
+                "documents": len(texts),
+                "mean_chars": round(sum(map(len, texts)) / len(texts)),
+                "documents_to_pay_numpy_import": round(result["numpy_import"]["cost_s"] * 1e6 / saved)
+                if saved > 0
+                else None,
+            }
         marker = max((out / ".work" / "done").glob("*.json"), key=lambda p: p.stat().st_size)
         data = json.loads(marker.read_text())
         timings = {}
@@ -123,7 +132,11 @@ def main() -> int:
                     encode(data)
                 runs.append((time.process_time() - t) / 20)
             timings[name] = round(statistics.median(runs) * 1000, 3)
-        result["task_marker_ms"] = {**timings, "marker": marker.name, "bytes_compact": len(json.dumps(data, separators=(",", ":")))}
+        result["task_marker_ms"] = {
+            **timings,
+            "marker": marker.name,
+            "bytes_compact": len(json.dumps(data, separators=(",", ":"))),
+        }
         many = median_diff(build([str(crawl)], tmp / "o1", "--key-partitions", "1", "--keep-work"),
                            build([str(crawl)], tmp / "o32", "--key-partitions", "32", "--keep-work"), r)
 

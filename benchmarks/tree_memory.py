@@ -120,11 +120,16 @@ def run_sampled(cmd: list[str], work: Path, env: dict[str, str] | None = None, i
     if proc.returncode != 0:
         raise RuntimeError(f"build failed: {err.decode()[-3000:]}")
     mib = 2**20
-    return {"wall_s": time.monotonic() - t0, "peak_tree_rss_mib": peaks["rss"] / mib, "peak_tree_pss_mib": peaks["pss"] / mib,
-            "peak_driver_mib": round(peaks["driver"] / mib, 1), "peak_largest_child_mib": round(peaks["child"] / mib, 1),
-            "peak_by_phase_mib": {k: round(v / mib, 1) for k, v in by_phase.items()},
-            "sampled_cpu_s": sum(cpu_seen.values()),
-            # each process's own peak, summed: an upper bound of the tree's peak RSS, read from the kernel
-            "sum_of_process_peaks_mib": sum(hwm_seen.values()) / mib,
-            "largest_process_peak_mib": max(hwm_seen.values(), default=0) / mib,
-            "process_peaks_mib": sorted((round(v / mib, 1) for v in hwm_seen.values()), reverse=True)}
+    return {
+        "wall_s": time.monotonic() - t0,
+        "peak_tree_rss_mib": peaks["rss"] / mib,
+        "peak_tree_pss_mib": peaks["pss"] / mib,
+        "peak_driver_mib": round(peaks["driver"] / mib, 1),
+        "peak_largest_child_mib": round(peaks["child"] / mib, 1),
+        "peak_by_phase_mib": {k: round(v / mib, 1) for k, v in by_phase.items()},
+        "sampled_cpu_s": sum(cpu_seen.values()),
+        # each process's own peak, summed: an upper bound of the tree's peak RSS, read from the kernel
+        "sum_of_process_peaks_mib": sum(hwm_seen.values()) / mib,
+        "largest_process_peak_mib": max(hwm_seen.values(), default=0) / mib,
+        "process_peaks_mib": sorted((round(v / mib, 1) for v in hwm_seen.values()), reverse=True),
+    }

@@ -156,7 +156,11 @@ class HelpFormatter(argparse.HelpFormatter):
         return text
 
 def add_config_flags(
-    parser: argparse.ArgumentParser, sections: Sequence[str] | None = None, *, prefix: str | None = None, full: bool = False
+    parser: argparse.ArgumentParser,
+    sections: Sequence[str] | None = None,
+    *,
+    prefix: str | None = None,
+    full: bool = False,
 ) -> None:
     """Add one flag per RunConfig setting (optionally only some sections, or those under a dotted
     `prefix`). `full`: every setting shown, grouped by section, with its config key; else only the
@@ -182,9 +186,13 @@ def add_config_flags(
         else:
             help_text = describe_setting(ff, with_key=False) if ff.flag in COMMON_FLAGS else argparse.SUPPRESS
         if ff.type is bool:
-            action = group.add_argument(*names, dest=dest, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text)
+            action = group.add_argument(
+                *names, dest=dest, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text
+            )
         elif is_list_setting(ff):
-            action = group.add_argument(*names, dest=dest, action="append", default=argparse.SUPPRESS, metavar=flag_metavar(ff), help=help_text)
+            action = group.add_argument(
+                *names, dest=dest, action="append", default=argparse.SUPPRESS, metavar=flag_metavar(ff), help=help_text
+            )
         else:
             action = group.add_argument(*names, dest=dest, default=argparse.SUPPRESS,
                                         metavar=flag_metavar(ff), choices=flag_choices(ff), help=help_text)
@@ -192,7 +200,7 @@ def add_config_flags(
                 action.registry_setting = ff  # type: ignore[union-attr]  # the metavar, once shown (Parser)
         if not full and ff.flag and ff.flag != ff.long_flag:
             no = ["--no-" + ff.flag[2:]] if ff.type is bool else []
-            action.short_names = [ff.flag, *no]  # type: ignore[union-attr, attr-defined]
+            action.short_names = [ff.flag, *no]  # type: ignore[union-attr]
     if not full:
         parser.config_sections = sections  # type: ignore[attr-defined]  # what --help-all lists
         parser.add_argument("--help-all", action=_HelpAll, help="show every setting, grouped by section, and exit")

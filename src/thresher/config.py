@@ -35,9 +35,13 @@ class RunConfig:
     quality: QualityConfig = section(QualityConfig, "quality filtering")
     classify: ClassifyConfig = section(ClassifyConfig, "model-based filtering (thresher classify models)")
     dedup: DedupConfig = section(DedupConfig, "duplicate removal")
-    decontam: DecontamConfig = section(DecontamConfig, "benchmark decontamination (off unless benchmark files are given)")
+    decontam: DecontamConfig = section(
+        DecontamConfig, "benchmark decontamination (off unless benchmark files are given)"
+    )
     pii: PiiConfig = section(PiiConfig, "personal data redaction (off unless types are given)")
-    embed: EmbedConfig = section(EmbedConfig, "embeddings beside the shards and semantic dedup (off unless --embed or --semantic-dedup)")
+    embed: EmbedConfig = section(
+        EmbedConfig, "embeddings beside the shards and semantic dedup (off unless --embed or --semantic-dedup)"
+    )
     output: OutputConfig = section(OutputConfig, "output shards")
     exec: ExecConfig = section(ExecConfig, "execution (does not change the output)", hashed=False)
 

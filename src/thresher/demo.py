@@ -128,7 +128,10 @@ def _english_article(rng: random.Random) -> tuple[str, list[list[str]]]:
 
 NAV = ("Home", "World", "Local", "Food", "Science", "Opinion", "Subscribe", "Log in")
 FOOTER = "© {year} {site}. All rights reserved. Privacy policy · Terms of use · Cookie settings · Contact"
-COOKIE = "We use cookies to improve your experience. By continuing to browse you accept our use of cookies. Accept all · Manage preferences"
+COOKIE = (
+    "We use cookies to improve your experience. By continuing to browse you accept our use of cookies. "
+    "Accept all · Manage preferences"
+)
 SPAM_WORDS = ("cheap", "pills", "casino", "bonus", "free", "win", "best", "price", "online", "now")
 
 
@@ -140,7 +143,8 @@ def _template(site: str, title: str, body_html: str, lang: str, year: int, relat
         f'<meta name="description" content="{escape(title)}"></head><body>'
         f'<div class="cookie-banner" id="cookie-consent"><p>{COOKIE}</p></div>'
         f'<header><div class="logo">{site}</div><nav class="main-nav"><ul>{nav}</ul></nav></header>'
-        f'<main><article><h1>{escape(title)}</h1><p class="byline">By the newsroom · {year}-0{1 + year % 9}-1{year % 10}</p>'
+        f'<main><article><h1>{escape(title)}</h1><p class="byline">By the newsroom · '
+        f'{year}-0{1 + year % 9}-1{year % 10}</p>'
         f"{body_html}</article>"
         f'<div class="share-bar"><a href="#">Share on social</a> <a href="#">Email</a> <a href="#">Print</a></div>'
         f'<aside class="related"><h3>Related stories</h3><ul>{rel}</ul></aside></main>'

@@ -21,7 +21,9 @@ class ExecConfig:
     )
     retries: int = setting(2, "times a failed task is retried before the run stops", flag="--retries")
     key_partitions: int | None = setting(
-        None, "group tasks per dedup stage (default: from the key volume the scan found; 16 from ~4 MiB of keys, fewer below)",
+        None,
+        "group tasks per dedup stage (default: from the key volume the scan found; 16 from ~4 MiB of keys, fewer "
+        "below)",
         flag="--key-partitions",
     )
     progress_every: int = setting(
@@ -54,7 +56,8 @@ class ExecConfig:
             raise ValueError(f"retries must be 0 or more, got {self.retries}")
         if self.work_dir is not None and is_url(self.work_dir):
             raise ValueError(
-                f"work_dir {self.work_dir!r} is a URL: the work dir must be a local or mounted POSIX path (tasks read it "
+                f"work_dir {self.work_dir!r} is a URL: the work dir must be a local or mounted POSIX path (tasks read "
+                f"it "
                 "with pread, rename files atomically and flock it, which object stores cannot do); give the URL "
                 "as the output (-o) instead"
             )

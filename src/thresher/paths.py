@@ -26,9 +26,11 @@ def local_path(path: str) -> str:
 
 def url_fs(url: str) -> tuple[Any, str]:
     try:
-        import fsspec  # type: ignore[import-not-found]
+        import fsspec
     except ImportError as exc:
-        raise ConfigError(f"{url}: reading URLs needs fsspec: pip install 'thresher[remote]' (fsspec and s3fs; gcsfs for gs://)") from exc
+        raise ConfigError(
+            f"{url}: reading URLs needs fsspec: pip install 'thresher[remote]' (fsspec and s3fs; gcsfs for gs://)"
+        ) from exc
     try:
         fs, root = fsspec.core.url_to_fs(url)
     except (ImportError, ValueError) as exc:

@@ -162,7 +162,9 @@ class DocumentChain:
         self._run_span_each(docs, alive, outcomes, start, len(self.runners))
         return outcomes
 
-    def _run_span_each(self, docs: Sequence[Document], alive: list[int], outcomes: list[Outcome], lo: int, hi: int) -> list[int]:
+    def _run_span_each(
+        self, docs: Sequence[Document], alive: list[int], outcomes: list[Outcome], lo: int, hi: int
+    ) -> list[int]:
         if lo >= hi:
             return alive
         survivors = []
@@ -237,7 +239,12 @@ class DocumentChain:
         except DeadlineExceeded:
             self.stats.count("event/deadline_exceeded")
             doc.html = None
-            return Drop(name or "extract", "timeout", value=round(max(deadline.elapsed(), deadline.seconds or 0.0), 3), limit=deadline.seconds), []
+            return Drop(
+                name or "extract",
+                "timeout",
+                value=round(max(deadline.elapsed(), deadline.seconds or 0.0), 3),
+                limit=deadline.seconds,
+            ), []
         finally:
             deadline.stop()
         return None

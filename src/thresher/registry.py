@@ -33,7 +33,9 @@ class Registry(Generic[T]):
     """Names to objects: built-ins (lazy references), registrations, then entry points of `group`.
     A name registered twice keeps the first (a plugin cannot replace a built-in silently)."""
 
-    def __init__(self, kind: str, group: str, builtins: dict[str, str], check: Callable[[object], T] | None = None) -> None:
+    def __init__(
+        self, kind: str, group: str, builtins: dict[str, str], check: Callable[[object], T] | None = None
+    ) -> None:
         self.kind = kind
         self.group = group
         self.refs: dict[str, str | object] = dict(builtins)

@@ -45,7 +45,9 @@ def documents(sentences: dict[str, list[str]], n: int, seed: int = 29) -> list[s
             paragraphs = [_paragraph(rnd, sentences, code, rnd.randint(2, 4)) for _ in range(rnd.randint(1, 4))]
         elif kind == 1:  # close languages, paragraph by paragraph: CLD2 unsure, lingua decides
             group = rnd.choice(groups)
-            paragraphs = [_paragraph(rnd, sentences, rnd.choice(group), rnd.randint(1, 3)) for _ in range(rnd.randint(2, 5))]
+            paragraphs = [
+                _paragraph(rnd, sentences, rnd.choice(group), rnd.randint(1, 3)) for _ in range(rnd.randint(2, 5))
+            ]
         elif kind == 2:  # two languages, one paragraph each: the counts tie
             a, b = rnd.sample(codes, 2)
             paragraphs = [_paragraph(rnd, sentences, a, 2), _paragraph(rnd, sentences, b, 2)]

@@ -74,7 +74,12 @@ def test_pool_survives_a_dying_worker(corpus, tmp_path, monkeypatch):
 @pytest.mark.parametrize("engine", ["local", "pool"])
 def test_a_task_failing_every_attempt_stops_the_run_with_task_input_and_log(corpus, tmp_path, monkeypatch, engine):
     with pytest.raises(TaskError) as exc:
-        build([str(corpus)], tmp_path / "out", engine_config(engine, retries=1), tasks=DEFAULT_TASKS.replace(scan=crashy.scan_task_always_failing))
+        build(
+            [str(corpus)],
+            tmp_path / "out",
+            engine_config(engine, retries=1),
+            tasks=DEFAULT_TASKS.replace(scan=crashy.scan_task_always_failing),
+        )
     message = str(exc.value)
     assert "task scan-000001 (input " in message and "crawl.jsonl[65536:131072]" in message
     assert "failed after 2 attempt(s): ValueError: bad partition" in message
@@ -132,7 +137,11 @@ def test_sigkill_at_ten_random_moments_then_resume_gives_identical_output(tmp_pa
             time.sleep(0.002)
         os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, as a crashed machine would
         proc.wait()
-        done = {p.name.split("-")[0].removesuffix(".json") for p in done_dir.glob("*.json")} if done_dir.exists() else set()
+        done = (
+            {p.name.split("-")[0].removesuffix(".json") for p in done_dir.glob("*.json")}
+            if done_dir.exists()
+            else set()
+        )
         phases_hit.add(max(done, key=order.index) if done else "start")
         if (out / "manifest.json").exists():  # it finished before the kill
             phases_hit.add("finished")
@@ -144,15 +153,24 @@ def test_sigkill_at_ten_random_moments_then_resume_gives_identical_output(tmp_pa
 
 
 def test_input_that_vanishes_mid_run_is_reported_and_the_run_finishes(tmp_path, monkeypatch):
-    first = write_jsonl(tmp_path / "a.jsonl", [{"url": f"https://a.example/{i}", "html": article_html(i)} for i in range(10)])
-    second = write_jsonl(tmp_path / "b.jsonl", [{"url": f"https://b.example/{i}", "html": article_html(50 + i)} for i in range(10)])
+    first = write_jsonl(
+        tmp_path / "a.jsonl", [{"url": f"https://a.example/{i}", "html": article_html(i)} for i in range(10)]
+    )
+    second = write_jsonl(
+        tmp_path / "b.jsonl", [{"url": f"https://b.example/{i}", "html": article_html(50 + i)} for i in range(10)]
+    )
     real_scan_task = DEFAULT_TASKS.scan
 
     def scan_after_deleting_second(ctx, partition):
         second.unlink(missing_ok=True)  # gone between planning and its scan
         return real_scan_task(ctx, partition)
 
-    result = build([str(first), str(second)], tmp_path / "out", local_config(), tasks=DEFAULT_TASKS.replace(scan=scan_after_deleting_second))
+    result = build(
+        [str(first), str(second)],
+        tmp_path / "out",
+        local_config(),
+        tasks=DEFAULT_TASKS.replace(scan=scan_after_deleting_second),
+    )
     assert result.stats.by_prefix("malformed") == {"unreadable_file": 1}
     assert result.stats.kept == 10 and result.stats.reconciles()
 
@@ -160,12 +178,18 @@ def test_input_that_vanishes_mid_run_is_reported_and_the_run_finishes(tmp_path, 
 def test_full_disk_stops_the_run_with_the_reason_and_keeps_finished_work(tmp_path, monkeypatch):
     import errno
 
-    src = write_jsonl(tmp_path / "c.jsonl", [{"url": f"https://c.example/{i}", "html": article_html(i)} for i in range(20)])
+    src = write_jsonl(
+        tmp_path / "c.jsonl", [{"url": f"https://c.example/{i}", "html": article_html(i)} for i in range(20)]
+    )
 
     def no_space(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    with pytest.raises(TaskError, match=r"task write-000000 failed after 2 attempt\(s\): OSError: \[Errno 28\] No space left on device"):
-        build([str(src)], tmp_path / "out", local_config(exec={"retries": 1}), tasks=DEFAULT_TASKS.replace(write=no_space))
+    with pytest.raises(
+        TaskError, match=r"task write-000000 failed after 2 attempt\(s\): OSError: \[Errno 28\] No space left on device"
+    ):
+        build(
+            [str(src)], tmp_path / "out", local_config(exec={"retries": 1}), tasks=DEFAULT_TASKS.replace(write=no_space)
+        )
     assert not (tmp_path / "out" / "manifest.json").exists()
     assert (tmp_path / "out" / ".work" / "done" / "cluster.json").exists()

@@ -34,7 +34,9 @@ def s3_endpoint():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [server, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -66,7 +68,9 @@ def s3_env(s3_endpoint, monkeypatch):
 def test_build_reads_s3_urls_like_local_files(tmp_path, s3_env, shared_data):
     local = tmp_path / "local"
     local.mkdir()
-    crawl = write_jsonl(local / "crawl.jsonl", [{"url": f"https://s3.example/{i}", "html": article_html(i)} for i in range(40)])
+    crawl = write_jsonl(
+        local / "crawl.jsonl", [{"url": f"https://s3.example/{i}", "html": article_html(i)} for i in range(40)]
+    )
     gz = local / "crawl2.jsonl.gz"
     gz.write_bytes(gzip.compress(crawl.read_bytes().replace(b"s3.example", b"s3b.example")))
     pages = local / "pages"
@@ -151,7 +155,12 @@ def test_build_to_s3_uploads_the_shards_of_a_local_build(tmp_path, s3_env, out_b
     for shard in local.manifest["shards"]:
         assert uploaded[shard["path"]] == (tmp_path / "local" / shard["path"]).read_bytes()
     assert json.loads(uploaded["manifest.json"]) == local.manifest
-    assert set(uploaded) == {s["path"] for s in local.manifest["shards"]} | {"manifest.json", "stats.json", "README.md", "samples.jsonl.gz"} | INDEX_FILES
+    assert (
+        set(uploaded)
+        == {s["path"] for s in local.manifest["shards"]}
+        | {"manifest.json", "stats.json", "README.md", "samples.jsonl.gz"}
+        | INDEX_FILES
+    )
     assert json.loads(uploaded["stats.json"])["kept"] == local.stats.kept
     assert not default_work_dir(url).exists()  # the cache work dir is removed after success
     assert verify_dataset(url, count_records=True) == []
@@ -160,7 +169,9 @@ def test_build_to_s3_uploads_the_shards_of_a_local_build(tmp_path, s3_env, out_b
     assert f"ok: 4 shard(s), {local.manifest['records']} records match {url}/manifest.json" in capsys.readouterr().out
 
 
-def test_interrupted_upload_leaves_no_manifest_and_resumes_to_the_same_manifest(tmp_path, s3_env, out_bucket, monkeypatch):
+def test_interrupted_upload_leaves_no_manifest_and_resumes_to_the_same_manifest(
+    tmp_path, s3_env, out_bucket, monkeypatch
+):
     src = small_crawl(tmp_path)
     config = local_config(output={"shard_max_records": 8}, exec={"retries": 0})
     reference = build([str(src)], tmp_path / "ref", config)
@@ -228,7 +239,9 @@ def test_verify_on_s3_detects_flipped_byte_truncated_and_deleted_shards(tmp_path
     data[len(data) // 2] ^= 0x01
     s3_env.put_object(Bucket=out_bucket, Key=key, Body=bytes(data))
     key2 = "ds/shard-00002.jsonl.gz"
-    s3_env.put_object(Bucket=out_bucket, Key=key2, Body=s3_env.get_object(Bucket=out_bucket, Key=key2)["Body"].read()[:-20])
+    s3_env.put_object(
+        Bucket=out_bucket, Key=key2, Body=s3_env.get_object(Bucket=out_bucket, Key=key2)["Body"].read()[:-20]
+    )
     s3_env.delete_object(Bucket=out_bucket, Key="ds/shard-00003.jsonl.gz")
     problems = [p.describe() for p in verify_dataset(url)]
     assert problems[0] == "shard-00001.jsonl.gz: sha256 differs from the manifest (altered)"
@@ -260,7 +273,13 @@ def test_rebuild_with_fewer_shards_removes_stale_ones_and_rejects_go_to_s3(tmp_p
     src = small_crawl(tmp_path)
     url = f"s3://{out_bucket}/ds"
     build([str(src)], url, local_config(output={"shard_max_records": 8}))
-    result = build([str(src)], url, local_config(output={"shard_max_records": 100}), rejects=f"s3://{out_bucket}/rej", overwrite=True)
+    result = build(
+        [str(src)],
+        url,
+        local_config(output={"shard_max_records": 100}),
+        rejects=f"s3://{out_bucket}/rej",
+        overwrite=True,
+    )
     assert sorted(k for k in objects(s3_env, out_bucket, "ds") if k.startswith("shard-")) == ["shard-00000.jsonl.gz"]
     assert verify_dataset(url) == []
     rejects = objects(s3_env, out_bucket, "rej")

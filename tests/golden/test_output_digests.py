@@ -51,7 +51,9 @@ def _write_real_pages(path: Path) -> bool:
         truth = json.loads((aeb / "ground-truth.json").read_text(encoding="utf-8"))
         for page_id in sorted(truth):
             raw = gzip.decompress((aeb / "html" / f"{page_id}.html.gz").read_bytes())
-            out.write(json.dumps({"url": truth[page_id]["url"], "html": raw.decode("utf-8", "replace"), "set": "aeb"}) + "\n")
+            out.write(
+                json.dumps({"url": truth[page_id]["url"], "html": raw.decode("utf-8", "replace"), "set": "aeb"}) + "\n"
+            )
         evaldata = json.loads((traf / "evaldata.json").read_text(encoding="utf-8"))
         for url in sorted(evaldata):
             page = traf / "pages" / (evaldata[url]["file"] + ".gz")

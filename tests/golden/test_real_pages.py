@@ -23,7 +23,9 @@ def real_crawl(tmp_path_factory, shared_data):
         truth = json.loads((aeb / "ground-truth.json").read_text(encoding="utf-8"))
         for page_id in sorted(truth):
             raw = gzip.decompress((aeb / "html" / f"{page_id}.html.gz").read_bytes())
-            out.write(json.dumps({"url": truth[page_id]["url"], "html": raw.decode("utf-8", "replace"), "set": "aeb"}) + "\n")
+            out.write(
+                json.dumps({"url": truth[page_id]["url"], "html": raw.decode("utf-8", "replace"), "set": "aeb"}) + "\n"
+            )
             n += 1
         evaldata = json.loads((traf / "evaldata.json").read_text(encoding="utf-8"))
         for url in sorted(evaldata):
@@ -39,7 +41,9 @@ def real_crawl(tmp_path_factory, shared_data):
 @pytest.mark.slow
 def test_real_pages_build_reconciles_and_verifies(real_crawl, tmp_path):
     path, n = real_crawl
-    config = RunConfig.from_dict({"exec": {"engine": "pool", "workers": 2}, "input": {"partition_bytes": 8 * 1024 * 1024}})
+    config = RunConfig.from_dict(
+        {"exec": {"engine": "pool", "workers": 2}, "input": {"partition_bytes": 8 * 1024 * 1024}}
+    )
     result = build([str(path)], tmp_path / "out", config, rejects=tmp_path / "rejects")
     stats = result.stats
     assert stats.seen == n and n >= 1100

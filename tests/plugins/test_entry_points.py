@@ -159,7 +159,9 @@ def _write_plugin(root: Path) -> Path:
 def test_a_plugin_installed_with_pip_adds_a_reader_a_format_and_a_stage(tmp_path):
     plugin = _write_plugin(tmp_path / "plugin")
     env_dir = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)], check=True, capture_output=True
+    )
     py = env_dir / "bin" / "python"
     install = subprocess.run(
         [py, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", str(plugin)],
@@ -167,9 +169,13 @@ def test_a_plugin_installed_with_pip_adds_a_reader_a_format_and_a_stage(tmp_path
     )
     assert install.returncode == 0, install.stderr
     crawl = tmp_path / "pages.lines"
-    crawl.write_text("a first page of text\na page with a forbidden word\nthe last page\na first page of text\n", encoding="utf-8")
+    crawl.write_text(
+        "a first page of text\na page with a forbidden word\nthe last page\na first page of text\n", encoding="utf-8"
+    )
     env = {**os.environ, "PYTHONPATH": str(SRC)}  # thresher from this checkout, the plugin from the venv
-    run = subprocess.run([py, "-c", BUILD_SCRIPT, str(crawl), str(tmp_path / "out")], capture_output=True, text=True, env=env)
+    run = subprocess.run(
+        [py, "-c", BUILD_SCRIPT, str(crawl), str(tmp_path / "out")], capture_output=True, text=True, env=env
+    )
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)
     assert got["texts"] == ["a first page of text", "the last page"]  # read by the plugin's reader

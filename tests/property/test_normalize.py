@@ -3,7 +3,9 @@ from hypothesis import strategies as st
 
 from thresher.normalize.text import NormalizeConfig, normalize_text
 
-texts = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x2FFFF, blacklist_categories=("Cs",)), max_size=300)
+texts = st.text(
+    alphabet=st.characters(min_codepoint=0, max_codepoint=0x2FFFF, blacklist_categories=("Cs",)), max_size=300
+)
 
 
 @settings(max_examples=400)
@@ -29,7 +31,9 @@ def _every_step(text: str, config: NormalizeConfig) -> str:
     if form is not None:
         text = unicodedata.normalize(form, text)
     text = re.sub(r"\r\n?|[\u2028\u2029\x85]", "\n", text)
-    text = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\ufeff\ufffe]", "", text)
+    text = re.sub(
+        r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\ufeff\ufffe]", "", text
+    )
     if config.collapse_whitespace:
         text = re.sub(r"[\t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]", " ", text)
         text = re.sub(r" {2,}", " ", text)

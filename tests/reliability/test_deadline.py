@@ -147,7 +147,9 @@ def test_watchdog_ends_a_worker_stuck_in_c_and_the_retry_skips_the_page(tmp_path
     crawl = write_jsonl(tmp_path / "crawl.jsonl", records)
     config = local_config(exec={"engine": "pool", "workers": 2, "doc_deadline_s": 0.5, "keep_work": True})
     t0 = time.monotonic()
-    result = build([str(crawl)], tmp_path / "out", config, tasks=DEFAULT_TASKS.replace(scan=stuck.scan_task_with_stuck_stage))
+    result = build(
+        [str(crawl)], tmp_path / "out", config, tasks=DEFAULT_TASKS.replace(scan=stuck.scan_task_with_stuck_stage)
+    )
     assert time.monotonic() - t0 < 30
     counters = result.stats.counters
     assert counters["drop/test.stuck/timeout"] == 1

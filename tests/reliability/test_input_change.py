@@ -25,8 +25,15 @@ def test_input_cut_while_the_build_reads_it_stops_the_build(tmp_path, name):
     else:
         write_jsonl(path, records)
     out = tmp_path / "out"
-    with pytest.raises(TaskError, match=r"changed while the build read it \(it is \d+ bytes, \d+ when the build planned it\)"):
-        build([str(path)], out, local_config(exec={"retries": 0}), tasks=DEFAULT_TASKS.replace(scan=stuck.scan_task_after_the_input_is_cut))
+    with pytest.raises(
+        TaskError, match=r"changed while the build read it \(it is \d+ bytes, \d+ when the build planned it\)"
+    ):
+        build(
+            [str(path)],
+            out,
+            local_config(exec={"retries": 0}),
+            tasks=DEFAULT_TASKS.replace(scan=stuck.scan_task_after_the_input_is_cut),
+        )
     assert not (out / "manifest.json").exists()
     with pytest.raises(WorkDirError, match="changed"):  # the rerun over the changed input is refused
         build([str(path)], out, local_config())

@@ -28,11 +28,17 @@ def test_each_bomb_stops_only_its_own_input(tmp_path):
     (inputs / "blank.warc.gz").write_bytes(gz(warc_record(http(ARTICLE.encode())) + b"\r\n" * 2_000_000))
     rejects = tmp_path / "rejects"
     t0 = time.monotonic()
-    result = build([str(inputs)], tmp_path / "out", local_config(input={"max_bad_lines_per_input": 1000}), rejects=rejects)
+    result = build(
+        [str(inputs)], tmp_path / "out", local_config(input={"max_bad_lines_per_input": 1000}), rejects=rejects
+    )
     assert time.monotonic() - t0 < 20
     counters = result.stats.counters
     assert counters["kept"] == 11 and result.stats.reconciles()  # the 10 pages and the archive's one record
-    stops = sorted(m["location"].split("/")[-1].split(":")[0].split("@")[0] for m in _malformed(rejects) if m["reason"] == "too_many_bad_lines")
+    stops = sorted(
+        m["location"].split("/")[-1].split(":")[0].split("@")[0]
+        for m in _malformed(rejects)
+        if m["reason"] == "too_many_bad_lines"
+    )
     assert stops == ["blank.jsonl.gz", "blank.warc.gz", "junk.jsonl.gz"]
     for m in _malformed(rejects):
         if m["reason"] == "too_many_bad_lines":
@@ -50,7 +56,9 @@ def test_work_bytes_cap_stops_an_input_that_writes_too_much(tmp_path, monkeypatc
     write_jsonl(tmp_path / "good.jsonl", [{"url": "https://g.example/1", "text": good_text}])
     rejects = tmp_path / "rejects"
     config = local_config(input={"max_work_bytes_per_input_byte": 2.0}, quality={"preset": "none"})
-    result = build([str(tmp_path / "bomb.jsonl.gz"), str(tmp_path / "good.jsonl")], tmp_path / "out", config, rejects=rejects)
+    result = build(
+        [str(tmp_path / "bomb.jsonl.gz"), str(tmp_path / "good.jsonl")], tmp_path / "out", config, rejects=rejects
+    )
     counters = result.stats.counters
     assert counters["malformed/work_bytes_cap"] == 1 and result.stats.reconciles()
     assert counters["seen"] < 3000 + 1  # the bomb's reading stopped early

@@ -25,7 +25,9 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 
 @pytest.fixture()
 def crawl(tmp_path):
-    records = [{"url": f"https://e.example/{i}", "text": f"document {i} " + "word " * 40 + str(i) * 8} for i in range(6)]
+    records = [
+        {"url": f"https://e.example/{i}", "text": f"document {i} " + "word " * 40 + str(i) * 8} for i in range(6)
+    ]
     return write_jsonl(tmp_path / "crawl.jsonl", records)
 
 

@@ -43,7 +43,11 @@ def test_no_bytes_make_a_reader_raise(tmp_path, kind, data):
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.floats() | st.integers() | st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF)),
+    st.none()
+    | st.booleans()
+    | st.floats()
+    | st.integers()
+    | st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF)),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4),
     max_leaves=12,
 )

@@ -32,7 +32,12 @@ def _stuck_log(out):
 def test_corpus_stage_that_raises_for_one_record_drops_it_at_once(crawl_with_a_bad_record, tmp_path):
     config = local_config(exec={"keep_work": True})
     out = tmp_path / "out"
-    result = build([str(crawl_with_a_bad_record)], out, config, tasks=DEFAULT_TASKS.replace(scan=stuck.scan_task_with_raising_corpus_scan))
+    result = build(
+        [str(crawl_with_a_bad_record)],
+        out,
+        config,
+        tasks=DEFAULT_TASKS.replace(scan=stuck.scan_task_with_raising_corpus_scan),
+    )
     counters = result.stats.counters
     stage = next(k for k in counters if k.startswith("drop/") and k.endswith("/error"))
     assert counters[stage] == 1 and counters["event/stage_error"] == 1
@@ -57,11 +62,21 @@ def test_record_two_attempts_failed_in_is_skipped_with_a_reason(crawl_with_a_bad
     with gzip.open(rejects / "rejects.jsonl.gz", "rt") as f:
         [reject] = [json.loads(line) for line in f]
     assert reject["url"].endswith(stuck.BOOM_MARK)
-    assert (reject["drop"]["stage"], reject["drop"]["reason"], reject["drop"]["value"], reject["drop"]["limit"]) == ("scan", "error", 2, 2)
+    assert (reject["drop"]["stage"], reject["drop"]["reason"], reject["drop"]["value"], reject["drop"]["limit"]) == (
+        "scan",
+        "error",
+        2,
+        2,
+    )
     assert "KeyError" in reject["drop"]["detail"]["error"]
 
 
 def test_without_retries_to_spare_the_build_stops_with_the_task_named(crawl_with_a_bad_record, tmp_path):
     config = local_config(exec={"retries": 1})
     with pytest.raises(TaskError, match="scan"):
-        build([str(crawl_with_a_bad_record)], tmp_path / "out", config, tasks=DEFAULT_TASKS.replace(scan=stuck.scan_task_failing_after_the_chain))
+        build(
+            [str(crawl_with_a_bad_record)],
+            tmp_path / "out",
+            config,
+            tasks=DEFAULT_TASKS.replace(scan=stuck.scan_task_failing_after_the_chain),
+        )

@@ -52,7 +52,21 @@ def started():
 
     def start(crawl: Path, out: Path, engine: str) -> subprocess.Popen:
         env = dict(os.environ, PYTHONPATH=f"{ROOT / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-        cmd = [sys.executable, "-m", "thresher", "build", str(crawl), "-o", str(out), "--engine", engine, "--workers", "2", "--quality", "none"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "thresher",
+            "build",
+            str(crawl),
+            "-o",
+            str(out),
+            "--engine",
+            engine,
+            "--workers",
+            "2",
+            "--quality",
+            "none",
+        ]
         # stderr to a file: a process left behind holding a pipe would block the read
         err = open(out.parent / "stderr.txt", "wb")  # noqa: SIM115 - closed below
         # its own session: the process group id is its pid, so every process it starts can be found
@@ -83,7 +97,9 @@ def _wait_for_scan(out: Path, proc: subprocess.Popen, timeout_s: float = 60.0) -
     pytest.fail("the scan did not start")
 
 
-@pytest.mark.parametrize(("engine", "signum"), [("pool", signal.SIGTERM), ("pool", signal.SIGINT), ("local", signal.SIGTERM)])
+@pytest.mark.parametrize(
+    ("engine", "signum"), [("pool", signal.SIGTERM), ("pool", signal.SIGINT), ("local", signal.SIGTERM)]
+)
 def test_signal_stops_the_build_within_a_second_and_leaves_no_process(big_crawl, tmp_path, started, engine, signum):
     out = tmp_path / "out"
     proc = started(big_crawl, out, engine)

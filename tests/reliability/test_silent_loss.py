@@ -21,7 +21,11 @@ def _crawl(tmp_path, lines):
 
 
 def _shard_lines(out):
-    return [line for shard in sorted(out.glob("shard-*.jsonl.gz")) for line in gzip.decompress(shard.read_bytes()).splitlines()]
+    return [
+        line
+        for shard in sorted(out.glob("shard-*.jsonl.gz"))
+        for line in gzip.decompress(shard.read_bytes()).splitlines()
+    ]
 
 
 def _strict(line: bytes):
@@ -32,7 +36,9 @@ def _strict(line: bytes):
 
 
 def test_lone_surrogate_in_input_is_replaced_counted_and_shards_are_strict_utf8(tmp_path):
-    crawl = _crawl(tmp_path, [b'{"url": "https://e.example/1", "text": "bad \\ud800 here and more words", "tag": "\\udfff"}'])
+    crawl = _crawl(
+        tmp_path, [b'{"url": "https://e.example/1", "text": "bad \\ud800 here and more words", "tag": "\\udfff"}']
+    )
     result = build([str(crawl)], tmp_path / "out", local_config())
     [line] = _shard_lines(tmp_path / "out")
     record = _strict(line)
@@ -48,7 +54,9 @@ def test_valid_surrogate_pair_escape_is_kept(tmp_path):
 
 
 def test_nan_and_infinity_are_written_as_null_and_counted(tmp_path):
-    crawl = _crawl(tmp_path, [b'{"url": "https://e.example/1", "text": "t", "score": NaN, "w": [Infinity, -Infinity, 1.5]}'])
+    crawl = _crawl(
+        tmp_path, [b'{"url": "https://e.example/1", "text": "t", "score": NaN, "w": [Infinity, -Infinity, 1.5]}']
+    )
     result = build([str(crawl)], tmp_path / "out", local_config())
     record = _strict(_shard_lines(tmp_path / "out")[0])
     assert record["metadata"] == {"score": None, "w": [None, None, 1.5]}
@@ -56,7 +64,10 @@ def test_nan_and_infinity_are_written_as_null_and_counted(tmp_path):
 
 
 def test_nan_refused_makes_the_record_malformed(tmp_path):
-    crawl = _crawl(tmp_path, [b'{"url": "https://e.example/1", "text": "t", "score": NaN}', b'{"url": "https://e.example/2", "text": "u"}'])
+    crawl = _crawl(
+        tmp_path,
+        [b'{"url": "https://e.example/1", "text": "t", "score": NaN}', b'{"url": "https://e.example/2", "text": "u"}'],
+    )
     result = build([str(crawl)], tmp_path / "out", local_config(input={"non_finite": "refuse"}))
     counters = result.stats.counters
     assert counters["malformed/non_finite_number"] == 1 and counters["kept"] == 1 and result.stats.reconciles()
@@ -107,4 +118,6 @@ def test_verify_records_refuses_a_shard_with_nan(dataset, capsys):
     (dataset / "manifest.json").write_text(json.dumps(manifest))
     assert main(["verify", str(dataset)]) == 0  # digests match the tampered manifest
     assert main(["verify", "--records", str(dataset)]) == 1
-    assert "shard-00000.jsonl.gz: record 1 is not strict UTF-8 JSON: NaN is not a JSON number" in capsys.readouterr().err
+    assert (
+        "shard-00000.jsonl.gz: record 1 is not strict UTF-8 JSON: NaN is not a JSON number" in capsys.readouterr().err
+    )

@@ -25,7 +25,10 @@ def _layouts() -> dict[str, tuple[bytes, set[int]]]:
     rle = zstandard.ZstdCompressor().compress(b"\n" * 1_000_000)
     return {
         "one frame": (one, set()),
-        "checksum + skippable + no content size": (first + skippable + second, {len(first), len(first) + len(skippable)}),
+        "checksum + skippable + no content size": (
+            first + skippable + second,
+            {len(first), len(first) + len(skippable)},
+        ),
         "rle blocks": (rle, set()),
     }
 

@@ -44,9 +44,14 @@ def write_pages(path: Path, texts: list[str], seed: int = 7) -> Path:
             if i > 100 and rnd.random() < 0.1:
                 text = texts[rnd.randrange(i)] + " Updated."
             body = "".join(f"<p>{p}</p>" for p in text.split("\n\n"))
-            html = (f"<html><head><title>Page {i}</title></head><body><nav><a href='/'>Home</a> <a href='/a'>About</a></nav>"
-                    f"<article><h1>Page {i}</h1>{body}</article><footer>Copyright. Privacy.</footer></body></html>")
-            fh.write(json.dumps({"url": f"https://scale.example/{i % 997}/{i}", "html": html}, ensure_ascii=False) + "\n")
+            html = (
+                f"<html><head><title>Page {i}</title></head><body><nav><a href='/'>Home</a> <a "
+                f"href='/a'>About</a></nav>"
+                f"<article><h1>Page {i}</h1>{body}</article><footer>Copyright. Privacy.</footer></body></html>"
+            )
+            fh.write(
+                json.dumps({"url": f"https://scale.example/{i % 997}/{i}", "html": html}, ensure_ascii=False) + "\n"
+            )
     return path
 
 

@@ -24,7 +24,9 @@ def imports(path: Path, top_level_only: bool):
             node = stack.pop()
             nodes.append(node)
             if isinstance(node, (ast.Try, ast.If)):
-                stack.extend(node.body + node.orelse + [h for handler in getattr(node, "handlers", []) for h in handler.body])
+                stack.extend(
+                    node.body + node.orelse + [h for handler in getattr(node, "handlers", []) for h in handler.body]
+                )
     for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -81,7 +83,19 @@ def test_plain_install_into_a_fresh_venv_resolves_zero_dependencies(tmp_path):
     dist = tmp_path / "dist"
     # build the wheel with this environment's build tools (the dev extra has setuptools and wheel)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-index", "--no-build-isolation", "-w", str(dist), str(root)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--no-build-isolation",
+            "-w",
+            str(dist),
+            str(root),
+        ],
         check=True,
         capture_output=True,
     )

@@ -117,7 +117,9 @@ class WordTable:
             slots, owner = self.chunk_slots[starts], chunk_owner
         else:  # chunk c's words are chunk_slots[starts[c] : starts[c] + lengths[c]]
             ends = np.cumsum(lengths)
-            slots = self.chunk_slots[np.repeat(starts - (ends - lengths), lengths) + np.arange(int(ends[-1]), dtype=np.int64)]
+            slots = self.chunk_slots[
+                np.repeat(starts - (ends - lengths), lengths) + np.arange(int(ends[-1]), dtype=np.int64)
+            ]
             owner = np.repeat(chunk_owner, lengths)
         counts = np.bincount(owner, minlength=n_texts)
         if len(counts) and counts.max() > spec.max_tokens:  # the per-text cap on words
@@ -154,7 +156,9 @@ class WordTable:
         if end > len(self.hashes):
             capacity = max(end, 2 * len(self.hashes))
             self.hashes = np.concatenate([self.hashes, np.zeros(capacity - len(self.hashes), dtype=np.uint64)])
-            self.rows = np.concatenate([self.rows, np.zeros((capacity - len(self.rows), model.dim), dtype=self.rows.dtype)])
+            self.rows = np.concatenate(
+                [self.rows, np.zeros((capacity - len(self.rows), model.dim), dtype=self.rows.dtype)]
+            )
             self.counts = np.concatenate([self.counts, np.zeros(capacity - len(self.counts), dtype=np.int64)])
         hashes = np.fromiter(map(extractor.word_hash, new), dtype=np.uint64, count=len(new))
         self.hashes[start:end] = hashes

@@ -67,7 +67,8 @@ def calibration_svg(curves: Mapping[str, Sequence[Mapping[str, Any]]], label: st
         f"<svg xmlns='http://www.w3.org/2000/svg' role='img' aria-label='{escape(label)}' "
         f"viewBox='0 0 {width} {size}' width='{width}' height='{size}' class='chart'><title>{escape(label)}</title>",
         f"<rect x='{pad}' y='{pad}' width='{plot}' height='{plot}' fill='none' stroke='#999999'/>",
-        f"<line x1='{x(0):.1f}' y1='{y(0):.1f}' x2='{x(1):.1f}' y2='{y(1):.1f}' stroke='#999999' stroke-dasharray='4 3'/>",
+        f"<line x1='{x(0):.1f}' y1='{y(0):.1f}' x2='{x(1):.1f}' y2='{y(1):.1f}' stroke='#999999' stroke-dasharray='4 "
+        f"3'/>",
     ]
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         parts.append(f"<text x='{x(tick):.1f}' y='{size - pad + 14}' text-anchor='middle' {font}>{tick:g}</text>")

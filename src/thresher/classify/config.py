@@ -73,7 +73,9 @@ class ClassifyConfig:
                                      else "--classifier-keep needs a --classifier model")
                 name = next(iter(models))
             if name not in keep:
-                raise ValueError(f"--classifier-keep {entry!r}: no classifier named {name!r} (known: {', '.join(models) or 'none'})")
+                raise ValueError(
+                    f"--classifier-keep {entry!r}: no classifier named {name!r} (known: {', '.join(models) or 'none'})"
+                )
             keep[name].append(label)
         default, scores = 0.5, {}
         for entry in self.min_score:

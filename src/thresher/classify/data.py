@@ -47,7 +47,7 @@ def _open_text(path: str) -> io.TextIOBase:
         except ImportError:
             raise InputError(f"{path}: zstd-compressed; install thresher[zstd] to read it") from None
         stream = zstandard.ZstdDecompressor().stream_reader(raw)
-    return io.TextIOWrapper(stream, encoding="utf-8", errors="replace")  # type: ignore[arg-type,type-var]
+    return io.TextIOWrapper(stream, encoding="utf-8", errors="replace")  # type: ignore[type-var]
 
 
 def json_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -26,6 +26,7 @@ import struct
 import sys
 from array import array
 from pathlib import Path
+from typing import Any
 
 from thresher.classify.features import FeatureSpec
 from thresher.classify.model import Model
@@ -41,14 +42,14 @@ class ModelFileError(ThresherError):
     """A classifier model file cannot be used: missing, not a model, truncated, newer, altered."""
 
 
-def _le(a: array) -> bytes:
+def _le(a: array[Any]) -> bytes:
     if sys.byteorder == "big":
         a = array(a.typecode, a)
         a.byteswap()
     return a.tobytes()
 
 
-def _from_le(typecode: str, data: bytes) -> array:
+def _from_le(typecode: str, data: bytes) -> array[Any]:  # the item type follows `typecode`
     a = array(typecode)
     a.frombytes(data)
     if sys.byteorder == "big":
@@ -93,7 +94,7 @@ def save_model(model: Model, path: str | os.PathLike[str]) -> str:
     return model.sha256
 
 
-def read_header(data: bytes, where: str) -> tuple[dict, int]:
+def read_header(data: bytes, where: str) -> tuple[dict[str, Any], int]:
     """The header of a model file's bytes and where its weights start; checks magic and version."""
     if len(data) < _PREFIX.size:
         raise ModelFileError(f"{where}: truncated classifier model ({len(data)} bytes)")
@@ -102,7 +103,8 @@ def read_header(data: bytes, where: str) -> tuple[dict, int]:
         raise ModelFileError(f"{where}: not a thresher classifier model (.thc)")
     if version > FORMAT_VERSION:
         raise ModelFileError(
-            f"{where}: model file format version {version} is newer than this thresher reads ({FORMAT_VERSION}); upgrade thresher"
+            f"{where}: model file format version {version} is newer than this thresher reads ({FORMAT_VERSION}); "
+            f"upgrade thresher"
         )
     start = _PREFIX.size + header_len
     if len(data) < start + _DIGEST:

@@ -100,7 +100,9 @@ def evaluate(model: Model, examples: Sequence[tuple[str, Sequence[str]]], batch_
     if unknown:
         from thresher.classify.training import TrainingError
 
-        raise TrainingError(f"evaluation data has label {unknown[0]!r}, which the model does not know {list(model.labels)}")
+        raise TrainingError(
+            f"evaluation data has label {unknown[0]!r}, which the model does not know {list(model.labels)}"
+        )
     scores: list[list[float]] = []
     for start in range(0, len(examples), batch_size):
         scores += model.scores_batch([t for t, _ in examples[start : start + batch_size]])
@@ -117,8 +119,10 @@ def render_report(report: dict[str, Any]) -> str:
     ]
     for label, v in report["labels"].items():
         auc = "-" if v["roc_auc"] is None else f"{v['roc_auc']:.4f}"
-        lines.append(f"{label:<20} {v['support']:>8} {v['precision']:>9.4f} {v['recall']:>7.4f} {v['f1']:>7.4f} {auc:>8}"
-                     f" {v['ece']:>7.4f}")
+        lines.append(
+            f"{label:<20} {v['support']:>8} {v['precision']:>9.4f} {v['recall']:>7.4f} {v['f1']:>7.4f} {auc:>8}"
+            f" {v['ece']:>7.4f}"
+        )
     lines += ["", "precision / recall / kept when keeping score >= threshold:"]
     labels = list(report["labels"])
     lines.append(f"{'threshold':>9}  " + "  ".join(f"{lab[:22]:>22}" for lab in labels))

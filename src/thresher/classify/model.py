@@ -21,7 +21,7 @@ import bisect
 import math
 import struct
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ class _PackedRows(dict[int, int]):
     """bucket -> packed row, built on first use (a dict subclass: `map(rows.__getitem__, ids)` runs at
     C speed). Bounded by the model's rows plus the distinct unknown buckets seen."""
 
-    def __init__(self, make: Any, known: Any) -> None:
+    def __init__(self, make: Callable[[int], int], known: frozenset[int]) -> None:
         super().__init__()
         self.make = make
         self.known = known
@@ -52,7 +52,7 @@ class _PackedRows(dict[int, int]):
 class _WordCache(dict[str, tuple[int, int]]):
     """word -> (character n-grams, packed row sum), built on first use; cleared when full."""
 
-    def __init__(self, make: Any) -> None:
+    def __init__(self, make: Callable[[str], tuple[int, int]]) -> None:
         super().__init__()
         self.make = make
 
@@ -81,9 +81,9 @@ class Model:
     dim: int
     spec: FeatureSpec
     scale_bits: int
-    row_ids: array  # 'I', sorted bucket ids
-    rows: array  # 'i', len(row_ids) * dim fixed-point values
-    output: array  # 'f', len(labels) * dim
+    row_ids: array[int]  # 'I', sorted bucket ids
+    rows: array[int]  # 'i', len(row_ids) * dim fixed-point values
+    output: array[float]  # 'f', len(labels) * dim
     info: dict[str, Any] = field(default_factory=dict)
     sha256: str = ""  # of the model file's bytes (set by save/load, or of the serialization)
     _extractor: FeatureExtractor | None = field(default=None, repr=False)
@@ -91,7 +91,7 @@ class Model:
     _chars: _WordCache = field(default=None, repr=False)  # type: ignore[assignment]
     _np_table: WordTable | None = field(default=None, repr=False)
     _out_rows: list[list[float]] = field(default_factory=list, repr=False)
-    _np: Any = field(default=None, repr=False)
+    _np: tuple[Any, Any, Any] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:
@@ -194,7 +194,9 @@ class Model:
 
             d = self.dim
             index = np.full(self.spec.buckets, len(self.row_ids), dtype=np.int32)
-            index[np.frombuffer(self.row_ids, dtype=np.uint32).astype(np.int64)] = np.arange(len(self.row_ids), dtype=np.int32)
+            index[np.frombuffer(self.row_ids, dtype=np.uint32).astype(np.int64)] = np.arange(
+                len(self.row_ids), dtype=np.int32
+            )
             rows = np.zeros((len(self.row_ids) + 1, d), dtype=self._sum_dtype())  # the last row: features without one
             rows[:-1] = np.frombuffer(self.rows, dtype=np.int32).reshape(-1, d)
             out = np.frombuffer(self.output, dtype=np.float32).astype(np.float64).reshape(len(self.labels), d)

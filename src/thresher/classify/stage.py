@@ -52,7 +52,9 @@ def load_cached(path: str, tokenizer: str | None = None, max_len: int = 256) -> 
         try:
             tst = os.stat(tokenizer)
         except FileNotFoundError:
-            raise ConfigError(f"tokenizer of ONNX classifier {path} not found: {tokenizer} (--classifier-tokenizer)") from None
+            raise ConfigError(
+                f"tokenizer of ONNX classifier {path} not found: {tokenizer} (--classifier-tokenizer)"
+            ) from None
         key += (os.path.abspath(tokenizer), tst.st_size, tst.st_mtime_ns, max_len)
     model = _loaded.get(key)
     if model is None:
@@ -81,7 +83,8 @@ def resolve_classifiers(config: ClassifyConfig) -> list[dict[str, Any]]:
         missing = [label for label in plan.keep if label not in model.labels]
         if missing:
             raise ConfigError(
-                f"--classifier-keep {missing[0]!r}: classifier {plan.name!r} ({plan.path}) has labels {', '.join(model.labels)}"
+                f"--classifier-keep {missing[0]!r}: classifier {plan.name!r} ({plan.path}) has labels "
+                f"{', '.join(model.labels)}"
             )
         record = {"name": plan.name, "path": plan.path, "sha256": model.sha256, "labels": list(model.labels),
                   "keep": list(plan.keep), "min_score": plan.min_score}

@@ -87,7 +87,9 @@ def parse_class_weights(text: str) -> dict[str, float]:
         except ValueError:
             weight = float("nan")
         if not sep or not label or not (0 < weight < math.inf):
-            raise ValueError(f"class weights are 'balanced' or LABEL=WEIGHT,... with positive weights, got {part.strip()!r}")
+            raise ValueError(
+                f"class weights are 'balanced' or LABEL=WEIGHT,... with positive weights, got {part.strip()!r}"
+            )
         weights[label] = weight
     return weights
 
@@ -110,7 +112,11 @@ Example = tuple[str, "str | Sequence[str]"]
 
 
 def train(
-    examples: Iterable[Example], config: TrainConfig | None = None, *, labels: Sequence[str] | None = None, **options: Any
+    examples: Iterable[Example],
+    config: TrainConfig | None = None,
+    *,
+    labels: Sequence[str] | None = None,
+    **options: Any,
 ) -> Model:
     """Train a classifier on `(text, label)` or `(text, [labels...])` pairs.
 
@@ -159,7 +165,10 @@ def train(
         "trainer": TRAINER, "examples": len(texts), "examples_per_label": counts,
     }
     if weights_of_labels is not None:  # only then: unweighted models keep the bytes they always had
-        info["class_weight"] = {"spec": config.class_weight, "weights": dict(zip(label_order, weights_of_labels, strict=True))}
+        info["class_weight"] = {
+            "spec": config.class_weight,
+            "weights": dict(zip(label_order, weights_of_labels, strict=True)),
+        }
     model = Model(
         labels=label_order, loss=config.loss, dim=config.dim, spec=config.features, scale_bits=scale_bits,
         row_ids=row_ids, rows=rows, output=output, info=info,
@@ -330,7 +339,7 @@ class _NumpyRows:
 def _train_exact(
     extractor: FeatureExtractor, texts: list[str], targets: list[tuple[int, ...]], k: int, config: TrainConfig,
     example_weights: list[float] | None = None, use_numpy: bool = False,
-) -> tuple[array, tuple[array, array, int]]:
+) -> tuple[array[int], tuple[array[int], array[float], int]]:
     """SGD with fixed-point rows (see the module docstring): the same bytes from either path, on any
     machine. Per step, a text's n rows are summed exactly (packed integers, or int64 NumPy rows), the
     hidden vector is each dimension's sum / (n 2^bits) (one float division), the logits, softmax and

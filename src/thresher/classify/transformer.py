@@ -80,7 +80,9 @@ class OnnxClassifier:
         n_labels = self.session.get_outputs()[0].shape[-1]
         self.labels = tuple(labels) if labels is not None else self._labels_from_metadata(n_labels)
         if isinstance(n_labels, int) and len(self.labels) != n_labels:
-            raise ConfigError(f"{model_path}: the model has {n_labels} outputs but {len(self.labels)} labels were given")
+            raise ConfigError(
+                f"{model_path}: the model has {n_labels} outputs but {len(self.labels)} labels were given"
+            )
         pad = self.tokenizer.token_to_id("[PAD]")
         self.pad_id = pad if pad is not None else 0
         self.last_plan: BatchPlan | None = None

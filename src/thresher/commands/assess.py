@@ -23,7 +23,9 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     add_input_arguments(p, quiet_help="log errors only", verbose_help="show example documents per failing rule")
-    p.add_argument("--sample", type=int, default=None, metavar="N", help="assess a seeded reservoir sample of N documents")
+    p.add_argument(
+        "--sample", type=int, default=None, metavar="N", help="assess a seeded reservoir sample of N documents"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the sample")
     p.add_argument("--examples", type=int, default=3, metavar="K", help="example documents kept per failing rule")
     p.add_argument("--json", action="store_true", help="print the report as JSON")

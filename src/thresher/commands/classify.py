@@ -30,7 +30,9 @@ def register(subparsers: Any) -> None:
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     _add_data_arguments(t)
     t.add_argument("-o", "--output", required=True, help="model file to write (.thc)")
-    t.add_argument("--holdout", type=float, default=0.1, help="fraction of each label held out for evaluation (0: none)")
+    t.add_argument(
+        "--holdout", type=float, default=0.1, help="fraction of each label held out for evaluation (0: none)"
+    )
     t.add_argument("--seed", type=int, default=0, help="seed of the split, the shuffling and the initial weights")
     t.add_argument("--epochs", type=int, default=5, help="passes over the training data")
     t.add_argument("--lr", type=float, default=0.5, help="initial learning rate (decays linearly to 0)")
@@ -119,8 +121,14 @@ def run_train(args: argparse.Namespace) -> int:
 
     sources = _sources(args, args.data)
     try:
-        spec = FeatureSpec(buckets=args.buckets, word_ngrams=args.word_ngrams, char_ngrams=_char_ngrams(args.char_ngrams),
-                           max_chars=args.max_chars, max_tokens=args.max_tokens, tokenizer=args.tokenizer)
+        spec = FeatureSpec(
+            buckets=args.buckets,
+            word_ngrams=args.word_ngrams,
+            char_ngrams=_char_ngrams(args.char_ngrams),
+            max_chars=args.max_chars,
+            max_tokens=args.max_tokens,
+            tokenizer=args.tokenizer,
+        )
         config = TrainConfig(dim=args.dim, epochs=args.epochs, lr=args.lr, loss=args.loss, seed=args.seed,
                              trainer=args.trainer, class_weight=args.class_weight, features=spec)
     except ValueError as exc:

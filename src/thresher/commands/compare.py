@@ -17,7 +17,9 @@ def register(subparsers: Any) -> None:
                               description=__doc__)
     p.add_argument("a", help="first dataset directory")
     p.add_argument("b", help="second dataset directory")
-    p.add_argument("--sample", type=int, default=2_000, help="documents sampled per side for the near-duplicate overlap")
+    p.add_argument(
+        "--sample", type=int, default=2_000, help="documents sampled per side for the near-duplicate overlap"
+    )
     p.add_argument("--language", help="target language for the language-share measure")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=run)

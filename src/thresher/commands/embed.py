@@ -13,23 +13,48 @@ from thresher.embed.encoder import DEFAULT_ENCODER, ENCODERS, get_encoder
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("embed", help="add embeddings beside a dataset's shards; semantic dedup report", description=__doc__)
+    p = subparsers.add_parser(
+        "embed", help="add embeddings beside a dataset's shards; semantic dedup report", description=__doc__
+    )
     p.add_argument("dataset", help="dataset directory (holding manifest.json)")
     p.add_argument("--encoder", choices=sorted(ENCODERS), default=DEFAULT_ENCODER,
                    help=f"the model (default {DEFAULT_ENCODER}: packaged static embeddings, CPU, no torch)")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
-                   help="where a transformer encoder runs: cuda (an error when absent), cpu, or auto (cuda when present)")
-    p.add_argument("--dtype", choices=["float16", "float32"], default="float16", help="the vector files' element type (default float16)")
+    p.add_argument(
+        "--device",
+        choices=["auto", "cpu", "cuda"],
+        default="auto",
+        help="where a transformer encoder runs: cuda (an error when absent), cpu, or auto (cuda when present)",
+    )
+    p.add_argument(
+        "--dtype",
+        choices=["float16", "float32"],
+        default="float16",
+        help="the vector files' element type (default float16)",
+    )
     p.add_argument("--batch-size", type=int, default=64, help="most texts per batch (default 64)")
     p.add_argument("--batch-tokens", type=int, default=None,
                    help="most padded tokens per batch (default: the encoder's max length × batch size)")
-    p.add_argument("--semantic-dedup", action="store_true",
-                   help="report the semantic duplicates (k-means, then cosine within each cluster); embeds first unless the "
-                        "dataset already has this encoder's vectors")
-    p.add_argument("--semantic-threshold", type=float, default=0.9, help="cosine at or above which a document duplicates an earlier one (default 0.9)")
-    p.add_argument("--semantic-clusters", type=int, default=None, help="k-means clusters (default: one per ~1,000 documents)")
-    p.add_argument("--semantic-report", default=None, metavar="FILE",
-                   help="write each duplicate as a JSON line (id, shard, row and its attributed drop) to FILE; - for stdout")
+    p.add_argument(
+        "--semantic-dedup",
+        action="store_true",
+        help="report the semantic duplicates (k-means, then cosine within each cluster); embeds first unless the "
+        "dataset already has this encoder's vectors",
+    )
+    p.add_argument(
+        "--semantic-threshold",
+        type=float,
+        default=0.9,
+        help="cosine at or above which a document duplicates an earlier one (default 0.9)",
+    )
+    p.add_argument(
+        "--semantic-clusters", type=int, default=None, help="k-means clusters (default: one per ~1,000 documents)"
+    )
+    p.add_argument(
+        "--semantic-report",
+        default=None,
+        metavar="FILE",
+        help="write each duplicate as a JSON line (id, shard, row and its attributed drop) to FILE; - for stdout",
+    )
     p.set_defaults(handler=run)
 
 
@@ -54,7 +79,8 @@ def _embed(args: argparse.Namespace, encoder: Any) -> None:
     print(
         f"embedded {report.records} records in {len(report.files)} shard(s) with {report.encoder} "
         f"{report.version} ({report.dimension}-d {report.dtype}): {report.batches} batches, padding efficiency "
-        f"{report.padding_efficiency:.3f}, {report.truncated} truncated to {encoder.max_len} tokens, {report.empty} empty, "
+        f"{report.padding_efficiency:.3f}, {report.truncated} truncated to {encoder.max_len} tokens, {report.empty} "
+        f"empty, "
         f"{len(report.failed)} failed (zero vectors, listed in the manifest)",
         file=sys.stderr,
     )
@@ -75,7 +101,12 @@ def _semantic(args: argparse.Namespace) -> int:
     try:
         for dup in semantic_duplicates(args.dataset, config, stats):
             if out is not None:
-                line = {"id": dup.id, "shard": dup.shard, "row": dup.row, "drop": dup.drop(config.threshold).to_record()}
+                line = {
+                    "id": dup.id,
+                    "shard": dup.shard,
+                    "row": dup.row,
+                    "drop": dup.drop(config.threshold).to_record(),
+                }
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
     finally:
         if out is not None and out is not sys.stdout:

@@ -18,7 +18,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("dataset", help="dataset directory (holding manifest.json and index/)")
     p.add_argument("query", metavar="URL-or-ID", help="a document id (16 hex digits) or a URL")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--no-rerun", dest="rerun", action="store_false", help="do not re-read the input to re-run the stages")
+    p.add_argument(
+        "--no-rerun", dest="rerun", action="store_false", help="do not re-read the input to re-run the stages"
+    )
     p.set_defaults(handler=run)
 
 

@@ -21,7 +21,9 @@ def add_fetch_flags(parser: argparse.ArgumentParser, *, shown: bool = True) -> N
     group = parser.add_argument_group("fetch settings")
     for ff in flat_fields(FetchConfig):
         flag = "--" + ff.path[-1].replace("_", "-")
-        default = "none" if ff.default is None else ",".join(ff.default) if isinstance(ff.default, tuple) else ff.default
+        default = (
+            "none" if ff.default is None else ",".join(ff.default) if isinstance(ff.default, tuple) else ff.default
+        )
         if isinstance(ff.default, tuple) and len(str(default)) > 60:
             default = f"{len(ff.default)} entries"
         help_text = f"{ff.help} (default: {default})" if shown else argparse.SUPPRESS
@@ -29,7 +31,9 @@ def add_fetch_flags(parser: argparse.ArgumentParser, *, shown: bool = True) -> N
             group.add_argument(flag, dest=_DEST + ff.path[-1], action=argparse.BooleanOptionalAction,
                                default=argparse.SUPPRESS, help=help_text)
         else:
-            group.add_argument(flag, dest=_DEST + ff.path[-1], default=argparse.SUPPRESS, metavar="VALUE", help=help_text)
+            group.add_argument(
+                flag, dest=_DEST + ff.path[-1], default=argparse.SUPPRESS, metavar="VALUE", help=help_text
+            )
 
 
 def fetch_config_from_args(args: argparse.Namespace) -> FetchConfig:
@@ -54,10 +58,21 @@ def register(subparsers: Any) -> None:
         description="Fetch the URLs of a list (one per line, or a column of JSONL/CSV/Parquet) into WARC 1.1 files, "
         "politely (robots.txt, per-host limits), safely (no private targets) and resumably (rerun to continue).",
     )
-    p.add_argument("inputs", nargs="+", metavar="URLS", help="URL list: text, one URL a line (.gz too), or JSONL/CSV/Parquet with --urls-column")
-    p.add_argument("-o", "--output", required=True, help="crawl directory: warc/*.warc.gz, fetch-log.jsonl, fetch-stats.json")
-    p.add_argument("--urls-column", metavar="NAME", help="read URLs from this column/field of JSONL, CSV or Parquet lists")
-    p.add_argument("--config", metavar="TOML", help="settings file; its [fetch] table sets fetch settings (flags override it)")
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="URLS",
+        help="URL list: text, one URL a line (.gz too), or JSONL/CSV/Parquet with --urls-column",
+    )
+    p.add_argument(
+        "-o", "--output", required=True, help="crawl directory: warc/*.warc.gz, fetch-log.jsonl, fetch-stats.json"
+    )
+    p.add_argument(
+        "--urls-column", metavar="NAME", help="read URLs from this column/field of JSONL, CSV or Parquet lists"
+    )
+    p.add_argument(
+        "--config", metavar="TOML", help="settings file; its [fetch] table sets fetch settings (flags override it)"
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     p.add_argument("-v", "--verbose", action="count", default=0, help="log more")
     add_fetch_flags(p)
@@ -80,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"input: {plan.lines:,} lines, {plan.valid:,} valid, {plan.duplicates:,} duplicates, "
               f"{plan.already_done:,} already settled{f'; rejected: {rejected}' if rejected else ''}", file=sys.stderr)
         print(result.stats.render(), file=sys.stderr)
-        print(f"wrote {result.warc_dir}/ and {result.output}/fetch-log.jsonl; next: thresher build {result.warc_dir} -o DATASET",
-              file=sys.stderr)
+        print(
+            f"wrote {result.warc_dir}/ and {result.output}/fetch-log.jsonl; next: thresher build {result.warc_dir} -o "
+            f"DATASET",
+            file=sys.stderr,
+        )
     return 0

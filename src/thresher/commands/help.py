@@ -28,7 +28,12 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="sections: " + ", ".join(sections()),
     )
-    p.add_argument("topic", nargs="?", metavar="VERB|SECTION", help="a verb (build, dedup, ...) or a settings section (quality, dedup.near, ...)")
+    p.add_argument(
+        "topic",
+        nargs="?",
+        metavar="VERB|SECTION",
+        help="a verb (build, dedup, ...) or a settings section (quality, dedup.near, ...)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -39,10 +44,14 @@ def section_help(name: str) -> str:
 
         close = difflib.get_close_matches(name, sections(), n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConfigError(f"no settings section {name!r} ({hint}sections: {', '.join(s for s in sections() if '.' not in s)})")
+        raise ConfigError(
+            f"no settings section {name!r} ({hint}sections: {', '.join(s for s in sections() if '.' not in s)})"
+        )
     from thresher.cli import HelpFormatter
 
-    parser = argparse.ArgumentParser(prog="thresher build", usage=argparse.SUPPRESS, add_help=False, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="thresher build", usage=argparse.SUPPRESS, add_help=False, formatter_class=HelpFormatter
+    )
     add_config_flags(parser, prefix=name, full=True)
     return f"settings under {name} (flags of thresher build; TOML keys in brackets):\n" + parser.format_help()
 

@@ -18,7 +18,9 @@ from thresher.lang.stage import LanguageAnnotator
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("lang", help="identify the language of a text or of each JSONL record", description=__doc__)
+    p = subparsers.add_parser(
+        "lang", help="identify the language of a text or of each JSONL record", description=__doc__
+    )
     p.add_argument("file", help="text file, JSONL(.gz) file with a text field, or - for stdin")
     p.add_argument("--json", action="store_true", help="one JSON object per document")
     p.add_argument("--detector", choices=["auto", "cascade", "script"], default="auto",
@@ -47,7 +49,10 @@ def documents(path: str, field: str) -> Iterator[tuple[str, str]]:
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}:{i}: not a JSON object: {exc.msg}") from exc
             value = record.get(field) if isinstance(record, dict) else None
-            yield str(record.get("id", i)) if isinstance(record, dict) else str(i), value if isinstance(value, str) else ""
+            yield (
+                str(record.get("id", i)) if isinstance(record, dict) else str(i),
+                value if isinstance(value, str) else "",
+            )
     else:
         yield path, text
 

@@ -27,5 +27,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"thresher: FAIL {problem.describe()}", file=sys.stderr)
         if not problems:
             n = len(manifest["shards"])
-            print(f"ok: {n} shard(s), {manifest['records']} records match {str(args.dataset).rstrip('/')}/manifest.json")
+            print(
+                f"ok: {n} shard(s), {manifest['records']} records match {str(args.dataset).rstrip('/')}/manifest.json"
+            )
     return 1 if problems else 0

@@ -119,7 +119,7 @@ def flat_fields(cls: type, prefix: tuple[str, ...] = (), hashed: bool = True) ->
         if isinstance(tp, type) and is_config(tp):
             yield from flat_fields(tp, prefix + (f.name,), f_hashed)
             continue
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc,operator]
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[operator]
         yield FlatField(prefix + (f.name,), tp, default, f.metadata.get("help", ""), f.metadata.get("flag"), f_hashed)
 
 
@@ -161,7 +161,9 @@ def coerce(tp: Any, value: Any, where: str) -> Any:
     if origin in (types.UnionType, typing.Union):
         args = get_args(tp)
         # TOML has no null: "none" (or "off") switches an optional setting off in a config file
-        if type(None) in args and (value is None or (isinstance(value, str) and value.strip().lower() in ("none", "off"))):
+        if type(None) in args and (
+            value is None or (isinstance(value, str) and value.strip().lower() in ("none", "off"))
+        ):
             return None
         options = [a for a in args if a is not type(None)]
         for arg in options:

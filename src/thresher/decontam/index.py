@@ -64,7 +64,7 @@ class ItemRef:
 class NgramIndex:
     """Sorted unique n-gram hashes of the benchmarks with the first item of each (module doc)."""
 
-    def __init__(self, hashes: array, items_of: array, items: list[ItemRef], n: int, exempt: int) -> None:
+    def __init__(self, hashes: array[int], items_of: array[int], items: list[ItemRef], n: int, exempt: int) -> None:
         self.hashes = hashes
         self.items_of = items_of
         self.items = items
@@ -83,7 +83,9 @@ class NgramIndex:
         if self.use_numpy:
             import numpy
 
-            self._np_hashes = numpy.frombuffer(hashes, dtype=numpy.uint64) if len(hashes) else numpy.empty(0, numpy.uint64)
+            self._np_hashes = (
+                numpy.frombuffer(hashes, dtype=numpy.uint64) if len(hashes) else numpy.empty(0, numpy.uint64)
+            )
             self._np_bitmap = numpy.frombuffer(self.bitmap, dtype=numpy.uint8)
 
     def __len__(self) -> int:
@@ -186,7 +188,7 @@ def build_index(config: DecontamConfig) -> NgramIndex:
     return NgramIndex(hashes, items_of, items, config.ngram, exempt)
 
 
-def _sorted_unique(hashes: array, items: array) -> tuple[array, array, list[int]]:
+def _sorted_unique(hashes: array[int], items: array[int]) -> tuple[array[int], array[int], list[int]]:
     """Distinct hashes in ascending order, the lowest item of each, and how many items hold it.
     NumPy when installed (~28 bytes per n-gram while sorting), else Python ints (~50); same result."""
     if numpy_available() and len(hashes):
@@ -214,7 +216,7 @@ def _sorted_unique(hashes: array, items: array) -> tuple[array, array, list[int]
     return out_h, out_t, out_n
 
 
-def _common_positions(hashes: array, config: DecontamConfig, c: Coefficients) -> Iterable[int]:
+def _common_positions(hashes: array[int], config: DecontamConfig, c: Coefficients) -> Iterable[int]:
     """Index positions of n-grams found in at least `max_common_docs` reference documents."""
     seen_in: dict[int, int] = {}
     for path in config.common_texts:

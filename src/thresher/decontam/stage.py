@@ -130,7 +130,11 @@ def cut_spans(text: str, positions: list[int], n: int) -> str:
     pieces.append(text[cursor:])
     out = pieces[0]
     for piece in pieces[1:]:
-        out = out.rstrip(" ") + (" " if out and not out.endswith("\n") and piece[:1] not in ("\n", "") else "") + piece.lstrip(" ")
+        out = (
+            out.rstrip(" ")
+            + (" " if out and not out.endswith("\n") and piece[:1] not in ("\n", "") else "")
+            + piece.lstrip(" ")
+        )
     return out.strip()
 
 

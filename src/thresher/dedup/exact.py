@@ -25,7 +25,9 @@ from thresher.dedup.shingles import word_runs
 _DIGIT_RUNS = re.compile(r"\d+")
 
 
-def exact_key_text(text: str, level: Literal["raw", "normalized", "structural"], memo: dict[str, Any] | None = None) -> str:
+def exact_key_text(
+    text: str, level: Literal["raw", "normalized", "structural"], memo: dict[str, Any] | None = None
+) -> str:
     if level == "raw":
         return text
     folded = unicodedata.normalize("NFKC", text).casefold()
@@ -36,7 +38,9 @@ def exact_key_text(text: str, level: Literal["raw", "normalized", "structural"],
     return " ".join(words)
 
 
-def exact_key(text: str, level: Literal["raw", "normalized", "structural"], memo: dict[str, Any] | None = None) -> bytes:
+def exact_key(
+    text: str, level: Literal["raw", "normalized", "structural"], memo: dict[str, Any] | None = None
+) -> bytes:
     """The 16-byte key of `text` at `level`; `memo` is the document's scratch space, which lets
     MinHash reuse the word split (`thresher.dedup.shingles.word_runs`)."""
     if level == "normalized" and text.isascii():

@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 #: Weight of false-negative mass against false-positive mass (they sum to 1): a missed pair is a
@@ -46,7 +46,7 @@ def collision_probability(similarity: float, bands: int, rows: int) -> float:
     return 1.0 - (1.0 - similarity**rows) ** bands
 
 
-def _simpson(f, lo: float, hi: float, steps: int = INTEGRATION_STEPS) -> float:  # type: ignore[no-untyped-def]
+def _simpson(f: Callable[[float], float], lo: float, hi: float, steps: int = INTEGRATION_STEPS) -> float:
     if hi <= lo:
         return 0.0
     steps += steps % 2
@@ -75,7 +75,8 @@ class BandParams:
     @property
     def knee(self) -> float:
         """Similarity at which the S-curve is steepest, about (1/bands)**(1/rows)."""
-        return (1.0 / self.bands) ** (1.0 / self.rows)
+        knee: float = (1.0 / self.bands) ** (1.0 / self.rows)
+        return knee
 
 
 # The search's answers for the thresholds people use at the default signature length and weight,

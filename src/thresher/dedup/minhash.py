@@ -44,7 +44,7 @@ def u32_bytes(values: list[int]) -> bytes:
     return arr.tobytes()
 
 
-def _u32_list(data: bytes | memoryview) -> array:
+def _u32_list(data: bytes | memoryview) -> array[int]:
     arr = array("I")
     arr.frombytes(data)
     if _BIG_ENDIAN:  # pragma: no cover
@@ -119,11 +119,12 @@ def signature_bytes(payload: bytes) -> memoryview:
     return memoryview(payload)[_HEADER.size : _HEADER.size + 4 * k]
 
 
-def estimate_jaccard(sig_a: list[int] | array, sig_b: list[int] | array) -> float:
+def estimate_jaccard(sig_a: list[int] | array[int], sig_b: list[int] | array[int]) -> float:
     """The fraction of equal signature positions: an unbiased estimate of the Jaccard similarity."""
     if len(sig_a) != len(sig_b) or not sig_a:
         raise ValueError(f"signatures of different lengths: {len(sig_a)} vs {len(sig_b)}")
-    return sum(map(eq, sig_a, sig_b)) / len(sig_a)
+    equal: int = sum(map(eq, sig_a, sig_b))
+    return equal / len(sig_a)
 
 
 def sample_jaccard(a: list[int], a_complete: bool, b: list[int], b_complete: bool) -> float:

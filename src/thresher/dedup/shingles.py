@@ -123,7 +123,9 @@ class Tokens:
     values: Any  # list[int], or a NumPy uint64 array from tokenize(..., array=True)
 
 
-def tokenize(text: str, kind: ShingleKind = "auto", *, array: bool = False, memo: dict[str, Any] | None = None) -> Tokens:
+def tokenize(
+    text: str, kind: ShingleKind = "auto", *, array: bool = False, memo: dict[str, Any] | None = None
+) -> Tokens:
     """Token values of `text` for shingling; `kind="auto"` decides by script (see module doc).
     `array=True` returns them as a NumPy uint64 array (same values); `memo`: see `word_runs`."""
     resolved = detect_kind(text) if kind == "auto" else kind

@@ -56,7 +56,9 @@ def encode_texts(
     lengths = [len(t) for t in token_ids] if token_ids is not None else encoder.tokenize_lengths(texts)
     if token_ids is not None:  # only the first max_len ids are read: hold no more of a long text
         token_ids = [t[: encoder.max_len] for t in token_ids]
-    plan = plan_batches(lengths, max_len=encoder.max_len, max_batch_size=max_batch_size, max_batch_tokens=max_batch_tokens)
+    plan = plan_batches(
+        lengths, max_len=encoder.max_len, max_batch_size=max_batch_size, max_batch_tokens=max_batch_tokens
+    )
     out = np.zeros((len(texts), encoder.dimension), dtype=np.float32)
     failed: list[int] = []
     budget = max_batch_tokens

@@ -45,7 +45,9 @@ class EmbedConfig:
         flag="--semantic-dedup",
     )
     semantic_clusters: int | None = setting(None, "semantic dedup: k-means clusters (none: one per ~1,000 documents)")
-    semantic_sample: int = setting(50_000, "semantic dedup: vectors the k-means centroids are fitted on (a seeded sample)")
+    semantic_sample: int = setting(
+        50_000, "semantic dedup: vectors the k-means centroids are fitted on (a seeded sample)"
+    )
     semantic_iterations: int = setting(25, "semantic dedup: Lloyd rounds of k-means (stops early when stable)")
     semantic_seed: int = setting(0, "semantic dedup: seed of the k-means sample and start")
     semantic_margin: float = setting(

@@ -44,7 +44,9 @@ class PreTokenizing(Protocol):
 def cpu_only(name: str, device: str) -> None:
     """A NumPy encoder asked for a GPU: said, not silently run on the CPU."""
     if device == "cuda":
-        raise ConfigError(f"the {name} encoder runs on the CPU only (NumPy); --device cuda needs a transformer encoder (minilm)")
+        raise ConfigError(
+            f"the {name} encoder runs on the CPU only (NumPy); --device cuda needs a transformer encoder (minilm)"
+        )
 
 
 def _stub(device: str) -> Encoder:
@@ -106,7 +108,9 @@ def check_encoder(name: str, device: str) -> None:
         cpu_only(name, device)
     for module, extra in NEEDS.get(name, ()):
         if importlib.util.find_spec(module) is None:
-            raise ConfigError(f'the {name} encoder needs the {extra} extra ({module} missing): pip install "thresher[{extra}]"')
+            raise ConfigError(
+                f'the {name} encoder needs the {extra} extra ({module} missing): pip install "thresher[{extra}]"'
+            )
     if device == "cuda" and name == "minilm":  # asked for explicitly: worth importing torch to say so now
         from thresher.embed.transformer import resolve_device
 

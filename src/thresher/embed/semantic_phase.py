@@ -64,7 +64,9 @@ def centroids_task(ctx: TaskContext, rows: list[list[int]], dimension: int) -> C
                 filled += len(chunk)
                 mapped.release()
         start += n
-    centroids = kmeans(sample, cluster_count(config, total), iterations=config.semantic_iterations, seed=config.semantic_seed)
+    centroids = kmeans(
+        sample, cluster_count(config, total), iterations=config.semantic_iterations, seed=config.semantic_seed
+    )
     centroids, split = split_oversized(sample, centroids, total=total, max_rows=config.semantic_cluster_max,
                                        iterations=config.semantic_iterations, seed=config.semantic_seed)
     with atomic_open(ctx.work.path("semantic", "centroids.f32"), "wb", durable=False) as f:
@@ -106,7 +108,10 @@ def assign_task(ctx: TaskContext, p: int, dimension: int) -> AssignResult:
     slots = np.concatenate([2 * first, 2 * second[visiting] + 1])  # cluster j's own rows: slot 2j, visitors: 2j+1
     order = np.argsort(slots, kind="stable")  # by slot, ordinal order within one
     counts = np.bincount(slots, minlength=2 * k)
-    with atomic_open(files["sorted_vectors"], "wb", durable=False) as vf, atomic_open(files["sorted_meta"], "wb", durable=False) as mf:
+    with (
+        atomic_open(files["sorted_vectors"], "wb", durable=False) as vf,
+        atomic_open(files["sorted_meta"], "wb", durable=False) as mf,
+    ):
         for s in range(0, len(order), CHUNK_ROWS):
             picked = rows[order[s : s + CHUNK_ROWS]]
             vf.write(np.ascontiguousarray(vectors[picked], dtype="<f4").tobytes())
@@ -156,7 +161,9 @@ def _edge_dtype() -> Any:
 _DROPPED_DTYPE = [("ordinal", "<u8"), ("kept", "<u8")]
 
 
-def _read_slot(work: WorkDir, partitions: list[int], offsets: dict[int, Any], slot: int, dimension: int) -> tuple[Any, Any]:
+def _read_slot(
+    work: WorkDir, partitions: list[int], offsets: dict[int, Any], slot: int, dimension: int
+) -> tuple[Any, Any]:
     """One slot (a cluster's own rows or its visitors) gathered from every partition's sorted files."""
     import numpy as np
 
@@ -170,7 +177,9 @@ def _read_slot(work: WorkDir, partitions: list[int], offsets: dict[int, Any], sl
             first = int(start[slot])
             vec_parts.append(np.fromfile(files["sorted_vectors"], dtype="<f4", count=n * dimension,
                                          offset=first * dimension * 4).reshape(n, dimension))
-            meta_parts.append(np.fromfile(files["sorted_meta"], dtype=meta_dtype, count=n, offset=first * meta_dtype.itemsize))
+            meta_parts.append(
+                np.fromfile(files["sorted_meta"], dtype=meta_dtype, count=n, offset=first * meta_dtype.itemsize)
+            )
     if not vec_parts:
         return np.zeros((0, dimension), dtype="<f4"), np.zeros(0, dtype=meta_dtype)
     return np.concatenate(vec_parts), np.concatenate(meta_parts)
@@ -297,7 +306,9 @@ def boundary_task(ctx: TaskContext, starts: list[int]) -> BoundaryResult:
         doc, kept = nodes[by_rank[v]], nodes[by_rank[u]]
         cluster = f"semantic-{int(edges['cluster'][e])}"
         detail = {"kept_id": id_hex(kept["id"]), "cluster": cluster, "boundary": True}
-        drop = Drop(STAGE, "semantic_duplicate", value=round(float(edges["cosine"][e]), 6), limit=threshold, detail=detail)
+        drop = Drop(
+            STAGE, "semantic_duplicate", value=round(float(edges["cosine"][e]), 6), limit=threshold, detail=detail
+        )
         ordinal = int(doc["ordinal"])
         lines.setdefault(ordinal_partition(ordinal), []).append(
             dumps_line(Decision(ordinal=ordinal, cluster=cluster, drop=drop).to_json())
@@ -359,5 +370,7 @@ def _reattributed(line: bytes, kept: str, via: str) -> bytes:
     decision = Decision.from_json(json.loads(line))
     assert decision.drop is not None
     detail = {**(decision.drop.detail or {}), "kept_id": kept, "via": via}
-    drop = Drop(decision.drop.stage, decision.drop.reason, value=decision.drop.value, limit=decision.drop.limit, detail=detail)
+    drop = Drop(
+        decision.drop.stage, decision.drop.reason, value=decision.drop.value, limit=decision.drop.limit, detail=detail
+    )
     return dumps_line(Decision(ordinal=decision.ordinal, cluster=decision.cluster, drop=drop).to_json())

@@ -36,15 +36,19 @@ class WordLlamaEncoder:
     def __init__(self, max_len: int = 512) -> None:
         try:
             import numpy as np
-            from safetensors import safe_open  # type: ignore[import-not-found]
-            from tokenizers import Tokenizer  # type: ignore[import-not-found]
+            from safetensors import safe_open
+            from tokenizers import Tokenizer
         except ImportError as exc:
-            raise ConfigError(f'the wordllama encoder needs the embed extra ({exc.name} missing): pip install "thresher[embed]"') from exc
+            raise ConfigError(
+                f'the wordllama encoder needs the embed extra ({exc.name} missing): pip install "thresher[embed]"'
+            ) from exc
         folder = package_folder()
         weights, tokenizer = folder / _WEIGHTS, folder / _TOKENIZER
         for path in (weights, tokenizer):
             if not path.is_file():
-                raise ConfigError(f"the wordllama package has no {path.relative_to(folder)}: this version does not ship the model")
+                raise ConfigError(
+                    f"the wordllama package has no {path.relative_to(folder)}: this version does not ship the model"
+                )
         with safe_open(str(weights), framework="np") as f:
             table = f.get_tensor("embedding.weight")
         self._table = np.ascontiguousarray(table, dtype=np.float32)

@@ -41,7 +41,9 @@ def resolve_device(device: str) -> str:
 
     available = torch.cuda.is_available()
     if device == "cuda" and not available:
-        raise ConfigError("--device cuda: torch sees no CUDA device (torch.cuda.is_available() is false); use --device cpu or auto")
+        raise ConfigError(
+            "--device cuda: torch sees no CUDA device (torch.cuda.is_available() is false); use --device cpu or auto"
+        )
     if device == "auto":
         return "cuda" if available else "cpu"
     return device
@@ -54,12 +56,15 @@ class MiniLMEncoder:
     def __init__(self, device: str = "auto") -> None:
         try:
             import torch
-            from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
+            from sentence_transformers import SentenceTransformer
         except ImportError as exc:
-            raise ConfigError(f"the minilm encoder needs the embed-transformer extra ({exc.name} missing): {EXTRA}") from exc
-        from transformers.utils import logging as transformers_logging  # type: ignore[import-not-found]
+            raise ConfigError(
+                f"the minilm encoder needs the embed-transformer extra ({exc.name} missing): {EXTRA}"
+            ) from exc
+        from transformers.utils import logging as transformers_logging
 
-        transformers_logging.disable_progress_bar()  # a library prints nothing (its weight-loading bar)
+        # a library prints nothing (its weight-loading bar); the helper is untyped where transformers is installed
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call,unused-ignore]
         folder = model_folder()
         self.device = resolve_device(device)
         self._model = SentenceTransformer(str(folder), device=self.device, local_files_only=True)

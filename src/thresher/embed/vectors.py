@@ -3,8 +3,9 @@ listed in the manifest under `embeddings` with each file's rows, bytes and sha25
 name, version and dimension.
 
 This module imports nothing from `thresher.write` but the storage layer, so the manifest reader and
-`verify` can call it without an import cycle. Checking a vector file needs no NumPy: the `.npy` header (a Python dict literal) is parsed here, so
-`thresher verify` reports a missing, truncated, altered or wrong-shaped file on a bare install.
+`verify` can call it without an import cycle. Checking a vector file needs no NumPy: the `.npy` header
+(a Python dict literal) is parsed here, so `thresher verify` reports a missing, truncated, altered or
+wrong-shaped file on a bare install.
 """
 
 from __future__ import annotations
@@ -120,7 +121,11 @@ def embedding_problems(store: Store, manifest: dict[str, Any]) -> list[tuple[str
         elif (problem := vector_file_problem(store, entry, int(section["dimension"]), section["dtype"])) is not None:
             problems.append((str(entry.get("path")), problem))
     covered = {e.get("shard") for e in files}
-    problems += [(str(path), "no vector file (the manifest lists embeddings for other shards)") for path in shards if path not in covered]
+    problems += [
+        (str(path), "no vector file (the manifest lists embeddings for other shards)")
+        for path in shards
+        if path not in covered
+    ]
     return problems
 
 
@@ -140,7 +145,9 @@ def load_vectors(store: Store, section: dict[str, Any], shard: dict[str, Any], v
     if entry is None:
         raise DatasetError(f"{store.locate(shard['path'])}: no vector file in the manifest")
     if entry.get("rows") != shard["records"]:
-        raise DatasetError(f"{store.locate(entry.get('path'))}: {entry.get('rows')} vectors for {shard['records']} records")
+        raise DatasetError(
+            f"{store.locate(entry.get('path'))}: {entry.get('rows')} vectors for {shard['records']} records"
+        )
     if verify or _outside(entry.get("path")):
         problem = vector_file_problem(store, entry, int(section["dimension"]), section["dtype"])
         if problem is not None:
@@ -151,5 +158,8 @@ def load_vectors(store: Store, section: dict[str, Any], shard: dict[str, Any], v
     except (OSError, ValueError) as exc:
         raise DatasetError(f"{store.locate(entry['path'])}: unreadable: {exc}") from exc
     if vectors.shape != (entry["rows"], section["dimension"]):
-        raise DatasetError(f"{store.locate(entry['path'])}: vectors of shape {vectors.shape}, expected {(entry['rows'], section['dimension'])}")
+        raise DatasetError(
+            f"{store.locate(entry['path'])}: vectors of shape {vectors.shape}, expected "
+            f"{(entry['rows'], section['dimension'])}"
+        )
     return vectors

@@ -71,7 +71,9 @@ def _nonspace(text: str) -> int:
     return len(text) - text.count(" ") - text.count("\n")
 
 
-_TEXT_CONTAINERS = frozenset(("p", "div", "ul", "ol", "pre", "blockquote", "h1", "h2", "h3", "form", "section", "article"))
+_TEXT_CONTAINERS = frozenset(
+    ("p", "div", "ul", "ol", "pre", "blockquote", "h1", "h2", "h3", "form", "section", "article")
+)
 
 
 def is_data_table(table: Node) -> bool:

@@ -269,8 +269,8 @@ def _sibling_group_mass(node: Node, parent: Node, mass: list[int], cache: dict[t
     if total is None:
         total = 0
         for c in parent.children:
-            if c.__class__ is Node and c.tag == node.tag and c.raw_attrs and _first_class(c) == first:  # type: ignore[union-attr]
-                total += mass[c.index]  # type: ignore[union-attr]
+            if c.__class__ is Node and c.tag == node.tag and c.raw_attrs and _first_class(c) == first:
+                total += mass[c.index]
         cache[key] = total
     return total
 

@@ -173,8 +173,11 @@ class BuiltinExtractor:
             chosen.append(b)
         kept = filter_blocks(chosen, title)
         region_chars = sum(b.text_len for b in chosen)
-        if (region_chars >= _LINK_POST_MIN_CHARS and sum(b.text_len for b in kept) < _LINK_POST_KEPT_SHARE * region_chars
-                and container_bonus(root) > 0):
+        if (
+            region_chars >= _LINK_POST_MIN_CHARS
+            and sum(b.text_len for b in kept) < _LINK_POST_KEPT_SHARE * region_chars
+            and container_bonus(root) > 0
+        ):
             # the region names itself the post and is nearly all links: a post that is a link
             # roll (a bookmark digest, a reading list), not a sidebar
             kept = filter_blocks(chosen, title, keep_links=True)
@@ -202,7 +205,12 @@ class BuiltinExtractor:
         for node in doc.nodes:
             node.flags &= ~REMOVED
         for node in doc.nodes[1:]:
-            if node.parent is not None and node.parent.flags & REMOVED or node.tag in DROP_TAGS and node.tag != "noscript":
+            if (
+                node.parent is not None
+                and node.parent.flags & REMOVED
+                or node.tag in DROP_TAGS
+                and node.tag != "noscript"
+            ):
                 node.flags |= REMOVED
         blocks = segment(doc.root, deadline)
         kept = [b for b in blocks if b.link_density <= 0.5 or b.text_len > 200]

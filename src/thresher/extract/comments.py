@@ -92,7 +92,10 @@ def _first_marked(doc: HtmlDocument, item: Node, pattern: re.Pattern[str], itemp
         if node.tag == "cite" and itemprop == "author":
             return node
         if node.raw_attrs:
-            if node.attrs.get("itemprop", "").lower() in (itemprop, "date" + itemprop if itemprop == "published" else ""):
+            if node.attrs.get("itemprop", "").lower() in (
+                itemprop,
+                "date" + itemprop if itemprop == "published" else "",
+            ):
                 return node
             ci = class_id(node)
             if ci and pattern.search(ci):

@@ -135,7 +135,8 @@ CONTENT_CONTAINER = re.compile(
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 # Stock lines of share bars, teasers and widgets, compared against whole short blocks.
 BOILER_LINE = re.compile(
-    r"^(?:advertisement|advertising|anzeige|publicité|publicidad|sponsored(?: content)?|share(?: this(?: article| story| post)?)?"
+    r"^(?:advertisement|advertising|anzeige|publicité|publicidad|sponsored(?: content)?"
+    r"|share(?: this(?: article| story| post)?)?"
     r"|share on \w+|tweet|print|email|e-mail|read more|continue reading|read the full (?:story|article)|more\b.{0,20}"
     r"|related(?: articles| stories| posts| content)?|you (?:may|might) also like.*|recommended(?: for you)?"
     r"|sign up.*|subscribe.*|follow us.*|click here.*|comments?|leave a (?:comment|reply)|\d+ comments?|back to top"

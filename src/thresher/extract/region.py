@@ -162,7 +162,7 @@ def widen_to_pane_set(doc: HtmlDocument, region: Node) -> Node:
         if node.raw_attrs:
             ci = class_id(node)
             if ci and PANE_SET.search(*tokens_of(ci)) and sum(
-                    1 for c in node.children if c.__class__ is Node and c.text_len) >= 2:  # type: ignore[union-attr]
+                    1 for c in node.children if c.__class__ is Node and c.text_len) >= 2:
                 return node
     return region
 

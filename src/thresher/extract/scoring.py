@@ -131,7 +131,11 @@ def block_scores(blocks: list[Block]) -> list[float]:
         if s < 0 and _in_figure(blocks[i].owner):
             scores[i] = 0.0
     # excerpts cut with "...": teasers when the page lists several, a paywalled article's lead alone
-    cut = [i for i, b in enumerate(blocks) if scores[i] > 0 and b.kind not in ("table", "heading") and _is_truncated(b.text)]
+    cut = [
+        i
+        for i, b in enumerate(blocks)
+        if scores[i] > 0 and b.kind not in ("table", "heading") and _is_truncated(b.text)
+    ]
     if len(cut) >= _MIN_TRUNCATED:
         for i in cut:
             scores[i] *= _TRUNCATED_WEIGHT

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from html.entities import html5 as _NAMED
+from typing import Any
 
 # -- the patterns ---------------------------------------------------------------------------------
 
@@ -310,7 +311,7 @@ def raw_text_end(html: str, pos: int, tag: str, script: bool | None = None) -> t
 
 # -- the reference tokenizer ----------------------------------------------------------------------
 
-Token = tuple  # ("StartTag", name, attrs, self_closing) | ("EndTag", name) | ("Comment", data) |
+Token = tuple[Any, ...]  # ("StartTag", name, attrs, self_closing) | ("EndTag", name) | ("Comment", data) |
 # ("Character", data) | ("DOCTYPE", name, public_id, system_id, correct)
 
 
@@ -342,7 +343,11 @@ def tokenize(html: str, state: str = "data", last_start_tag: str | None = None) 
             text = decode_text(text)
         if text:
             yield ("Character", text if state == "cdata" else text.replace("\0", "\ufffd"))
-        if state != "cdata" and content_end < n and _finish_end_tag(html, content_end + 2 + len(last_start_tag or "")) >= 0:
+        if (
+            state != "cdata"
+            and content_end < n
+            and _finish_end_tag(html, content_end + 2 + len(last_start_tag or "")) >= 0
+        ):
             yield ("EndTag", last_start_tag)
     while pos < n:
         lt = html.find("<", pos)

@@ -28,17 +28,23 @@ class FetchConfig:
     contact: str = setting("", "how a site owner reaches you (an email or a URL); sent in the User-Agent; required")
     agent: str = setting("thresher-fetch", "the product token of the User-Agent (robots.txt groups are matched on it)")
     global_concurrency: int = setting(64, "requests in flight at once over all hosts")
-    per_host_concurrency: int = setting(2, "requests in flight at once to one host (1 while robots.txt sets a Crawl-delay)")
+    per_host_concurrency: int = setting(
+        2, "requests in flight at once to one host (1 while robots.txt sets a Crawl-delay)"
+    )
     per_host_delay_s: float = setting(1.0, "minimum seconds between the starts of two requests to one host")
     max_crawl_delay_s: float = setting(30.0, "robots.txt Crawl-delay values above this are capped to it")
     active_hosts: int = setting(0, "hosts being fetched at once (0: eight times the global concurrency); bounds memory")
     respect_robots: bool = setting(True, "fetch robots.txt once per host and skip what it disallows")
-    max_robots_bytes: int = setting(512 * 1024, "robots.txt bytes read; the rest is ignored (RFC 9309 allows >= 500 KiB)")
+    max_robots_bytes: int = setting(
+        512 * 1024, "robots.txt bytes read; the rest is ignored (RFC 9309 allows >= 500 KiB)"
+    )
     allow_private: bool = setting(
         False, "allow loopback, private, link-local and reserved targets (only for a farm of your own)"
     )
     allow_networks: tuple[str, ...] = setting(
-        (), "networks (CIDR) allowed despite the policy, e.g. 127.0.0.2/32 for a local test farm; narrower than --allow-private"
+        (),
+        "networks (CIDR) allowed despite the policy, e.g. 127.0.0.2/32 for a local test farm; narrower than "
+        "--allow-private",
     )
     connect_timeout_s: float = setting(10.0, "seconds to connect")
     read_timeout_s: float = setting(20.0, "seconds without a byte from the server")
@@ -56,13 +62,19 @@ class FetchConfig:
     backoff_max_s: float = setting(60.0, "longest wait between two attempts")
     max_retry_after_s: float = setting(300.0, "Retry-After values above this fail the URL instead of waiting")
     seed: int = setting(0, "seed of the retry jitter")
-    host_max_failures: int = setting(5, "consecutive failed URLs after which a host is parked (its URLs fail unfetched)")
+    host_max_failures: int = setting(
+        5, "consecutive failed URLs after which a host is parked (its URLs fail unfetched)"
+    )
     host_backoff_s: float = setting(5.0, "a failing host waits this long, doubling per consecutive failure")
-    tracking_params: tuple[str, ...] = setting(TRACKING_PARAMS, "query parameters removed (a trailing * matches a prefix)")
+    tracking_params: tuple[str, ...] = setting(
+        TRACKING_PARAMS, "query parameters removed (a trailing * matches a prefix)"
+    )
     skip_extensions: tuple[str, ...] = setting(NON_PAGE_EXTENSIONS, "URL path extensions skipped as non-pages")
     max_url_chars: int = setting(2048, "longer URLs are rejected")
     warc_file_bytes: int = setting(1024**3, "a WARC file is closed and the next one started past this size")
-    fsync_every_s: float = setting(2.0, "seconds between fsyncs of the WARC and the log (a kill loses nothing either way)")
+    fsync_every_s: float = setting(
+        2.0, "seconds between fsyncs of the WARC and the log (a kill loses nothing either way)"
+    )
     progress_every_s: float = setting(2.0, "seconds between progress lines", flag=None)
 
     def __post_init__(self) -> None:

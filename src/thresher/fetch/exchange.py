@@ -185,7 +185,9 @@ async def perform(
             cap = keep_prefix_bytes if keep_prefix_bytes is not None else config.max_body_bytes
             declared = lower.get("content-length", "")
             if keep_prefix_bytes is None and declared.isdigit() and int(declared) > cap:
-                raise Failure("body_too_large", "declared Content-Length", status=status, value=int(declared), limit=cap)
+                raise Failure(
+                    "body_too_large", "declared Content-Length", status=status, value=int(declared), limit=cap
+                )
             chunks: list[bytes] = []
             size = 0
             truncated = False

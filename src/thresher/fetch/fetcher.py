@@ -73,7 +73,8 @@ def host_port(url: str) -> tuple[str, int]:
 
 def backoff_s(attempt: int, base_s: float, max_s: float, rng: random.Random) -> float:
     """Wait before attempt `attempt + 1`: base * 2^(attempt-1), capped, times a jitter in [0.5, 1.5)."""
-    return min(max_s, base_s * 2 ** (attempt - 1)) * (0.5 + rng.random())
+    delay: float = base_s * 2 ** (attempt - 1)
+    return min(max_s, delay) * (0.5 + rng.random())
 
 
 def jitter_rng(seed: int, url: str) -> random.Random:
@@ -118,9 +119,15 @@ class Fetcher:
                 async with state.slot(self.global_slots) as sent:
                     self.requests += 1
                     if robots:
-                        exchange = await perform(self.session, url, cfg, any_type=True, on_sent=sent,
-                                                 keep_prefix_bytes=cfg.max_robots_bytes,
-                                                 extra_headers={"Accept": "text/plain,*/*", "Accept-Encoding": "identity"})
+                        exchange = await perform(
+                            self.session,
+                            url,
+                            cfg,
+                            any_type=True,
+                            on_sent=sent,
+                            keep_prefix_bytes=cfg.max_robots_bytes,
+                            extra_headers={"Accept": "text/plain,*/*", "Accept-Encoding": "identity"},
+                        )
                     else:
                         exchange = await perform(self.session, url, cfg, on_sent=sent)
                 pinned = self.guard.pinned(host, port)
@@ -134,7 +141,9 @@ class Fetcher:
                 if failure.retry_after_s is not None:
                     if failure.retry_after_s > cfg.max_retry_after_s:
                         failure.attempts = attempt  # type: ignore[attr-defined]
-                        failure.detail = f"Retry-After {failure.retry_after_s:.0f}s exceeds {cfg.max_retry_after_s:.0f}s"
+                        failure.detail = (
+                            f"Retry-After {failure.retry_after_s:.0f}s exceeds {cfg.max_retry_after_s:.0f}s"
+                        )
                         raise
                     wait = max(wait, failure.retry_after_s)
                     state.pause_until(time.monotonic() + failure.retry_after_s)  # the host asked: all its requests wait

@@ -25,7 +25,7 @@ class DecodeProblem:
 def accepted_encodings() -> str:
     """The Accept-Encoding the fetcher sends: br only when a brotli module is installed."""
     try:
-        import brotli  # type: ignore[import-untyped]  # noqa: F401
+        import brotli  # noqa: F401
     except ImportError:
         return "gzip, deflate"
     return "gzip, deflate, br"
@@ -46,7 +46,7 @@ def _zlib_size(body: bytes, wbits: int, cap: int) -> int:
 
 
 def _brotli_size(body: bytes, cap: int) -> int:
-    import brotli  # type: ignore[import-untyped]
+    import brotli
 
     d = brotli.Decompressor()
     size = len(d.process(body, output_buffer_limit=_STEP))

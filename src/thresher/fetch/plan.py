@@ -2,9 +2,10 @@
 
 Memory stays flat in the number of URLs: lines are normalised as they stream in, sorted in bounded
 runs written to disk, and merged (`heapq.merge`) into `.plan.tsv` (`host<TAB>url` lines, each host's
-URLs contiguous) and `.hosts.tsv` (`host<TAB>offset<TAB>count`, the hosts with the most URLs first). Duplicates meet in the merge and
-are dropped there. On a rerun, the URLs that `fetch-log.jsonl` already settled are sorted the same
-way and merged out (an anti-join), so resuming costs a sort, not a set of every URL in memory.
+URLs contiguous) and `.hosts.tsv` (`host<TAB>offset<TAB>count`, the hosts with the most URLs first).
+Duplicates meet in the merge and are dropped there. On a rerun, the URLs that `fetch-log.jsonl` already
+settled are sorted the same way and merged out (an anti-join), so resuming costs a sort, not a set of
+every URL in memory.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def _column_values(path: str, column: str) -> Iterator[str | None]:
     name = path.lower().removesuffix(".gz")
     if name.endswith(".parquet"):
         try:
-            import pyarrow.parquet as pq  # type: ignore[import-untyped]
+            import pyarrow.parquet as pq
         except ImportError as exc:
             raise InputError("reading a Parquet URL list needs pyarrow (the parquet extra)") from exc
         pf = pq.ParquetFile(path)
@@ -204,7 +205,11 @@ def build_plan(
             yield f"{host_key(url)}\t{url}\n"
 
     runs = _sorted_runs(keys(), tmp, "plan")
-    done_runs = _sorted_runs((f"{host_key(u)}\t{u}\n" for u in settled_urls(log_path) if "://" in u), tmp, "done") if log_path else []
+    done_runs = (
+        _sorted_runs((f"{host_key(u)}\t{u}\n" for u in settled_urls(log_path) if "://" in u), tmp, "done")
+        if log_path
+        else []
+    )
     done = _merged(done_runs)
     next_done = next(done, None)
     plan_tmp, hosts_tmp = work / ".plan.tsv.tmp", work / ".hosts.tsv.tmp"

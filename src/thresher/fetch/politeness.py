@@ -66,8 +66,23 @@ class HostState:
     """What the fetcher knows about one host:port."""
 
     __slots__ = (
-        "key", "capacity", "delay_s", "in_flight", "next_start", "_gate", "_waiters", "robots", "robots_lock",
-        "robots_status", "consecutive_failures", "last_start", "backlog", "parked", "last_failure", "users", "crawl_delay_s",
+        "key",
+        "capacity",
+        "delay_s",
+        "in_flight",
+        "next_start",
+        "_gate",
+        "_waiters",
+        "robots",
+        "robots_lock",
+        "robots_status",
+        "consecutive_failures",
+        "last_start",
+        "backlog",
+        "parked",
+        "last_failure",
+        "users",
+        "crawl_delay_s",
     )
 
     def __init__(self, key: str, capacity: int, delay_s: float) -> None:

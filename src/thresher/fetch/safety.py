@@ -164,7 +164,9 @@ class PinnedResolver:
         outer = self
 
         class _Resolver(AbstractResolver):
-            async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET) -> list[Any]:
+            async def resolve(
+                self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+            ) -> list[Any]:
                 try:
                     addresses = await outer.check(host, port)
                 except (TargetRefused, ResolveFailed) as exc:

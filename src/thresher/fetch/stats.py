@@ -49,7 +49,8 @@ class FetchStats:
         return (
             f"fetch {self.settled:,}/{self.planned:,}  {self.outcomes['fetched'] / elapsed:,.1f} pages/s  "
             f"{self.body_bytes / elapsed / 1e6:,.2f} MB/s  failed {self.outcomes['failed']:,}"
-            f"{f' ({errors})' if errors else ''}  hosts active {self.hosts_active} parked {self.hosts_parked}  ETA {eta_text}"
+            f"{f' ({errors})' if errors else ''}  hosts active {self.hosts_active} parked {self.hosts_parked}  ETA "
+            f"{eta_text}"
         )
 
     def as_dict(self) -> dict[str, Any]:

@@ -171,7 +171,11 @@ class WarcLog:
 
     def _unit(self, exchange: Exchange, entry: dict[str, Any]) -> bytes:
         request_id, response_id = _record_id(), _record_id()
-        common = [("WARC-Date", exchange.date), ("WARC-Target-URI", exchange.url), ("WARC-Warcinfo-ID", self._warcinfo_id)]
+        common = [
+            ("WARC-Date", exchange.date),
+            ("WARC-Target-URI", exchange.url),
+            ("WARC-Warcinfo-ID", self._warcinfo_id),
+        ]
         ip = [("WARC-IP-Address", exchange.ip)] if exchange.ip else []
         request = warc_record(
             [("WARC-Type", "request"), ("WARC-Record-ID", request_id), *common, *ip,

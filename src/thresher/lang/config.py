@@ -30,7 +30,9 @@ class LangConfig:
         False, "with --languages, keep documents whose language is und (no letters, unknown language)"
     )
     top_k: int = setting(3, "how many languages lang.alternatives lists, the detected one included")
-    max_chars: int = setting(2048, "characters of prose read per document (the first ones; CLD2 costs ~50 us per 1,000)")
+    max_chars: int = setting(
+        2048, "characters of prose read per document (the first ones; CLD2 costs ~50 us per 1,000)"
+    )
     spans: bool = setting(True, "write lang.spans (paragraph ranges and their languages) for mixed documents")
 
     def __post_init__(self) -> None:

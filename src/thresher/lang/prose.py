@@ -75,7 +75,12 @@ def prose_paragraphs(text: str, max_chars: int = 4096, max_scan_chars: int = 262
     if len(text) > max_scan_chars:
         text = text[:max_scan_chars]
     raw = text.encode("utf-8", "surrogatepass")
-    if len(raw.translate(None, _CODE_HINT_BYTES)) == len(raw) and "://" not in text and "www." not in text and "~~~" not in text:
+    if (
+        len(raw.translate(None, _CODE_HINT_BYTES)) == len(raw)
+        and "://" not in text
+        and "www." not in text
+        and "~~~" not in text
+    ):
         return _plain_paragraphs(text, max_chars)
     paragraphs: list[Paragraph] = []
     kept = 0
@@ -94,7 +99,13 @@ def prose_paragraphs(text: str, max_chars: int = 4096, max_scan_chars: int = 262
 
     for line in text.split("\n"):
         line_start, pos = pos, pos + len(line) + 1
-        if not in_fence and _LINE_HINT.search(line) is None and "www." not in line and "```" not in line and "~~~" not in line:
+        if (
+            not in_fence
+            and _LINE_HINT.search(line) is None
+            and "www." not in line
+            and "```" not in line
+            and "~~~" not in line
+        ):
             clean = line.strip()
             if clean:
                 if not lines:

@@ -72,10 +72,16 @@ TRAITS: dict[str, ScriptTraits] = {
         ScriptTraits("Thai", "Thai", space_delimited=False, terminal_punctuation="", chars_per_word=4),
         ScriptTraits("Laoo", "Lao", space_delimited=False, terminal_punctuation="", chars_per_word=4),
         ScriptTraits("Khmr", "Khmer", space_delimited=False, terminal_punctuation=".!?\u17d4\u17d5", chars_per_word=3),
-        ScriptTraits("Mymr", "Myanmar", space_delimited=False, terminal_punctuation=".!?\u104a\u104b", chars_per_word=3),
+        ScriptTraits(
+            "Mymr", "Myanmar", space_delimited=False, terminal_punctuation=".!?\u104a\u104b", chars_per_word=3
+        ),
         ScriptTraits("Tibt", "Tibetan", space_delimited=False, terminal_punctuation="\u0f0d\u0f0e", chars_per_word=3),
-        ScriptTraits("Hani", "Han", space_delimited=False, terminal_punctuation=_CJK_STOPS, dense=True, chars_per_word=2),
-        ScriptTraits("Jpan", "Japanese", space_delimited=False, terminal_punctuation=_CJK_STOPS, dense=True, chars_per_word=2),
+        ScriptTraits(
+            "Hani", "Han", space_delimited=False, terminal_punctuation=_CJK_STOPS, dense=True, chars_per_word=2
+        ),
+        ScriptTraits(
+            "Jpan", "Japanese", space_delimited=False, terminal_punctuation=_CJK_STOPS, dense=True, chars_per_word=2
+        ),
         ScriptTraits("Hang", "Hangul", terminal_punctuation=_WESTERN + "。", dense=True),
         ScriptTraits("Ethi", "Ethiopic", terminal_punctuation=".!?\u1362\u1367\u1368", dense=True),
         ScriptTraits("Cher", "Cherokee"),

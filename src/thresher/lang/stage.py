@@ -30,7 +30,7 @@ from thresher.core.stats import Stats
 from thresher.lang.codes import UNDETERMINED
 from thresher.lang.config import LangConfig
 from thresher.lang.detection import SHARED_SCRIPT, LanguageDetector
-from thresher.lang.prose import prose_paragraphs
+from thresher.lang.prose import Paragraph, prose_paragraphs
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,15 @@ class LanguageAnnotator:
     """Stage `lang.detect` (see the module docstring)."""
 
     name = "lang.detect"
-    annotates: tuple[str, ...] = ("lang.code", "lang.score", "lang.script", "lang.alternatives", "lang.reason", "lang.spans", "lang.share")
+    annotates: tuple[str, ...] = (
+        "lang.code",
+        "lang.score",
+        "lang.script",
+        "lang.alternatives",
+        "lang.reason",
+        "lang.spans",
+        "lang.share",
+    )
 
     def __init__(self, config: LangConfig = LangConfig(), detector: LanguageDetector | None = None) -> None:
         self.config = config
@@ -105,7 +113,7 @@ class LanguageAnnotator:
             if detection.reason == SHARED_SCRIPT:
                 self.stats.count("event/lang.script_only")
 
-    def _write_spans(self, doc: Document, paragraphs: list, codes: list[str], main: str) -> None:
+    def _write_spans(self, doc: Document, paragraphs: list[Paragraph], codes: list[str], main: str) -> None:
         spans: list[list[object]] = []
         total = main_chars = 0
         for p, code in zip(paragraphs, codes, strict=False):

@@ -5,7 +5,8 @@
 """
 
 # The package face is lazy (PEP 562): `thresher.pii.config` is imported by every command (the run
-# config has a [pii] section), and that must not compile the detectors' patterns (~8 ms of CPU, `benchmarks/startup_costs.py`).
+# config has a [pii] section), and that must not compile the detectors' patterns (~8 ms of CPU,
+# `benchmarks/startup_costs.py`).
 from __future__ import annotations
 
 import importlib

@@ -22,7 +22,9 @@ class PiiConfig:
         "token", "token: a typed placeholder (<EMAIL>); hash: <EMAIL:1a2b3c4d5e6f>, the same for the same value",
         flag="--pii-replacement",
     )
-    salt: str = setting("", "salt of hashed replacements (recorded in the manifest like every setting)", flag="--pii-salt")
+    salt: str = setting(
+        "", "salt of hashed replacements (recorded in the manifest like every setting)", flag="--pii-salt"
+    )
     ip_scope: Literal["public", "all"] = setting(
         "public", "public: redact only globally routable addresses (as datatrove); all: private ones too"
     )

@@ -128,7 +128,10 @@ def find_ips(text: str, scope: str) -> list[Match]:
 
 
 def find_phones(text: str, regions: tuple[str, ...]) -> list[Match]:
-    return [Match(s, e, "phone", re.sub(r"\D", "", text[s:e].replace("(0)", ""))) for s, e in phone.find_phones(text, regions)]
+    return [
+        Match(s, e, "phone", re.sub(r"\D", "", text[s:e].replace("(0)", "")))
+        for s, e in phone.find_phones(text, regions)
+    ]
 
 
 def detect(

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 
 _LOCAL = r"[A-Za-z0-9%+\-](?:[A-Za-z0-9._%+\-]{0,62}[A-Za-z0-9_%+\-])?"
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
-EMAIL = re.compile(rf"(?<![A-Za-z0-9._%+\-]){_LOCAL}@(?:{_LABEL}\.){{1,8}}[A-Za-z]{{2,24}}(?![A-Za-z0-9\-]|\.[A-Za-z0-9])")
+EMAIL = re.compile(
+    rf"(?<![A-Za-z0-9._%+\-]){_LOCAL}@(?:{_LABEL}\.){{1,8}}[A-Za-z]{{2,24}}(?![A-Za-z0-9\-]|\.[A-Za-z0-9])"
+)
 
 _AT = r"(?:\s*[\[\(\{<]\s*(?:at|AT)\s*[\]\)\}>]\s*|\s+(?:at|AT)\s+)"
 _DOT = r"(?:\s*[\[\(\{<]\s*(?:dot|DOT)\s*[\]\)\}>]\s*|\s+(?:dot|DOT)\s+)"
@@ -32,7 +34,9 @@ _AT_TOKEN = re.compile(
     r"(?:\s\s*(?:(?:at|AT)\s|[\[\(\{<]\s*(?:at|AT)\s*[\]\)\}>])|[\[\(\{<]\s*(?:at|AT)\s*[\]\)\}>])\s*"
 )
 _NAME_BEFORE = re.compile(rf"(?<![A-Za-z0-9._%+\-]){_WORD}\Z")
-_ADDRESS_AFTER = re.compile(rf"(?P<host>{_LABEL}(?:{_DOT}{_LABEL}){{0,3}}){_DOT}(?P<tld>[A-Za-z]{{2,6}})(?![A-Za-z0-9])")
+_ADDRESS_AFTER = re.compile(
+    rf"(?P<host>{_LABEL}(?:{_DOT}{_LABEL}){{0,3}}){_DOT}(?P<tld>[A-Za-z]{{2,6}})(?![A-Za-z0-9])"
+)
 _DOT_TOKEN = re.compile(_DOT)
 
 

@@ -46,7 +46,8 @@ _ID_WORDS = (
     r"lot\b|batch\w*|voucher\w*|coupon\w*|gutschein\w*|promo\w*|code\b|pin\b|ticket\w*|case\b|aktenzeichen|"
     r"account\w*|konto\w*|compte\w*|cuenta\w*|conto\b|id\b|"
     # customer and member *numbers*, not "customer service" / "Kundenservice" (a phone line)
-    r"customer[ -]?(?:id|no|nr|number|ref)\w*|kunden[ -]?(?:nummer|nr|id|konto)\w*|member(?:ship)?[ -]?(?:id|no|number)\w*|"
+    r"customer[ -]?(?:id|no|nr|number|ref)\w*|kunden[ -]?(?:nummer|nr|id|konto)\w*|"
+    r"member(?:ship)?[ -]?(?:id|no|number)\w*|"
     r"mitglieds?[ -]?(?:nummer|nr)\w*|"
     r"ident\w*|patent\w*|version\w*|build\b|release\w*|flight\w*|flug\w*|table\b|figure\b|"
     # quantities: a count or an amount, not a number to call

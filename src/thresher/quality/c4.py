@@ -134,7 +134,9 @@ class C4LineFilter:
                 pass  # a heading, list item, table row or quote: not judged as a prose line
             elif check_ends and (not line.endswith(ends) or line.endswith("...")):
                 keep = False
-            elif min_words is not None and (len(words) if spaced else sum(1 for ch in line if ch.isalpha())) < min_words:
+            elif (
+                min_words is not None and (len(words) if spaced else sum(1 for ch in line if ch.isalpha())) < min_words
+            ):
                 keep = False
             if keep:
                 low = line.lower()
@@ -190,7 +192,9 @@ def _sentence_patterns_of(code: str) -> tuple[re.Pattern[str], re.Pattern[str]] 
         return _SENTENCE_PATTERNS[code]
     except KeyError:
         t = TRAITS.get(code)
-        patterns = _SENTENCE_PATTERNS[code] = _sentence_patterns(t) if t is not None and t.terminal_punctuation else None
+        patterns = _SENTENCE_PATTERNS[code] = (
+            _sentence_patterns(t) if t is not None and t.terminal_punctuation else None
+        )
         return patterns
 
 

@@ -155,4 +155,5 @@ def _checked_overrides(value: Any) -> FrozenMapping:
             raise ConfigError(f"{where}: {unknown[0]!r} cannot be set per language (only {', '.join(_OVERRIDABLE)})")
         from_dict(QualityConfig, override, where)  # every key and value checked now, not mid-build
         checked[normalize_code(code)] = override
-    return _freeze(checked)
+    frozen: FrozenMapping = _freeze(checked)
+    return frozen

@@ -12,6 +12,7 @@ measured against `dense_short_line_chars`, since each character carries more tex
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from thresher.core.config import setting
@@ -44,7 +45,7 @@ def line_punct_ratio(a: TextAnalysis) -> float | None:
     return sum(1 for line in lines if line.endswith(TERMINAL_PUNCTUATION)) / len(lines)
 
 
-def short_line_ratio(short_chars: int, dense_short_chars: int):  # noqa: ANN201
+def short_line_ratio(short_chars: int, dense_short_chars: int) -> Callable[[TextAnalysis], float | None]:
     def measure(a: TextAnalysis) -> float | None:
         lines = a.nonblank_lines
         if not lines:

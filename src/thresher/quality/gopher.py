@@ -32,7 +32,11 @@ STOP_WORDS: dict[str, frozenset[str]] = {
     "pt": frozenset(["o", "a", "de", "que", "e", "do", "da", "para", "com", "não"]),
     "nl": frozenset(["de", "het", "een", "en", "van", "is", "dat", "op", "te", "niet"]),
     "ru": frozenset(["и", "в", "не", "на", "что", "с", "по", "это", "как", "он"]),
-    **{code: words for code, words in FREQUENT_WORDS.items() if code not in ("en", "de", "fr", "es", "it", "pt", "nl", "ru")},
+    **{
+        code: words
+        for code, words in FREQUENT_WORDS.items()
+        if code not in ("en", "de", "fr", "es", "it", "pt", "nl", "ru")
+    },
 }
 
 BULLETS = ("•", "-")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from operator import add, mul
@@ -124,7 +125,7 @@ def repeat_groups(a: TextAnalysis, n: int) -> list[list[int]]:
     groups of the level below by the next token, so the work shrinks with the repetition and
     positions whose shorter n-gram is unique are never looked at again.
     """
-    cache = a.__dict__.setdefault("_groups", {})
+    cache: dict[int, list[list[int]]] = a.__dict__.setdefault("_groups", {})
     if n in cache:
         return cache[n]
     ids = _token_ids(a)
@@ -231,7 +232,7 @@ def _kernel_levels(a: TextAnalysis, m: int) -> tuple[list[int], list[int], list[
     return cached[1], cached[2], cached[3]
 
 
-def top_ngram_fraction(n: int, min_count: int = 2):  # noqa: ANN201
+def top_ngram_fraction(n: int, min_count: int = 2) -> Callable[[TextAnalysis], float | None]:
     def measure(a: TextAnalysis) -> float | None:
         m = n * a.traits.chars_per_word
         if not a.tokens or len(a.tokens) < m:
@@ -248,7 +249,7 @@ def top_ngram_fraction(n: int, min_count: int = 2):  # noqa: ANN201
     return measure
 
 
-def duplicate_ngram_fraction(n: int):  # noqa: ANN201
+def duplicate_ngram_fraction(n: int) -> Callable[[TextAnalysis], float | None]:
     def measure(a: TextAnalysis) -> float | None:
         if not a.tokens:
             return None

@@ -62,7 +62,7 @@ class DomainDigests:
 _KERNEL: Any = compiled_module("thresher.quality._domainlist")
 
 
-def sort_unique(values: array) -> array:
+def sort_unique(values: array[int]) -> array[int]:
     """`values` sorted and distinct, in place (the compiled kernel) or through 256 buckets by the top
     byte (the Python reference: no list of all the values, whose ints would cost ~36 bytes each)."""
     if _KERNEL is not None:
@@ -175,7 +175,7 @@ def _add_lines(text: str, lists: UrlLists, kind: str | None) -> None:
     if lists.domains:
         lists.domains.update(domains)
     else:
-        lists.domains = domains  # type: ignore[assignment]
+        lists.domains = domains
     lists.urls.update(urls)
 
 

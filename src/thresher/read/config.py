@@ -23,7 +23,9 @@ class InputConfig:
     )
     require_url: bool = setting(True, "JSONL records without a URL are malformed (missing_url)")
     id_field: str | None = setting(
-        None, "JSONL field or Parquet column holding a caller-supplied id (kept as metadata.source_id)", flag="--id-column"
+        None,
+        "JSONL field or Parquet column holding a caller-supplied id (kept as metadata.source_id)",
+        flag="--id-column",
     )
     non_finite: Literal["null", "refuse"] = setting(
         "null",

@@ -2,7 +2,8 @@
 
 Shared by the JSONL and Parquet readers so both apply the same rules: the URL, `html` and `text`
 fields are taken out, every other field is kept as metadata, the id comes from the record's place
-(`core.document.record_id`; a caller's id field is kept as `metadata.source_id`), and a wrong type or missing field is a `Malformed` naming it.
+(`core.document.record_id`; a caller's id field is kept as `metadata.source_id`), and a wrong type or
+missing field is a `Malformed` naming it.
 """
 
 from __future__ import annotations

@@ -138,8 +138,10 @@ def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
                     yield Event("utf8_bom", path, "a UTF-8 byte order mark before the first record, skipped")
                 elif looks_utf16(line):
                     yield Malformed(
-                        "utf16_input", path,
-                        "the file is UTF-16 (JSON Lines is UTF-8): convert it, e.g. iconv -f UTF-16 -t UTF-8; nothing read",
+                        "utf16_input",
+                        path,
+                        "the file is UTF-16 (JSON Lines is UTF-8): convert it, e.g. iconv -f UTF-16 -t UTF-8; nothing "
+                        "read",
                     )
                     return
             any_line = True
@@ -154,7 +156,9 @@ def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
                 return
             if too_large:
                 bad_lines += 1
-                yield Malformed("too_large", locate(line_start, line_no), f"line of {size} bytes exceeds {config.max_record_bytes}")
+                yield Malformed(
+                    "too_large", locate(line_start, line_no), f"line of {size} bytes exceeds {config.max_record_bytes}"
+                )
                 index += 1
                 continue
             if not line.strip():
@@ -166,7 +170,9 @@ def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
             if invalid_utf8:
                 yield Event("invalid_utf8", locate(line_start, line_no), "undecodable bytes replaced")
             for note in sorted(notes):
-                yield Event(note, locate(line_start, line_no), "written as null" if note == NON_FINITE else "replaced by U+FFFD")
+                yield Event(
+                    note, locate(line_start, line_no), "written as null" if note == NON_FINITE else "replaced by U+FFFD"
+                )
             if isinstance(item, Malformed):
                 bad_lines += 1
             if isinstance(item, Document):
@@ -197,7 +203,9 @@ def parse_record(
     try:
         record, changed = loads_strict(text, config.non_finite)
     except json.JSONDecodeError as exc:
-        return Malformed("invalid_json", where, exc.msg + (" column " if exc.msg.endswith(" at") else " at column ") + str(exc.colno)), invalid_utf8
+        return Malformed(
+            "invalid_json", where, exc.msg + (" column " if exc.msg.endswith(" at") else " at column ") + str(exc.colno)
+        ), invalid_utf8
     except NonFiniteNumber as exc:
         return Malformed(NON_FINITE, where, str(exc)), invalid_utf8
     except RecursionError:

@@ -33,7 +33,7 @@ BATCH_ROWS = 1024
 
 def _import_pyarrow() -> Any:
     try:
-        import pyarrow.parquet as pq  # type: ignore[import-not-found]
+        import pyarrow.parquet as pq
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("Parquet input needs the parquet extra: pip install 'thresher[parquet]'") from exc
     return pq
@@ -61,7 +61,7 @@ def _json_value(value: Any) -> Any:
 
 
 def _kind(arrow_type: Any) -> str:
-    import pyarrow as pa  # type: ignore[import-not-found]
+    import pyarrow as pa
 
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
         return "string"

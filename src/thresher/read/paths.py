@@ -33,7 +33,7 @@ def open_input(path: str) -> BinaryIO:
     fs, root = _fs(path)
     try:
         # a standard buffered reader on top gives every reader the full io API (readline(limit), peek)
-        return io.BufferedReader(fs.open(root, "rb"), 1 << 20)  # type: ignore[arg-type]
+        return io.BufferedReader(fs.open(root, "rb"), 1 << 20)
     except FileNotFoundError as exc:
         raise InputError(f"{path}: no such object") from exc
     except OSError as exc:
@@ -48,7 +48,9 @@ def list_files(path: str) -> list[str]:
         base = Path(local_path(path))
         # a dangling link or a link loop is listed, not skipped: its read reports it (unreadable_file)
         return sorted(
-            str(p) for p in base.rglob("*") if (p.is_file() or (p.is_symlink() and not p.exists())) and not p.name.startswith(".")
+            str(p)
+            for p in base.rglob("*")
+            if (p.is_file() or (p.is_symlink() and not p.exists())) and not p.name.startswith(".")
         )
     fs, root = _fs(path)
     protocol = path.split("://", 1)[0]

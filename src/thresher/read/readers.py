@@ -52,20 +52,33 @@ def _check(obj: object) -> ReaderSpec:
 READERS: Registry[ReaderSpec] = Registry("input format", "thresher.readers", {}, check=_check)
 for _spec in (
     ReaderSpec(
-        kind="parquet", read="thresher.read.parquet:read_parquet", magic=(b"PAR1",), suffixes=(".parquet",),
+        kind="parquet",
+        read="thresher.read.parquet:read_parquet",
+        magic=(b"PAR1",),
+        suffixes=(".parquet",),
         unavailable="Parquet input needs: pip install 'thresher[parquet]'",
     ),
     ReaderSpec(
-        kind="warc", read="thresher.read.archive:read_warc", magic=(b"WARC/", b"filedesc://"),  # ARC too
-        suffixes=(".warc", ".arc", ".wet", ".wat"), offsets="file",
+        kind="warc",
+        read="thresher.read.archive:read_warc",
+        magic=(b"WARC/", b"filedesc://"),  # ARC too
+        suffixes=(".warc", ".arc", ".wet", ".wat"),
+        offsets="file",
         unavailable="WARC/ARC input is not available in this build",
     ),
     ReaderSpec(
-        kind="jsonl", read="thresher.read.jsonl:read_jsonl", magic=(b"{", b"["), suffixes=(".jsonl", ".json", ".ndjson"),
-        splittable=True, offsets="uncompressed",
+        kind="jsonl",
+        read="thresher.read.jsonl:read_jsonl",
+        magic=(b"{", b"["),
+        suffixes=(".jsonl", ".json", ".ndjson"),
+        splittable=True,
+        offsets="uncompressed",
     ),
     ReaderSpec(
-        kind="html", read="thresher.read.files:read_html_files", magic=(b"<",), suffixes=(".html", ".htm", ".xhtml"),
+        kind="html",
+        read="thresher.read.files:read_html_files",
+        magic=(b"<",),
+        suffixes=(".html", ".htm", ".xhtml"),
         batched=True,
     ),
 ):

@@ -41,7 +41,7 @@ def file_is_compressed(path: str) -> bool:
 
 def _zstd_reader(raw: BinaryIO) -> BinaryIO:
     try:
-        import zstandard  # type: ignore[import-not-found]
+        import zstandard
     except ImportError as exc:
         raise ConfigError("reading .zst input needs the zstd extra: pip install 'thresher[zstd]'") from exc
     from thresher.read.zstd_frames import CheckedZstdReader
@@ -59,7 +59,7 @@ def open_binary(path: str) -> BinaryIO:
         from thresher.read.paths import open_input
 
         raw = open_input(path)
-    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type,type-var]
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[type-var]
     head = buffered.peek(4)[:4]
     kind = compression_of(head)
     if kind == "gzip":
@@ -109,7 +109,7 @@ def peek_decompressed(path: str, n: int = 64) -> bytes:
         if kind == "gzip":
             stream = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]  # an IO[bytes] in practice
         elif kind == "zstd":
-            stream = _zstd_reader(raw)  # type: ignore[arg-type]
+            stream = _zstd_reader(raw)
         else:
             stream = raw
         try:

@@ -193,7 +193,9 @@ def read_partition(partition: Partition, config: InputConfig) -> Iterator[ReadIt
     try:
         read = spec.reader()
     except ImportError:
-        yield Malformed("unsupported_format", partition.path, spec.unavailable or f"the {spec.kind} reader is not available")
+        yield Malformed(
+            "unsupported_format", partition.path, spec.unavailable or f"the {spec.kind} reader is not available"
+        )
         return
     yield from read(partition, config)
 

@@ -197,8 +197,10 @@ class RecordReader:
             return None
         self.s.unread(block[m.start() + 1 :])
         return Malformed(
-            "bad_content_length", self.where(start),
-            f"Content-Length runs past the end of the file; the next record starts {m.start() + 1} bytes into the block",
+            "bad_content_length",
+            self.where(start),
+            f"Content-Length runs past the end of the file; the next record starts {m.start() + 1} bytes into the "
+            f"block",
         )
 
     def _check_end(self, start: int, block: bytes | None, header_pattern: re.Pattern[bytes]) -> Malformed | None:
@@ -273,7 +275,9 @@ class RecordReader:
                 break
             if size > self.wcfg.max_header_bytes:
                 s.unread(line)
-                return Malformed("bad_header", self.where(start), f"WARC header longer than {self.wcfg.max_header_bytes} bytes")
+                return Malformed(
+                    "bad_header", self.where(start), f"WARC header longer than {self.wcfg.max_header_bytes} bytes"
+                )
             if line[:1] in (b" ", b"\t") and last is not None:
                 headers[last] += " " + line.strip().decode("utf-8", "replace")
                 continue
@@ -291,7 +295,9 @@ class RecordReader:
         s = self.s
         length_text = headers.get("content-length", "")
         if not is_number(length_text):
-            return Malformed("bad_header", self.where(start), f"Content-Length missing or not a number: {length_text[:20]!r}")
+            return Malformed(
+                "bad_header", self.where(start), f"Content-Length missing or not a number: {length_text[:20]!r}"
+            )
         length = int(length_text)
         index = self.index
         self.index += 1
@@ -349,7 +355,9 @@ def iter_records(
         if not stream.gzip:
             kind = other_compression(stream.peek(8))
             if kind is not None:
-                yield Malformed("unsupported_compression", path, f"{kind}-compressed archives are not read; decompress first")
+                yield Malformed(
+                    "unsupported_compression", path, f"{kind}-compressed archives are not read; decompress first"
+                )
                 return
         reader = RecordReader(stream, path, max_record_bytes, wcfg, first_index, max_bad_lines)
         try:
@@ -383,7 +391,9 @@ def read_warc_pure(partition: Partition, config: InputConfig, wcfg: WarcConfig |
     first = 0
     for path in partition.paths:
         counter = _Counter(
-            iter_records(path, config.max_record_bytes, wcfg, first_index=first, max_bad_lines=config.max_bad_lines_per_input)
+            iter_records(
+                path, config.max_record_bytes, wcfg, first_index=first, max_bad_lines=config.max_bad_lines_per_input
+            )
         )
         yield from read_records_as_items(counter, path, partition.index, config, wcfg)
         first = counter.next_index

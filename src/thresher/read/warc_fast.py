@@ -42,7 +42,7 @@ _SEPARATOR = b"\r\n\r\n"
 
 def fast_available() -> bool:
     try:
-        import fastwarc.warc  # type: ignore[import-not-found]  # noqa: F401
+        import fastwarc.warc  # noqa: F401
     except ImportError:
         return False
     return True
@@ -127,7 +127,7 @@ class _FastFramer:
         self.resume_index = 0
 
     def records(self) -> Iterator[RawRecord]:
-        from fastwarc.warc import ArchiveIterator  # type: ignore[import-not-found]
+        from fastwarc.warc import ArchiveIterator
 
         with open(local_path(self.path), "rb") as fh:  # a file:// input is a local file here too
             fd = fh.fileno()
@@ -231,6 +231,8 @@ def read_warc_fast(partition: Partition, config: InputConfig, wcfg: WarcConfig) 
 
     first = 0
     for path in partition.paths:
-        counter = _Counter(iter_records_fast(path, config.max_record_bytes, wcfg, first, config.max_bad_lines_per_input))
+        counter = _Counter(
+            iter_records_fast(path, config.max_record_bytes, wcfg, first, config.max_bad_lines_per_input)
+        )
         yield from read_records_as_items(counter, path, partition.index, config, wcfg)
         first = counter.next_index

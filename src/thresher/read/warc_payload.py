@@ -177,13 +177,13 @@ def decode_content(body: bytes, encoding: str, cap: int) -> tuple[bytes, str | N
                     out, done = _inflate(data, -15, cap)
             elif coding == "br":
                 try:
-                    import brotli  # type: ignore[import-not-found]
+                    import brotli
                 except ImportError:
                     return body, None, Drop("read", "unsupported_encoding", value=coding)
                 out, done = brotli.decompress(data), True
             elif coding == "zstd":
                 try:
-                    import zstandard  # type: ignore[import-not-found]
+                    import zstandard
                 except ImportError:
                     return body, None, Drop("read", "unsupported_encoding", value=coding)
                 out = zstandard.ZstdDecompressor().decompressobj().decompress(data)

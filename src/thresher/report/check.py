@@ -210,7 +210,9 @@ def _detector() -> Callable[[str], str | None] | None:
     return detect
 
 
-def measure(records: Iterable[dict[str, Any]], bounds: Bounds, detect: Callable[[str], str | None] | None = None) -> list[Measure]:
+def measure(
+    records: Iterable[dict[str, Any]], bounds: Bounds, detect: Callable[[str], str | None] | None = None
+) -> list[Measure]:
     docs = list(records)
     words = [float(len(r["text"].split())) for r in docs]
     entropy = [char_entropy(r["text"]) for r in docs]
@@ -232,7 +234,9 @@ def measure(records: Iterable[dict[str, Any]], bounds: Bounds, detect: Callable[
             p, lo, hi = wilson_ci(sum(1 for c in known if c == bounds.language), len(known))
         else:
             p = lo = hi = float("nan")
-        out.append(Measure(f"language_share[{bounds.language}]", p, lo, hi, len(known), bounds.min_language_share, None))
+        out.append(
+            Measure(f"language_share[{bounds.language}]", p, lo, hi, len(known), bounds.min_language_share, None)
+        )
     r, lo, hi = ratio_ci(dup_num, dup_den)
     out.append(Measure("duplicate_paragraph_rate", r, lo, hi, sum(dup_den), None, bounds.max_duplicate_paragraph_rate))
     r, lo, hi = ratio_ci(bp_num, bp_den)
@@ -240,7 +244,11 @@ def measure(records: Iterable[dict[str, Any]], bounds: Bounds, detect: Callable[
     m, lo, hi = mean_ci(words)
     out.append(Measure("mean_words", m, lo, hi, len(words), bounds.min_mean_words, bounds.max_mean_words))
     m, lo, hi = mean_ci(entropy)
-    out.append(Measure("mean_char_entropy", m, lo, hi, len(entropy), bounds.min_mean_char_entropy, bounds.max_mean_char_entropy))
+    out.append(
+        Measure(
+            "mean_char_entropy", m, lo, hi, len(entropy), bounds.min_mean_char_entropy, bounds.max_mean_char_entropy
+        )
+    )
     return out
 
 

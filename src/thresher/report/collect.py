@@ -110,7 +110,9 @@ def stage_rank(stage: str) -> tuple[int, str]:
 
 def ordered_stage_drops(stats: dict[str, Any]) -> list[tuple[str, int]]:
     drops = stats.get("drops", {}) or {}
-    return [(stage, sum(reasons.values())) for stage, reasons in sorted(drops.items(), key=lambda kv: stage_rank(kv[0]))]
+    return [
+        (stage, sum(reasons.values())) for stage, reasons in sorted(drops.items(), key=lambda kv: stage_rank(kv[0]))
+    ]
 
 
 def rule_bounds(config: dict[str, Any]) -> list[RuleBound]:
@@ -165,7 +167,12 @@ def read_samples(path: Path) -> dict[str, list[Example]]:
     with gzip.open(path, "rt", encoding="utf-8") as f:
         for line in f:
             item = json.loads(line)
-            ex = Example(id=str(item["id"]), url=item.get("url"), text=(item.get("text") or "")[:TEXT_PREVIEW], drop=item.get("drop"))
+            ex = Example(
+                id=str(item["id"]),
+                url=item.get("url"),
+                text=(item.get("text") or "")[:TEXT_PREVIEW],
+                drop=item.get("drop"),
+            )
             out.setdefault(item["rule"], []).append(ex)
     return dict(sorted(out.items()))
 
@@ -181,7 +188,11 @@ def iter_rejects(rejects: Path) -> Iterator[dict[str, Any]]:
 
 
 def _sample_metrics(
-    metrics: list[str], annotations: dict[str, Any], doc_id: str, values: dict[str, BottomK[float]], counts: Counter[str]
+    metrics: list[str],
+    annotations: dict[str, Any],
+    doc_id: str,
+    values: dict[str, BottomK[float]],
+    counts: Counter[str],
 ) -> None:
     for m in metrics:
         v = annotations.get(m)
@@ -196,7 +207,9 @@ def collect(dataset: str | Path, rejects: str | Path | None = None) -> ReportDat
     root = Path(dataset)
     manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
     stats_path = root / "stats.json"
-    stats = json.loads(stats_path.read_text(encoding="utf-8")) if stats_path.is_file() else dict(manifest.get("stats", {}))
+    stats = (
+        json.loads(stats_path.read_text(encoding="utf-8")) if stats_path.is_file() else dict(manifest.get("stats", {}))
+    )
     rejects_dir = Path(rejects) if rejects is not None else None
     has_rejects = rejects_dir is not None and (rejects_dir / "rejects.jsonl.gz").is_file()
     rules = rule_bounds(manifest.get("config", {}))

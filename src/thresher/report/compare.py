@@ -193,8 +193,15 @@ def compare_datasets(a: str, b: str, bounds: Bounds | None = None, sample: int =
             url = record.get("url")
             if url:
                 sketches[side].add(url)
-            samples[side].add(str(record.get("id")), {"id": record.get("id"), "url": url, "text": record.get("text") or "",
-                                                      "lang": (record.get("annotations") or {}).get("lang.code")})
+            samples[side].add(
+                str(record.get("id")),
+                {
+                    "id": record.get("id"),
+                    "url": url,
+                    "text": record.get("text") or "",
+                    "lang": (record.get("annotations") or {}).get("lang.code"),
+                },
+            )
     stage = _near_stage(a)
     sa, sb = samples[0].items(), samples[1].items()
     in_b, _ = _near_pass(sa, b, stage)

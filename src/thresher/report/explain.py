@@ -68,12 +68,17 @@ class Explanation:
             lines.append(f"  kept: shard {e.get('shard')}, row {e.get('row')}")
         else:
             d = e.get("drop") or {}
-            lines.append(f"  dropped by {d.get('stage')}: {d.get('reason')} (value {d.get('value')!r}, bound {d.get('limit')!r})")
+            lines.append(
+                f"  dropped by {d.get('stage')}: {d.get('reason')} (value {d.get('value')!r}, bound {d.get('limit')!r})"
+            )
             detail = d.get("detail") or {}
             if self.kept_instead is not None:
                 k = self.kept_instead
                 where = f"shard {k.get('shard')}, row {k.get('row')}" if k.get("status") == "kept" else k.get("status")
-                lines.append(f"  duplicate of {k['id']} {k.get('url') or ''} ({where}); similarity {d.get('value')}, cluster {detail.get('cluster')}")
+                lines.append(
+                    f"  duplicate of {k['id']} {k.get('url') or ''} ({where}); similarity {d.get('value')}, cluster "
+                    f"{detail.get('cluster')}"
+                )
             elif detail:
                 lines.append(f"  detail: {detail}")
         src = e.get("source")
@@ -89,7 +94,10 @@ class Explanation:
             lines.append("  stages re-run on the input record:")
             for step in self.rerun:
                 drops = step["drops"]
-                lines.append(f"    {step['stage']:<20} " + ("; ".join(f"{x['reason']} ({x['value']!r} vs {x['limit']!r})" for x in drops) or "passed"))
+                lines.append(
+                    f"    {step['stage']:<20} "
+                    + ("; ".join(f"{x['reason']} ({x['value']!r} vs {x['limit']!r})" for x in drops) or "passed")
+                )
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 

@@ -121,21 +121,34 @@ def render_report(data: ReportData) -> str:
     # funnel
     steps = data.funnel()
     body = funnel_chart(steps, "Documents left after each stage")
-    body += _table(["step", "documents", "share of seen"], [(s, n, _pct(n, seen)) for s, n in steps], [False, True, True])
+    body += _table(
+        ["step", "documents", "share of seen"], [(s, n, _pct(n, seen)) for s, n in steps], [False, True, True]
+    )
     parts.append(_section("funnel", "Funnel", body))
 
     # drops per stage and rule
     drops = stats.get("drops", {}) or {}
-    rule_rows = [(f"{stage} / {reason}", n) for stage, _ in ordered_stage_drops(stats) for reason, n in drops[stage].items()]
-    body = bar_chart([(name, float(n)) for name, n in rule_rows], "Documents dropped per stage and rule") or "<p>Nothing was dropped.</p>"
+    rule_rows = [
+        (f"{stage} / {reason}", n) for stage, _ in ordered_stage_drops(stats) for reason, n in drops[stage].items()
+    ]
+    body = (
+        bar_chart([(name, float(n)) for name, n in rule_rows], "Documents dropped per stage and rule")
+        or "<p>Nothing was dropped.</p>"
+    )
     body += _table(["stage / reason", "documents"], rule_rows, [False, True])
     failures = stats.get("rule_failures", {}) or {}
     if failures:
         body += "<p>Rule failures (a document can fail several rules of one set; it is attributed to the first):</p>"
-        body += _table(["stage / rule", "failures"], [(f"{s} / {r}", n) for s, rs in failures.items() for r, n in rs.items()], [False, True])
+        body += _table(
+            ["stage / rule", "failures"],
+            [(f"{s} / {r}", n) for s, rs in failures.items() for r, n in rs.items()],
+            [False, True],
+        )
     malformed = stats.get("malformed_reasons", {}) or {}
     if malformed:
-        body += "<p>Malformed input records by reason:</p>" + _table(["reason", "records"], sorted(malformed.items()), [False, True])
+        body += "<p>Malformed input records by reason:</p>" + _table(
+            ["reason", "records"], sorted(malformed.items()), [False, True]
+        )
     parts.append(_section("drops", "Drops by stage and rule", body))
 
     # quality metric histograms
@@ -191,7 +204,11 @@ def render_report(data: ReportData) -> str:
     if data.languages or data.language_dropped:
         langs = sorted(set(data.languages) | set(data.language_dropped), key=lambda c: (-data.languages[c], c))
         body = bar_chart([(c, float(data.languages[c])) for c in langs[:30]], "Kept documents per language")
-        body += _table(["language", "kept", "dropped"], [(c, data.languages[c], data.language_dropped[c]) for c in langs], [False, True, True])
+        body += _table(
+            ["language", "kept", "dropped"],
+            [(c, data.languages[c], data.language_dropped[c]) for c in langs],
+            [False, True, True],
+        )
     else:
         body = "<p>No language annotations (`lang.code`) in this dataset: the language stage did not run.</p>"
     parts.append(_section("languages", "Languages", body))
@@ -230,9 +247,13 @@ def render_report(data: ReportData) -> str:
     parts.append(_section("dedup", "Duplicates", body))
 
     # hosts
-    body = "<h3>Top hosts kept</h3>" + (bar_chart([(h, float(n)) for h, n in data.hosts_kept], "Top hosts kept") or "<p>None.</p>")
+    body = "<h3>Top hosts kept</h3>" + (
+        bar_chart([(h, float(n)) for h, n in data.hosts_kept], "Top hosts kept") or "<p>None.</p>"
+    )
     if data.has_rejects:
-        body += "<h3>Top hosts dropped</h3>" + (bar_chart([(h, float(n)) for h, n in data.hosts_dropped], "Top hosts dropped") or "<p>None.</p>")
+        body += "<h3>Top hosts dropped</h3>" + (
+            bar_chart([(h, float(n)) for h, n in data.hosts_dropped], "Top hosts dropped") or "<p>None.</p>"
+        )
     parts.append(_section("hosts", "Hosts", body))
 
     # timings
@@ -251,12 +272,26 @@ def render_report(data: ReportData) -> str:
     # examples
     body = ""
     for rule_name, examples in data.examples.items():
-        body += f"<details><summary>Dropped by {escape(rule_name)} ({len(examples)} shown)</summary>{''.join(_doc(e) for e in examples)}</details>"
+        body += (
+            f"<details><summary>Dropped by {escape(rule_name)} ({len(examples)} shown)</summary>"
+            f"{''.join(_doc(e) for e in examples)}</details>"
+        )
     if data.examples_source == "samples":
-        body = "<p class='muted'>Dropped examples: the build's uniform sample of each rule (<code>samples.jsonl.gz</code>).</p>" + body
+        body = (
+            "<p class='muted'>Dropped examples: the build's uniform sample of each rule "
+            "(<code>samples.jsonl.gz</code>).</p>"
+            + body
+        )
     elif not data.examples:
-        body += "<p class='muted'>Dropped examples need the rejects (<code>thresher build … --rejects DIR</code>, then <code>thresher report DATASET --rejects DIR</code>) or a build that wrote <code>samples.jsonl.gz</code>.</p>"
-    body += f"<details><summary>Kept documents ({len(data.kept_examples)} shown)</summary>{''.join(_doc(e) for e in data.kept_examples)}</details>"
+        body += (
+            "<p class='muted'>Dropped examples need the rejects (<code>thresher build … --rejects DIR</code>, "
+            "then <code>thresher report DATASET --rejects DIR</code>) or a build that wrote "
+            "<code>samples.jsonl.gz</code>.</p>"
+        )
+    body += (
+        f"<details><summary>Kept documents ({len(data.kept_examples)} shown)</summary>"
+        f"{''.join(_doc(e) for e in data.kept_examples)}</details>"
+    )
     parts.append(_section("examples", "Examples", body))
 
     sections = [(a, t) for a, t in SECTIONS if a != "classifiers" or classifiers]
@@ -286,9 +321,17 @@ def _classifiers_body(classifiers: list[dict[str, Any]], stats: dict[str, Any]) 
     rows = []
     for c in classifiers:
         held = c.get("heldout") or {}
-        rows.append((c.get("name", "?"), ", ".join(c.get("labels", [])), ", ".join(c.get("keep", [])) or "(annotates only)",
-                     c.get("min_score", ""), str(c.get("sha256", ""))[:16],
-                     held.get("examples", "-"), f"{held['macro_f1']:.4f}" if "macro_f1" in held else "-"))
+        rows.append(
+            (
+                c.get("name", "?"),
+                ", ".join(c.get("labels", [])),
+                ", ".join(c.get("keep", [])) or "(annotates only)",
+                c.get("min_score", ""),
+                str(c.get("sha256", ""))[:16],
+                held.get("examples", "-"),
+                f"{held['macro_f1']:.4f}" if "macro_f1" in held else "-",
+            )
+        )
     body = _table(["model", "labels", "keep", "min score", "sha256", "held-out texts", "held-out macro F1"], rows,
                   [False, False, False, True, False, True, True])
     body += f"<p>{_n(int(dropped))} documents dropped by the classifiers (<code>classify / low_score</code>).</p>"
@@ -301,8 +344,14 @@ def _classifiers_body(classifiers: list[dict[str, Any]], stats: dict[str, Any]) 
                          "calibration (train it with <code>thresher classify train --holdout F</code>).</p></div>")
             continue
         label = f"Calibration of {name} on its held-out split"
-        table = _table(["label", "bins", "ECE"], [(lab, sum(1 for b in bins if b["count"]), f"{expected_calibration_error(bins):.4f}")
-                                                  for lab, bins in curves.items()], [False, True, True])
+        table = _table(
+            ["label", "bins", "ECE"],
+            [
+                (lab, sum(1 for b in bins if b["count"]), f"{expected_calibration_error(bins):.4f}")
+                for lab, bins in curves.items()
+            ],
+            [False, True, True],
+        )
         cells.append(f"<div><h3>{escape(name)}</h3>{calibration_svg(curves, label)}{table}</div>")
     body += ("<p class='legend'>Reliability diagrams: per label, the share of held-out texts that carry the label "
              "against their mean score, in ten score bins (point area: texts in the bin); the dashed diagonal is "

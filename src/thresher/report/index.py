@@ -196,8 +196,10 @@ class IndexWriter:
                 data = b"\n".join(lines) + b"\n" if lines else b""
                 target = out / f"{kind}-{b:04x}.jsonl.gz"
                 tmp = target.with_suffix(f".tmp-{os.getpid()}")
-                with (open(tmp, "wb") as raw,
-                      gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0, compresslevel=INDEX_GZIP_LEVEL) as gz):
+                with (
+                    open(tmp, "wb") as raw,
+                    gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0, compresslevel=INDEX_GZIP_LEVEL) as gz,
+                ):
                     gz.write(data)
                 os.replace(tmp, target)
                 if part.exists():

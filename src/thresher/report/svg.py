@@ -76,7 +76,9 @@ class Histogram:
     dropped: tuple[int, ...]
 
     @classmethod
-    def of(cls, kept: Sequence[float], dropped: Sequence[float], bounds: Sequence[float] = (), bins: int = 40) -> Histogram:
+    def of(
+        cls, kept: Sequence[float], dropped: Sequence[float], bounds: Sequence[float] = (), bins: int = 40
+    ) -> Histogram:
         values = [*kept, *dropped]
         if not values:
             return cls(0.0, 1.0, (0,) * bins, (0,) * bins)
@@ -214,7 +216,9 @@ class BinnedHistogram:
         return None
 
 
-def binned_histogram_chart(hist: BinnedHistogram, label: str, bounds: Sequence[float] = (), width: int = 460, height: int = 140) -> str:
+def binned_histogram_chart(
+    hist: BinnedHistogram, label: str, bounds: Sequence[float] = (), width: int = 460, height: int = 140
+) -> str:
     """Stacked kept/dropped bars per log bin; each bound inside the range as a dashed line."""
     if not hist.edges:
         return ""

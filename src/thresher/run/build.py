@@ -3,7 +3,8 @@
 The driver only plans, hands tasks to the engine and assembles results; it is split by job:
 `thresher.run.output` (where the output and the stage folder are, publishing), `thresher.run.plan`
 (the work plan and its resume check), `thresher.run.phases` (the phases in order), and
-`thresher.run.finalize` (stats, rejects, card, manifest). The work itself is in the task modules (`thresher.run.task` lists them).
+`thresher.run.finalize` (stats, rejects, card, manifest). The work itself is in the task modules
+(`thresher.run.task` lists them).
 
 Completion markers make a rerun of the same command resume where it stopped; the manifest is
 removed first and written last, so an interrupted build never leaves a manifest that claims
@@ -118,7 +119,9 @@ def _build_locked(request: BuildRequest) -> BuildResult:
     place.target.remove(MANIFEST)
     config = _with_list_folder(config, work.path("lists"))
     ctx = TaskContext(config, str(work.root), request.rejects is not None)
-    runner = PhaseRunner(work, ctx, request.on_progress, request.tasks)  # first: a pool's workers start while the driver plans
+    runner = PhaseRunner(
+        work, ctx, request.on_progress, request.tasks
+    )  # first: a pool's workers start while the driver plans
     try:
         _, partitions = prepare_workdir(
             work, request.inputs, config, write_rejects=request.rejects is not None, overwrite=request.overwrite

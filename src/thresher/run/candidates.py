@@ -40,7 +40,9 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
     records: list[bytes] = []
     for p in partitions:
         keys_path = work.keys(stage.name, p)
-        records.extend(read_bucket_range(keys_path, json.loads(keys_path.with_suffix(".idx").read_text()), lo, hi, size))
+        records.extend(
+            read_bucket_range(keys_path, json.loads(keys_path.with_suffix(".idx").read_text()), lo, hi, size)
+        )
     records.sort()
     payloads = Payloads(work, stage.name)
     # A pair collides in one bucket per shared band; pairs already emitted by this task are skipped.

@@ -77,7 +77,12 @@ def find_clusters(
             for o, line in iter_scan_docs(work, p.index):
                 if o in cluster_of:
                     rec = json.loads(line)
-                    info[o] = {"id": rec.get("id"), "url": rec.get("url"), "title": rec.get("title"), "chars": len(rec.get("text") or "")}
+                    info[o] = {
+                        "id": rec.get("id"),
+                        "url": rec.get("url"),
+                        "title": rec.get("title"),
+                        "chars": len(rec.get("text") or ""),
+                    }
 
     # the verified pairs of each cluster (a pair of identical payloads may be linked in several tasks)
     pairs: dict[str, dict[tuple[int, int, str], dict[str, Any]]] = defaultdict(dict)

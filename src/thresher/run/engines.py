@@ -1,19 +1,20 @@
 """Engines decide where tasks run; they contain no pipeline logic.
 
 - `local`: in this process, one after another;
-- `pool` (`thresher.run.pool_engine`): a process pool of `workers` processes, forked from a fresh server process that has
-  imported the task modules once (`forkserver`; `spawn` where it is missing), so no state leaks
-  from the driver and a worker starts in milliseconds; each worker is handed the corpus stages the
-  driver's warm-up (the corpus stages it already built, `thresher.stage_cache`), so none rebuilds them;
+- `pool` (`thresher.run.pool_engine`): a process pool of `workers` processes, forked from a fresh
+  server process that has imported the task modules once (`forkserver`; `spawn` where it is missing), so
+  no state leaks from the driver and a worker starts in milliseconds; each worker is handed the corpus
+  stages the driver's warm-up (the corpus stages it already built, `thresher.stage_cache`), so none
+  rebuilds them;
 - `ray`: Ray tasks on a local Ray instance or a cluster (`thresher.run.ray_engine`).
 
 `run(calls)` takes `TaskCall`s and returns results in call order, so the driver's view is the same
 whatever ran the tasks and in whichever order they finished. `on_done(i, result)` is called as each
-task finishes; what it returns, when not None, is what `run` keeps for that task (`kept_result`). The pool starts the heaviest tasks first
-when every task's weight is known (longest-processing-time first: the phase's tail is a short task,
-not a long one that leaves the other workers idle). A task that raises (or whose worker
-process dies) is retried up to `retries` times; then the engine raises `TaskError` naming the task,
-its input, the cause and the task's log file.
+task finishes; what it returns, when not None, is what `run` keeps for that task (`kept_result`). The
+pool starts the heaviest tasks first when every task's weight is known (longest-processing-time first:
+the phase's tail is a short task, not a long one that leaves the other workers idle). A task that raises
+(or whose worker process dies) is retried up to `retries` times; then the engine raises `TaskError`
+naming the task, its input, the cause and the task's log file.
 """
 
 from __future__ import annotations

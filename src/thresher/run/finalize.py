@@ -101,7 +101,9 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
     remove_stale_shards(out, done.shards, previous_shards(work))
     stats_dict = done.stats.to_dict()
     # the card's text counters are bookkeeping for the card (`observe.card_summary`), not statistics
-    stats_dict["counters"] = {k: v for k, v in stats_dict["counters"].items() if not k.startswith(CARD_COUNTER_PREFIXES)}
+    stats_dict["counters"] = {
+        k: v for k, v in stats_dict["counters"].items() if not k.startswith(CARD_COUNTER_PREFIXES)
+    }
     stats_dict["malformed_examples"] = malformed_examples(work, [p.index for p in done.partitions])
     out.write_bytes("stats.json", dumps_json(stats_dict).encode("utf-8"))
     if rejects is not None:
@@ -120,7 +122,9 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
     if done.embeddings is not None:
         manifest["embeddings"] = done.embeddings
     summary = card_summary(done.stats.counters)
-    card = get_format(config.output.format, config.output.compression_level).card(render_card(manifest, stats_dict, summary))
+    card = get_format(config.output.format, config.output.compression_level).card(
+        render_card(manifest, stats_dict, summary)
+    )
     out.write_bytes("README.md", card.encode("utf-8"))
     out.write_bytes(MANIFEST, dumps_json(manifest).encode("utf-8"))
     return manifest

@@ -124,7 +124,9 @@ def drop_json(record: dict[str, Any]) -> str:
         if value is not None and limit is not None:
             names = _DROP_NAMES.get((stage, reason))
             if names is None:
-                names = _DROP_NAMES[(stage, reason)] = f'"reason":{encode_basestring(reason)},"stage":{encode_basestring(stage)}'
+                names = _DROP_NAMES[(stage, reason)] = (
+                    f'"reason":{encode_basestring(reason)},"stage":{encode_basestring(stage)}'
+                )
             detail = f'"detail":{entry_json(record["detail"])},' if has_detail else ""
             return f'{{{detail}"limit":{limit},{names},"value":{value}}}'
     return entry_json(record)
@@ -250,7 +252,9 @@ class TaskObserver:
         """A document a corpus stage (dedup) dropped after the scan counted it as surviving."""
         self.card_dropped.add(record.get("text") or "", record.get("annotations"))
 
-    def dropped(self, doc_id: str | None, url: str | None, source: Any, drop: Drop, record: dict[str, Any] | None) -> None:
+    def dropped(
+        self, doc_id: str | None, url: str | None, source: Any, drop: Drop, record: dict[str, Any] | None
+    ) -> None:
         drop_record = drop.to_record()
         self._index.write(dropped_line(_dumps(doc_id), _dumps(url), source, drop_record))
         rule = f"{drop.stage}/{drop.reason}"

@@ -44,7 +44,9 @@ class OutputPlace:
     @property
     def publishes(self) -> bool:
         """Whether shards are copied or uploaded from the stage to the output."""
-        return not isinstance(self.target, LocalStore) or os.path.abspath(self.target.root) != os.path.abspath(self.stage)
+        return not isinstance(self.target, LocalStore) or os.path.abspath(self.target.root) != os.path.abspath(
+            self.stage
+        )
 
     @property
     def location(self) -> str:
@@ -81,7 +83,9 @@ def check_output(place: OutputPlace, *, overwrite: bool = False) -> None:
     if work.root.is_dir() and own_work_dir(work):
         return  # an unfinished build: resumed (or refused by its plan)
     if ".work" in entries and not place.publishes:
-        raise WorkDirError(f"{target.locate()}: its .work was not made by thresher; choose an empty or new output directory")
+        raise WorkDirError(
+            f"{target.locate()}: its .work was not made by thresher; choose an empty or new output directory"
+        )
     manifest = own_manifest(target)
     if manifest is not None:
         if manifest.get("complete") and not overwrite:

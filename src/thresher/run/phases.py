@@ -114,7 +114,9 @@ RESULT_TYPES: dict[str, type[TaskResult]] = {
 class PhaseRunner:
     """Runs a build's tasks on the configured engine, with progress and phase timing."""
 
-    def __init__(self, work: WorkDir, ctx: TaskContext, on_progress: ProgressSink | None, tasks: TaskTable = DEFAULT_TASKS) -> None:
+    def __init__(
+        self, work: WorkDir, ctx: TaskContext, on_progress: ProgressSink | None, tasks: TaskTable = DEFAULT_TASKS
+    ) -> None:
         config = ctx.config
         self.work = work
         self.ctx = ctx
@@ -135,7 +137,13 @@ class PhaseRunner:
         lets the engine start the heaviest tasks first so that a phase does not end on a long one."""
         log_path = str(self.work.path("logs", f"{task_id}.log"))
         fn = getattr(self.tasks, phase)
-        return TaskCall(run_task, (fn, RESULT_TYPES[phase], self.ctx, task_id, *args), describe_task(task_id, args), log_path, weight=weight)
+        return TaskCall(
+            run_task,
+            (fn, RESULT_TYPES[phase], self.ctx, task_id, *args),
+            describe_task(task_id, args),
+            log_path,
+            weight=weight,
+        )
 
     def phase(self, name: str, calls: list[TaskCall], task_bytes: list[int] | None = None, total_bytes: int = 0,
               fold: Callable[[Any], Any] | None = None) -> list[Any]:
@@ -214,7 +222,11 @@ def scan_and_group(runner: PhaseRunner, partitions: list[Partition]) -> GroupedR
         group_ranges.append([lo for lo, _ in ranges])
         for lo, hi in ranges:
             weight = sum(bucket_bytes[lo:hi])
-            calls.append(runner.call("group", f"group-{stage.name}-{lo:04d}", si, lo, hi, [p.index for p in partitions], weight=weight))
+            calls.append(
+                runner.call(
+                    "group", f"group-{stage.name}-{lo:04d}", si, lo, hi, [p.index for p in partitions], weight=weight
+                )
+            )
             call_stage.append(si)
             edge_files.append(runner.work.edges(stage.name, lo))
     group_results: list[GroupResult] = runner.phase("group", calls)
@@ -230,7 +242,9 @@ def scan_and_group(runner: PhaseRunner, partitions: list[Partition]) -> GroupedR
             continue
         for lo, hi in plan_group_ranges(pair_bytes[si], config.exec.key_partitions):
             weight = sum(pair_bytes[si][lo:hi])
-            calls.append(runner.call("verify", f"verify-{stage.name}-{lo:04d}", si, lo, hi, group_ranges[si], weight=weight))
+            calls.append(
+                runner.call("verify", f"verify-{stage.name}-{lo:04d}", si, lo, hi, group_ranges[si], weight=weight)
+            )
             edge_files.append(runner.work.edges(stage.name, lo, "v"))
     for v in runner.phase("verify", calls):
         stats += v.stats
@@ -305,7 +319,8 @@ def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[Shar
         return replace(r, stats=Stats())
 
     write_results: list[WriteResult] = runner.phase(
-        "write", [runner.call("write", f"write-{p.index:06d}", p.index, starts[i]) for i, p in enumerate(grouped.partitions)],
+        "write",
+        [runner.call("write", f"write-{p.index:06d}", p.index, starts[i]) for i, p in enumerate(grouped.partitions)],
         fold=fold_write,
     )
     stats = Stats() + stats
@@ -323,7 +338,9 @@ def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[Shar
 def publish_phase(runner: PhaseRunner, shards: list[ShardFile], stage: Path, location: str) -> None:
     """Copy or upload the shards assembled in the stage folder to the output (each one marked)."""
     sizes = [s.bytes for s in shards]
-    calls = [runner.call("publish", f"publish-{k:05d}", str(stage / s.path), location, s.path) for k, s in enumerate(shards)]
+    calls = [
+        runner.call("publish", f"publish-{k:05d}", str(stage / s.path), location, s.path) for k, s in enumerate(shards)
+    ]
     runner.phase("publish", calls, sizes, sum(sizes))
 
 
@@ -337,8 +354,9 @@ class EmbeddedRun:
 
 def semantic_phases(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[ClusteredRun, EmbeddedRun]:
     """Embed the documents the cluster phase kept and, with `--semantic-dedup`, drop the semantic
-    duplicates among them (`thresher.embed.phase`, `thresher.embed.semantic_phase`): the later drops go into the work dir beside the
-    cluster phase's decisions, and the returned run counts them for the write phase."""
+    duplicates among them (`thresher.embed.phase`, `thresher.embed.semantic_phase`): the later drops go
+    into the work dir beside the cluster phase's decisions, and the returned run counts them for the
+    write phase."""
     config = runner.ctx.config
     partitions = [p.index for p in clustered.grouped.partitions]
     embedded: list[EmbedResult] = runner.phase("embed", [runner.call("embed", f"embed-{p:06d}", p) for p in partitions])
@@ -353,10 +371,13 @@ def semantic_phases(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[Clust
             "assign", [runner.call("assign", f"assign-{p:06d}", p, dimension) for p in partitions]
         )
         # a task's rows: each cluster's own rows and its visitors (boundary rows compared there too)
-        totals = [sum(a.counts[j] + (a.visitors[j] if a.visitors else 0) for a in assigned) for j in range(centroids.clusters)]
+        totals = [
+            sum(a.counts[j] + (a.visitors[j] if a.visitors else 0) for a in assigned) for j in range(centroids.clusters)
+        ]
         ranges = plan_cluster_ranges(totals, config.embed.semantic_cluster_rows)
         found: list[SemanticResult] = runner.phase(
-            "semantic", [runner.call("semantic", f"semantic-{lo:06d}", lo, hi, partitions, dimension) for lo, hi in ranges]
+            "semantic",
+            [runner.call("semantic", f"semantic-{lo:06d}", lo, hi, partitions, dimension) for lo, hi in ranges],
         )
         (across,) = runner.phase("boundary", [runner.call("boundary", "boundary", [lo for lo, _ in ranges])])
         semantic = {"threshold": threshold, "clusters": centroids.clusters, "sample": centroids.sample,
@@ -367,12 +388,16 @@ def semantic_phases(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[Clust
                     "boundary_duplicates": across.duplicates, "reattributed": across.reattributed}
     elif threshold is not None:
         semantic = {"threshold": threshold, "clusters": 0, "sample": 0, "largest_cluster": 0, "duplicates": 0}
-    decided: list[DecideResult] = runner.phase("decide", [runner.call("decide", f"decide-{p:06d}", p) for p in partitions])
+    decided: list[DecideResult] = runner.phase(
+        "decide", [runner.call("decide", f"decide-{p:06d}", p) for p in partitions]
+    )
     later = {p: d.dropped for p, d in zip(partitions, decided, strict=True)}
     return replace(clustered, later=later), EmbeddedRun(embedded, semantic)
 
 
-def vectors_phase(runner: PhaseRunner, clustered: ClusteredRun, embedded: EmbeddedRun, shards: list[ShardFile]) -> tuple[list[VectorFile], dict[str, Any] | None]:
+def vectors_phase(
+    runner: PhaseRunner, clustered: ClusteredRun, embedded: EmbeddedRun, shards: list[ShardFile]
+) -> tuple[list[VectorFile], dict[str, Any] | None]:
     """A vector file beside every shard, and the manifest's `embeddings` section (None: nothing embedded)."""
     if not embedded.embedded:
         return [], None

@@ -38,7 +38,8 @@ MIN_GROUP_TASKS = 16
 # ... but no task below GROUP_TASK_MIN_BYTES while fewer would do: a task has files, a log and a done
 # record of its own (a 1-page build ran 92 M fewer instructions, -4.4%, with 30 fewer tasks; in CPU
 # time under 0.1 ms a task, `benchmarks/startup_costs.py`), and a 200-page build made 32 group tasks
-# of a few KB each: splitting keys that small balances nothing. Below 16 x 256 KiB (~4 MiB of keys, ~40k documents) there are fewer, down to one.
+# of a few KB each: splitting keys that small balances nothing. Below 16 x 256 KiB (~4 MiB of keys,
+# ~40k documents) there are fewer, down to one.
 GROUP_TASK_MIN_BYTES = 256 * 1024
 # How group and verify tasks are planned, recorded in the plan: a resume finds the group tasks done
 # under their first bucket, so a work dir planned another way is refused (2: GROUP_TASK_MIN_BYTES).
@@ -95,7 +96,9 @@ def prepare_workdir(
     }
     if plan_path.exists():
         previous = json.loads(plan_path.read_text(encoding="utf-8"))
-        same_but_inputs = {k: v for k, v in previous.items() if k != "inputs"} == {k: v for k, v in plan.items() if k != "inputs"}
+        same_but_inputs = {k: v for k, v in previous.items() if k != "inputs"} == {
+            k: v for k, v in plan.items() if k != "inputs"
+        }
         if same_but_inputs and previous.get("inputs") != plan["inputs"] and not overwrite:
             changed = changed_inputs(previous.get("inputs") or {}, plan["inputs"])
             raise WorkDirError(
@@ -120,8 +123,8 @@ def prepare_workdir(
 def plan_group_ranges(bucket_bytes: list[int], tasks: int | None = None) -> list[tuple[int, int]]:
     """Contiguous key-bucket ranges for the group tasks of one corpus stage, balanced by the key
     bytes the scan actually wrote: about GROUP_TASK_BYTES each, at least MIN_GROUP_TASKS ranges
-    (so every worker has work) once each would hold GROUP_TASK_MIN_BYTES, or exactly `tasks` when given. Deterministic; the split never changes
-    the output, only each group task's memory."""
+    (so every worker has work) once each would hold GROUP_TASK_MIN_BYTES, or exactly `tasks` when given.
+    Deterministic; the split never changes the output, only each group task's memory."""
     total = sum(bucket_bytes)
     floor = max(1, min(MIN_GROUP_TASKS, -(-total // GROUP_TASK_MIN_BYTES)))
     n = tasks or max(floor, -(-total // GROUP_TASK_BYTES))

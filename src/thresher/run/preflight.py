@@ -31,7 +31,9 @@ class ExtraNeed:
     reason: str
 
 
-def needed_extras(inputs: Sequence[str], output: str | Path | None, config: RunConfig, rejects: str | Path | None = None) -> list[ExtraNeed]:
+def needed_extras(
+    inputs: Sequence[str], output: str | Path | None, config: RunConfig, rejects: str | Path | None = None
+) -> list[ExtraNeed]:
     """The extras this config and these inputs and outputs need, in a stable order, each once."""
     needs: list[ExtraNeed] = []
     fmt = config.output.format
@@ -74,12 +76,18 @@ def check_extra(need: ExtraNeed) -> None:
         importlib.import_module(need.module)
     except ModuleNotFoundError as exc:
         top = need.module.split(".")[0]
-        if exc.name is not None and (exc.name == top or need.module.startswith(exc.name + ".") or exc.name == need.module):
-            raise ConfigError(f'{need.reason} needs the {need.extra} extra: pip install "thresher[{need.extra}]"') from exc
+        if exc.name is not None and (
+            exc.name == top or need.module.startswith(exc.name + ".") or exc.name == need.module
+        ):
+            raise ConfigError(
+                f'{need.reason} needs the {need.extra} extra: pip install "thresher[{need.extra}]"'
+            ) from exc
         raise ConfigError(f"{need.reason}: {top} is installed but cannot be imported: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - any import-time failure of a third-party package
         top = need.module.split(".")[0]
-        raise ConfigError(f"{need.reason}: {top} is installed but cannot be imported: {type(exc).__name__}: {exc}") from exc
+        raise ConfigError(
+            f"{need.reason}: {top} is installed but cannot be imported: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _readable(path: str) -> bool:

@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 def _import_ray() -> Any:
     try:
-        import ray  # type: ignore[import-not-found]
+        import ray
     except ImportError as exc:
         raise ConfigError("--engine ray needs Ray: pip install 'thresher[ray]'") from exc
     return ray
@@ -119,7 +119,11 @@ class RayEngine:
         self.started_here = False
         self.temp_dir: str | None = None
         if not ray.is_initialized():
-            options: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False, "include_dashboard": False}
+            options: dict[str, Any] = {
+                "logging_level": logging.ERROR,
+                "log_to_driver": False,
+                "include_dashboard": False,
+            }
             try:
                 if address:
                     check_reachable(address)

@@ -35,11 +35,17 @@ class ScanResult:
     key_bytes: tuple[tuple[int, ...], ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"stats": self.stats.to_dict(), "survivors": self.survivors, "key_bytes": [list(r) for r in self.key_bytes]}
+        return {
+            "stats": self.stats.to_dict(),
+            "survivors": self.survivors,
+            "key_bytes": [list(r) for r in self.key_bytes],
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Self:
-        return cls(stats=Stats.from_dict(data["stats"]), survivors=data["survivors"], key_bytes=_buckets(data["key_bytes"]))
+        return cls(
+            stats=Stats.from_dict(data["stats"]), survivors=data["survivors"], key_bytes=_buckets(data["key_bytes"])
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,11 +59,21 @@ class GroupResult:
     pair_bytes: tuple[int, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"stats": self.stats.to_dict(), "edges": self.edges, "pairs": self.pairs, "pair_bytes": list(self.pair_bytes)}
+        return {
+            "stats": self.stats.to_dict(),
+            "edges": self.edges,
+            "pairs": self.pairs,
+            "pair_bytes": list(self.pair_bytes),
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Self:
-        return cls(stats=Stats.from_dict(data["stats"]), edges=data["edges"], pairs=data["pairs"], pair_bytes=tuple(data["pair_bytes"]))
+        return cls(
+            stats=Stats.from_dict(data["stats"]),
+            edges=data["edges"],
+            pairs=data["pairs"],
+            pair_bytes=tuple(data["pair_bytes"]),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,7 +103,9 @@ class ClusterResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Self:
-        return cls(dropped={int(p): n for p, n in data["dropped"].items()}, clusters=data["clusters"], nodes=data["nodes"])
+        return cls(
+            dropped={int(p): n for p, n in data["dropped"].items()}, clusters=data["clusters"], nodes=data["nodes"]
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

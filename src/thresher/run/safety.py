@@ -49,7 +49,9 @@ def own_manifest(store: Store) -> dict[str, Any] | None:
         and isinstance(manifest.get("thresher_version"), str)
         and isinstance(manifest.get("config_hash"), str)
         and isinstance(shards, list)
-        and all(isinstance(s, dict) and isinstance(s.get("path"), str) and isinstance(s.get("sha256"), str) for s in shards)
+        and all(
+            isinstance(s, dict) and isinstance(s.get("path"), str) and isinstance(s.get("sha256"), str) for s in shards
+        )
     ):
         return None
     return manifest
@@ -139,10 +141,15 @@ def check_no_links(stage: Path) -> None:
     folder among its entries. `--overwrite` does not lift this: what the link points at is not
     thresher's, and neither is the link (the user removes it)."""
     work = stage / ".work"
-    hint = "remove the link (thresher writes and deletes only in folders it made; --work-dir puts the work files elsewhere)"
+    hint = (
+        "remove the link (thresher writes and deletes only in folders it made; "
+        "--work-dir puts the work files elsewhere)"
+    )
     if work.is_symlink():
         raise WorkDirError(f"{work}: a symbolic link (to {os.readlink(work)}), not a work dir thresher made; {hint}")
     for entry in _links(work, to_folders_only=False):
         raise WorkDirError(f"{entry.path}: a symbolic link in the work dir (to {os.readlink(entry.path)}); {hint}")
     for entry in _links(stage, to_folders_only=True):
-        raise WorkDirError(f"{entry.path}: a symbolic link to a folder in the output (to {os.readlink(entry.path)}); {hint}")
+        raise WorkDirError(
+            f"{entry.path}: a symbolic link to a folder in the output (to {os.readlink(entry.path)}); {hint}"
+        )

@@ -89,16 +89,25 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     t_read = 0.0
     items_read = 0
     work_cap = config.input.max_work_bytes_per_input_byte
-    observer = TaskObserver(stats, work.observed("scan", partition.index, "index"), work.observed("scan", partition.index, "samples"),
-                            config.output.card_tokenizer)
+    observer = TaskObserver(
+        stats,
+        work.observed("scan", partition.index, "index"),
+        work.observed("scan", partition.index, "samples"),
+        config.output.card_tokenizer,
+    )
     with (
         RecordFailures(stuck_dir, task) as in_record,  # an exception escaping one record: noted for the retry
         contextlib.ExitStack() as key_spills,
         atomic_open(work.scan_docs(partition.index), "wb", durable=False) as docs_out,
         atomic_open(work.scan_malformed(partition.index), "wb", durable=False) as malformed_out,
-        (atomic_open(work.scan_rejects(partition.index), "wb", durable=False) if ctx.write_rejects else NullWriter()) as rejects_out,
+        (
+            atomic_open(work.scan_rejects(partition.index), "wb", durable=False) if ctx.write_rejects else NullWriter()
+        ) as rejects_out,
     ):
-        spills = [key_spills.enter_context(BucketSpill(work.keys(stage.name, partition.index), KEY_BUCKETS)) for stage in corpus]
+        spills = [
+            key_spills.enter_context(BucketSpill(work.keys(stage.name, partition.index), KEY_BUCKETS))
+            for stage in corpus
+        ]
         items = as_stdin(read_partition(partition, config.input), str(work.path("stdin.bin")))
         # Batches (pipeline.BatchEvaluator): with a stage that takes them, items are read ahead in
         # bounded batches and the chain judges the batch's documents at once; the items are then
@@ -146,7 +155,9 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                 stats.record_seen()
                 if isinstance(item, Malformed):
                     stats.record_malformed(item)
-                    malformed_out.write(dumps_line({"reason": item.reason, "location": item.location, "detail": item.detail}))
+                    malformed_out.write(
+                        dumps_line({"reason": item.reason, "location": item.location, "detail": item.detail})
+                    )
                     if malformed_logged < MALFORMED_LOG_LIMIT:
                         log.warning("malformed input: %s", item.describe())
                         malformed_logged += 1
@@ -183,7 +194,12 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                     continue
                 observer.survived(doc)
                 t0 = time.perf_counter()
-                member_head = (doc.ordinal, id_bytes(doc.id), len(doc.text), float(doc.annotations.get("quality.score", 0.0)))
+                member_head = (
+                    doc.ordinal,
+                    id_bytes(doc.id),
+                    len(doc.text),
+                    float(doc.annotations.get("quality.score", 0.0)),
+                )
                 for si, scanned in enumerate(scans):
                     if scanned is None:
                         continue
@@ -268,10 +284,14 @@ def stuck_drop(chain: DocumentChain, stuck: StuckDocument) -> tuple[Drop, list[D
         chain.stats.count("event/deadline_exceeded")
         detail = {"skipped": "the worker was ended past the deadline; the retry did not run the page again"}
         limit = chain.deadline.seconds
-        killed_after = limit + max(WATCHDOG_GRACE_S, limit) if limit is not None else None  # the kill timer's CPU seconds
+        killed_after = (
+            limit + max(WATCHDOG_GRACE_S, limit) if limit is not None else None
+        )  # the kill timer's CPU seconds
         return Drop(stage, "timeout", value=killed_after, limit=limit, detail=detail), []
     chain.stats.count("event/worker_died")
-    return Drop(stage, "worker_died", value=stuck.deaths, limit=2, detail={"skipped": "two attempts died in this page"}), []
+    return Drop(
+        stage, "worker_died", value=stuck.deaths, limit=2, detail={"skipped": "two attempts died in this page"}
+    ), []
 
 
 def partition_size(partition: Partition) -> int:

@@ -109,7 +109,9 @@ def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
             g += 1
     observer.close()
     reporter.flush()
-    return WriteResult(stats=stats, pieces=tuple(Piece(shard=s, path=path, records=n) for s, path, n in pieces), kept=g - global_start)
+    return WriteResult(
+        stats=stats, pieces=tuple(Piece(shard=s, path=path, records=n) for s, path, n in pieces), kept=g - global_start
+    )
 
 
 def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[str]) -> ShardFile:

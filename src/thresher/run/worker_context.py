@@ -38,7 +38,7 @@ def _main_module_hidden() -> Iterator[None]:
 
 
 def _launch_without_main(popen_cls: type) -> type:
-    class DetachedMainPopen(popen_cls):  # type: ignore[misc, valid-type]
+    class DetachedMainPopen(popen_cls):  # type: ignore[misc]
         def _launch(self, process_obj: Any) -> None:
             with _main_module_hidden():
                 super()._launch(process_obj)
@@ -47,7 +47,7 @@ def _launch_without_main(popen_cls: type) -> type:
 
 
 # The process classes are pickled into each child, so they live at module level.
-class ForkServerProcess(multiprocessing.context.ForkServerProcess):  # type: ignore[misc, name-defined]
+class ForkServerProcess(multiprocessing.context.ForkServerProcess):
     @staticmethod
     def _Popen(process_obj: Any) -> Any:
         from multiprocessing.popen_forkserver import Popen
@@ -55,7 +55,7 @@ class ForkServerProcess(multiprocessing.context.ForkServerProcess):  # type: ign
         return _launch_without_main(Popen)(process_obj)
 
 
-class SpawnProcess(multiprocessing.context.SpawnProcess):  # type: ignore[misc, name-defined]
+class SpawnProcess(multiprocessing.context.SpawnProcess):
     @staticmethod
     def _Popen(process_obj: Any) -> Any:
         from multiprocessing.popen_spawn_posix import Popen
@@ -63,11 +63,11 @@ class SpawnProcess(multiprocessing.context.SpawnProcess):  # type: ignore[misc, 
         return _launch_without_main(Popen)(process_obj)
 
 
-class ForkServerContext(multiprocessing.context.ForkServerContext):  # type: ignore[misc, name-defined]
+class ForkServerContext(multiprocessing.context.ForkServerContext):
     Process = ForkServerProcess
 
 
-class SpawnContext(multiprocessing.context.SpawnContext):  # type: ignore[misc, name-defined]
+class SpawnContext(multiprocessing.context.SpawnContext):
     Process = SpawnProcess
 
 

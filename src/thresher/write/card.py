@@ -20,7 +20,9 @@ def _inputs_section(manifest: dict[str, Any]) -> list[str]:
     lines += ["| input | bytes |", "|---|---:|"]
     for entry in inputs:
         size = entry.get("bytes")
-        lines.append(f"| `{entry.get('path')}` | {size:,} |" if isinstance(size, int) else f"| `{entry.get('path')}` | - |")
+        lines.append(
+            f"| `{entry.get('path')}` | {size:,} |" if isinstance(size, int) else f"| `{entry.get('path')}` | - |"
+        )
     return lines + [""]
 
 
@@ -52,16 +54,24 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
     lines = [
         "# Dataset card",
         "",
-        f"Built by thresher {manifest['thresher_version']} (`thresher build`), config hash `{manifest['config_hash']}`.",
+        f"Built by thresher {manifest['thresher_version']} (`thresher build`), config hash "
+        f"`{manifest['config_hash']}`.",
         "",
         "## Contents",
         "",
         f"- {manifest['records']:,} documents in {len(manifest['shards'])} shard(s) of format `{manifest['format']}`,"
         f" {manifest['bytes']:,} bytes in all.",
-        *([f"- Text: {summary['text_bytes']:,} bytes (UTF-8), {summary['whitespace_tokens']:,} whitespace tokens."]
-          if summary else []),
-        *[f"- Tokens: {n:,} in the `{name}` tokenizer ({TOKENIZER_FILES[name][2]}, file sha256 `{token_counter(name).sha256[:16]}`)."
-          for name, n in ((summary or {}).get("tokens") or {}).items() if name in TOKENIZER_FILES],
+        *(
+            [f"- Text: {summary['text_bytes']:,} bytes (UTF-8), {summary['whitespace_tokens']:,} whitespace tokens."]
+            if summary
+            else []
+        ),
+        *[
+            f"- Tokens: {n:,} in the `{name}` tokenizer ({TOKENIZER_FILES[name][2]}, file sha256 "
+            f"`{token_counter(name).sha256[:16]}`)."
+            for name, n in ((summary or {}).get("tokens") or {}).items()
+            if name in TOKENIZER_FILES
+        ],
         f"- Input: {len(manifest['inputs'])} file(s); {seen} records seen.",
         f"- Kept {stats.get('kept', 0)} ({pct(stats.get('kept', 0))}), dropped {stats.get('dropped', 0)}"
         f" ({pct(stats.get('dropped', 0))}), malformed {stats.get('malformed', 0)} ({pct(stats.get('malformed', 0))}).",
@@ -86,9 +96,17 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
                 lines.append(f"| {stage} | {reason} | {n} |")
     languages = {k[5:]: n for k, n in (stats.get("counters") or {}).items() if k.startswith("lang/")}
     if languages:
-        lines += ["", "## Languages detected", "", "Documents per detected language (`lang.code`) among all that reached the"
-                  " language stage, dropped ones included (`und`: undetermined; the kept documents' mix is under"
-                  " Languages below):", "", "| language | documents |", "|---|---:|"]
+        lines += [
+            "",
+            "## Languages detected",
+            "",
+            "Documents per detected language (`lang.code`) among all that reached the"
+            " language stage, dropped ones included (`und`: undetermined; the kept documents' mix is under"
+            " Languages below):",
+            "",
+            "| language | documents |",
+            "|---|---:|",
+        ]
         lines += [f"| {code} | {n} |" for code, n in sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))]
         script_only = (stats.get("events") or {}).get("lang.script_only", 0)
         if script_only:
@@ -114,7 +132,8 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
         "",
         "## Record schema",
         "",
-        "Each line of a shard is one JSON object: `id` (unique per input record: from the input file and the record's position), `url`, `title`,"
+        "Each line of a shard is one JSON object: `id` (unique per input record: from the input file and the record's "
+        "position), `url`, `title`,"
         " `text`, optional `fetched_at`, `source` (provenance: input file and record position), `metadata`"
         " (input fields kept as they were), `annotations` (per-stage keys such as `dedup.duplicates`).",
         "",

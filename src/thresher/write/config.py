@@ -17,7 +17,9 @@ class OutputConfig:
         flag="--format",
     )
     shard_max_records: int = setting(50_000, "at most this many documents per shard", flag="--shard-size")
-    compression_level: int = setting(6, "gzip or zstd level for JSONL shards (gzip 1..9, zstd 1..19; parquet uses zstd 3)")
+    compression_level: int = setting(
+        6, "gzip or zstd level for JSONL shards (gzip 1..9, zstd 1..19; parquet uses zstd 3)"
+    )
     include_annotations: bool = setting(True, "write annotations (language, quality metrics, dedup) into shards")
     card_tokenizer: Literal["llama2"] | None = setting(
         None,

@@ -74,14 +74,23 @@ def completeness(manifest: dict[str, Any], shards: list[dict[str, Any]], fmt: st
         for i, entry in enumerate(shards):
             expected = names.shard_name(i, len(shards))
             if entry.get("path") != expected:
-                problems.append(ShardProblem(str(entry.get("path")), f"entry {i} should be {expected}: an entry is missing or out of order"))
+                problems.append(
+                    ShardProblem(
+                        str(entry.get("path")), f"entry {i} should be {expected}: an entry is missing or out of order"
+                    )
+                )
                 break
     except Exception:  # noqa: BLE001 - an unknown format: the totals below still say
         pass
     for key in ("records", "bytes"):
         total = sum(int(e.get(key) or 0) for e in shards)
         if key in manifest and total != manifest[key]:
-            problems.append(ShardProblem("manifest.json", f"shard {key} add up to {total}, the manifest says {manifest[key]}: an entry is missing"))
+            problems.append(
+                ShardProblem(
+                    "manifest.json",
+                    f"shard {key} add up to {total}, the manifest says {manifest[key]}: an entry is missing",
+                )
+            )
     return problems
 
 
@@ -126,9 +135,9 @@ def _lines(raw: IO[bytes], fmt: str) -> Iterator[bytes]:
     if fmt == "jsonl.zst":
         import io
 
-        import zstandard  # type: ignore[import-not-found]
+        import zstandard
 
-        yield from io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw))  # type: ignore[arg-type]
+        yield from io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw))
         return
     import gzip
 

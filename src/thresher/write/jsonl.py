@@ -17,7 +17,7 @@ from thresher.write.pieces import iter_piece_lines
 
 def _zstandard() -> Any:
     try:
-        import zstandard  # type: ignore[import-not-found]
+        import zstandard
     except ImportError as exc:
         raise ConfigError("--format jsonl.zst needs the zstd extra: pip install 'thresher[zstd]'") from exc
     return zstandard

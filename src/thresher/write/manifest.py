@@ -68,7 +68,7 @@ def file_digest(path: Path) -> tuple[int, str]:
 
 
 def _store(dataset: str | Path | Store) -> Store:
-    return dataset if hasattr(dataset, "locate") else open_store(dataset)  # type: ignore[arg-type,return-value]
+    return dataset if hasattr(dataset, "locate") else open_store(dataset)  # type: ignore[return-value]
 
 
 def load_manifest(dataset: str | Path | Store) -> dict[str, Any]:

@@ -8,10 +8,12 @@ Schema (version 1), in this order:
 | `id` | string, not null | `Document.id` |
 | `url`, `title`, `text` | string | the document |
 | `fetched_at` | string | crawl time as the input gave it (ISO 8601 where the input was) |
-| typed annotations | string / int64 / float64 / bool | one column per declared annotation key, `.` written as `_` (`lang.code` → `lang_code`) |
+| typed annotations | string / int64 / float64 / bool | one column per declared annotation key, `.` as `_` |
 | `annotations` | string (JSON) | every other annotation key, and a declared key whose value is not of its type |
 | `source` | string (JSON) | provenance: file, offset/row, record id, ... |
 | `metadata` | string (JSON) | input fields carried along |
+
+A typed annotation's column is its key with `.` written as `_` (`lang.code` → `lang_code`).
 
 Typed columns are declared, not inferred: shards are assembled independently, and a column inferred
 from one shard's data could be missing or typed differently in the next, which breaks readers that
@@ -49,8 +51,8 @@ _PY_TYPES: Mapping[str, tuple[type, ...]] = {
 
 def _pyarrow() -> Any:
     try:
-        import pyarrow as pa  # type: ignore[import-not-found]
-        import pyarrow.parquet  # type: ignore[import-not-found]  # noqa: F401
+        import pyarrow as pa
+        import pyarrow.parquet  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("Parquet output needs the parquet extra: pip install 'thresher[parquet]'") from exc
     return pa
@@ -141,7 +143,7 @@ class ParquetFormat:
     def write_stream(self, records: Iterable[Mapping[str, Any]], out: IO[bytes]) -> int:
         """Write records as one Parquet file into an open binary stream (left open)."""
         pa = _pyarrow()
-        import pyarrow.parquet as pq  # type: ignore[import-not-found]
+        import pyarrow.parquet as pq
 
         schema = self.schema()
         n = 0
@@ -188,7 +190,7 @@ def _batches(records: Iterable[Mapping[str, Any]], rows: int, text_bytes: int) -
 
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
     """The records of a shard written by `ParquetFormat`, back in `Document.to_record()` form."""
-    import pyarrow.parquet as pq  # type: ignore[import-not-found]
+    import pyarrow.parquet as pq
 
     pf = pq.ParquetFile(path)
     names = pf.schema_arrow.names
@@ -213,7 +215,7 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
 
 def _key_of(column: str, pf: Any) -> str:
     meta = pf.schema_arrow.metadata or {}
-    keys = json.loads(meta.get(b"thresher.annotation_keys", b"{}"))
+    keys: dict[str, str] = json.loads(meta.get(b"thresher.annotation_keys", b"{}"))
     return keys.get(column, column.replace("_", ".", 1))
 
 

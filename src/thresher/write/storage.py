@@ -103,7 +103,9 @@ class LocalStore:
         if not base.is_dir():
             return []
         return sorted(
-            f"{folder}/{e.name}" if folder else e.name for e in base.iterdir() if e.name.startswith(stem) and e.is_file()
+            f"{folder}/{e.name}" if folder else e.name
+            for e in base.iterdir()
+            if e.name.startswith(stem) and e.is_file()
         )
 
     def size(self, rel: str) -> int | None:
@@ -132,7 +134,7 @@ def fsspec_filesystem(url: str) -> tuple[Any, str]:
     """fsspec's filesystem for a URL and the path within it; `ConfigError` naming the extra when
     fsspec or the protocol's package is missing."""
     try:
-        import fsspec  # type: ignore[import-not-found]
+        import fsspec
     except ImportError as exc:
         raise ConfigError(f"{url}: a dataset at a URL needs fsspec: {FSSPEC_EXTRA}") from exc
     try:

@@ -55,7 +55,7 @@ def token_counter(name: str) -> TokenCounter:
     package, relative, description = TOKENIZER_FILES[name]
     path = _package_file(package, relative)
     try:
-        from tokenizers import Tokenizer  # type: ignore[import-not-found]
+        from tokenizers import Tokenizer
     except ImportError as exc:
         raise ConfigError('output.card_tokenizer needs the tokenizers package: pip install "thresher[embed]"') from exc
     tokenizer = Tokenizer.from_file(str(path))

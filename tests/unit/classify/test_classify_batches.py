@@ -90,7 +90,9 @@ def test_run_batch_equals_run_document_by_document(model_path):
 
 
 def test_a_batch_call_that_fails_is_judged_again_document_by_document(model_path, monkeypatch):
-    config = RunConfig.from_dict({"quality": {"preset": None}, "classify": {"models": [f"q={model_path}"], "keep": ["good"]}})
+    config = RunConfig.from_dict(
+        {"quality": {"preset": None}, "classify": {"models": [f"q={model_path}"], "keep": ["good"]}}
+    )
     texts = [t for t, _ in corpus(30, seed=5)]
     expected = [DocumentChain(config).run(Document(id=str(i), text=t)) for i, t in enumerate(texts)]
 
@@ -114,7 +116,9 @@ def test_evaluate_batch_equals_evaluate_for_each_document(model_path, keep):
     from thresher.classify.config import ClassifierPlan
     from thresher.classify.stage import load_cached
 
-    stage = Classifier(ClassifierPlan(name="q", path=str(model_path), keep=keep, min_score=0.6), load_cached(str(model_path)))
+    stage = Classifier(
+        ClassifierPlan(name="q", path=str(model_path), keep=keep, min_score=0.6), load_cached(str(model_path))
+    )
     docs = [Document(id=str(i), text=t) for i, (t, _) in enumerate(corpus(300, seed=9))] + [Document(id="e", text="")]
     assert stage.evaluate_batch(docs) == [stage.evaluate(d) for d in docs]
 

@@ -18,7 +18,9 @@ def test_bins_count_mean_score_and_positive_share():
     assert bins[1]["mean_score"] == pytest.approx(0.135) and bins[1]["positive_rate"] == 0.5
     assert bins[9]["positive_rate"] == pytest.approx(2 / 3) and bins[2]["mean_score"] is None
     ece = expected_calibration_error(bins)
-    assert ece == pytest.approx((1 * 0.05 + 2 * abs(0.5 - 0.135) + 3 * abs(2 / 3 - (0.95 + 1.0 + 0.99) / 3)) / 6, abs=1e-5)
+    assert ece == pytest.approx(
+        (1 * 0.05 + 2 * abs(0.5 - 0.135) + 3 * abs(2 / 3 - (0.95 + 1.0 + 0.99) / 3)) / 6, abs=1e-5
+    )
     perfect = calibration_bins([0.25] * 4, [True, False, False, False], bins=4)
     assert expected_calibration_error(perfect) == pytest.approx(0.0)
 

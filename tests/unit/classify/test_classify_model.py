@@ -128,7 +128,23 @@ def test_batch_features_are_the_per_text_features():
 def test_feature_ids_are_pinned():
     # a silent change of the hashing would invalidate every stored model
     ex = FeatureExtractor(FeatureSpec(buckets=1 << 20, word_ngrams=2, char_ngrams=(3, 3)))
-    assert ex.features("Hello world") == [732965, 534664, 360460, 203525, 800194, 437422, 28227, 865733, 370873, 120285, 848581, 791569, 500119, 588359, 660594]
+    assert ex.features("Hello world") == [
+        732965,
+        534664,
+        360460,
+        203525,
+        800194,
+        437422,
+        28227,
+        865733,
+        370873,
+        120285,
+        848581,
+        791569,
+        500119,
+        588359,
+        660594,
+    ]
 
 
 def test_a_separable_task_is_learned():

@@ -149,7 +149,10 @@ def test_a_build_runs_an_onnx_model_in_batches_with_attributed_drops(files, tmp_
     # the same shards from a worker pool (each worker loads the model itself)
     assert main([*base, "-o", str(tmp_path / "pool"), "--engine", "pool", "--workers", "2",
                  "--classifier-tokenizer", f"sent={files[1]}"]) == 0
-    shards = [[s["sha256"] for s in json.loads((tmp_path / d / "manifest.json").read_text())["shards"]] for d in ("local", "pool")]
+    shards = [
+        [s["sha256"] for s in json.loads((tmp_path / d / "manifest.json").read_text())["shards"]]
+        for d in ("local", "pool")
+    ]
     assert shards[0] == shards[1]
 
 

@@ -81,7 +81,9 @@ def test_the_config_hash_changes_with_the_model_file(model_path, tmp_path):
 
 
 def test_the_library_pipeline_runs_the_classifier_after_the_rules(model_path):
-    config = RunConfig.from_dict({"quality": {"preset": "none"}, "classify": {"models": [f"q={model_path}"], "keep": ["good"]}})
+    config = RunConfig.from_dict(
+        {"quality": {"preset": "none"}, "classify": {"models": [f"q={model_path}"], "keep": ["good"]}}
+    )
     dropped = []
     pipeline = Pipeline(config, on_drop=lambda doc, drop: dropped.append(drop))
     texts = ["a careful thorough essay, insightful and lovely " * 5, "spam scam garbage clickbait cheap " * 5]

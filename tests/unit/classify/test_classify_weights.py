@@ -45,7 +45,9 @@ def test_balanced_weights_raise_the_rare_class_recall(trainer):
     assert recall(weighted, test, "rare") > recall(plain, test, "rare") + 0.05
     counts = weighted.info["examples_per_label"]
     weights = weighted.info["class_weight"]["weights"]
-    assert weights["rare"] == pytest.approx(len(data) / (2 * counts["rare"])) and weights["rare"] > 5 * weights["common"]
+    assert (
+        weights["rare"] == pytest.approx(len(data) / (2 * counts["rare"])) and weights["rare"] > 5 * weights["common"]
+    )
     assert "class_weight" not in plain.info
 
 

@@ -70,7 +70,20 @@ def test_quiet_prints_nothing_on_success(tmp_path, crawl, capsys):
 def test_stdin_input(tmp_path, crawl):
     out = tmp_path / "o"
     proc = subprocess.run(
-        [sys.executable, "-m", "thresher.cli", "build", "-", "-o", str(out), "--engine", "local", "-q", "--quality", "none"],
+        [
+            sys.executable,
+            "-m",
+            "thresher.cli",
+            "build",
+            "-",
+            "-o",
+            str(out),
+            "--engine",
+            "local",
+            "-q",
+            "--quality",
+            "none",
+        ],
         stdin=open(crawl, "rb"),
         capture_output=True,
         text=True,

@@ -67,7 +67,23 @@ def test_dataset_card_shows_size_inputs_and_language_mix(tmp_path):
 def test_non_terminal_progress_prints_each_phase_as_it_ended_not_as_it_started(tmp_path, capsys):
     records = [{"url": f"https://a.example/{i}", "html": article_html(i)} for i in range(6)]
     crawl = write_jsonl(tmp_path / "crawl.jsonl", records)
-    assert main(["build", str(crawl), "-o", str(tmp_path / "o"), "--engine", "local", "--progress-every", "2", "--quality", "none"]) == 0
+    assert (
+        main(
+            [
+                "build",
+                str(crawl),
+                "-o",
+                str(tmp_path / "o"),
+                "--engine",
+                "local",
+                "--progress-every",
+                "2",
+                "--quality",
+                "none",
+            ]
+        )
+        == 0
+    )
     lines = [line for line in capsys.readouterr().err.splitlines() if line[:8].strip() in
              ("scan", "group", "verify", "cluster", "write", "assemble", "finalize")]
     scan = [x for x in lines if x.startswith("scan ")]
@@ -98,12 +114,30 @@ def test_stdin_documents_name_stdin_not_the_deleted_spool_file(tmp_path):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[3]
-    lines = "".join(json.dumps({"url": f"https://a.example/{i}", "text": f"text number {i} " * 20}) + "\n" for i in range(3))
+    lines = "".join(
+        json.dumps({"url": f"https://a.example/{i}", "text": f"text number {i} " * 20}) + "\n" for i in range(3)
+    )
     out = tmp_path / "o"
     env = {**os.environ, "PYTHONPATH": str(root / "src")}
     proc = subprocess.run(
-        [sys.executable, "-m", "thresher", "build", "-", "-o", str(out), "--engine", "local", "-q", "--quality", "none"],
-        input=lines + "{broken\n", capture_output=True, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "thresher",
+            "build",
+            "-",
+            "-o",
+            str(out),
+            "--engine",
+            "local",
+            "-q",
+            "--quality",
+            "none",
+        ],
+        input=lines + "{broken\n",
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert proc.returncode == 0, proc.stderr
     with gzip.open(out / "shard-00000.jsonl.gz", "rt") as f:

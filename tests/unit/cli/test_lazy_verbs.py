@@ -46,4 +46,7 @@ def test_mistyped_verb_still_gets_a_suggestion(capsys) -> None:  # type: ignore[
 def test_one_verb_parser_parses_like_the_full_one() -> None:
     argv = ["build", "in.jsonl", "-o", "out", "--workers", "3", "--method", "simhash"]
     assert vars(build_parser(("build",)).parse_args(argv)).keys() == vars(build_parser().parse_args(argv)).keys()
-    assert build_parser(("build",)).parse_args(argv).cfg__exec__workers == build_parser().parse_args(argv).cfg__exec__workers
+    assert (
+        build_parser(("build",)).parse_args(argv).cfg__exec__workers
+        == build_parser().parse_args(argv).cfg__exec__workers
+    )

@@ -17,7 +17,9 @@ def test_doc_id_pinned_value():
 
 
 def test_document_record_round_trip_drops_transient_html():
-    doc = Document(id="0011223344556677", text="t", url="u", title="T", html="<p>t</p>", metadata={"k": 1}, annotations={"a": 2})
+    doc = Document(
+        id="0011223344556677", text="t", url="u", title="T", html="<p>t</p>", metadata={"k": 1}, annotations={"a": 2}
+    )
     record = doc.to_record()
     assert "html" not in record
     back = Document.from_record(record, ordinal=5)

@@ -11,7 +11,10 @@ def test_totals_reconcile_and_breakdown_by_stage_and_reason():
         s.record_seen()
         s.record_kept()
     s.record_seen()
-    s.record_drop(Drop("quality.gopher", "too_few_words", 3, 50), [Drop("quality.gopher", "too_few_words", 3, 50), Drop("quality.gopher", "no_stop_words", 0, 2)])
+    s.record_drop(
+        Drop("quality.gopher", "too_few_words", 3, 50),
+        [Drop("quality.gopher", "too_few_words", 3, 50), Drop("quality.gopher", "no_stop_words", 0, 2)],
+    )
     s.record_seen()
     s.record_malformed(Malformed("invalid_json", "f:1"))
     assert (s.seen, s.kept, s.dropped, s.malformed) == (5, 3, 1, 1)

@@ -82,7 +82,9 @@ def test_common_reference_texts_exempt_ngrams(tmp_path, bench):
     phrase = " ".join(Q1.split()[:8])
     ref = tmp_path / "ref.txt"
     ref.write_text("\n".join(f"doc {i} {phrase} more" for i in range(3)), encoding="utf-8")
-    cfg = DecontamConfig(benchmarks=(bench,), fields=("question",), ngram=8, common_texts=(str(ref),), max_common_docs=3)
+    cfg = DecontamConfig(
+        benchmarks=(bench,), fields=("question",), ngram=8, common_texts=(str(ref),), max_common_docs=3
+    )
     assert build_index(cfg).exempt == 2  # "Janet's" is two tokens: 9 tokens, 2 n-grams
     assert DecontamFilter(cfg).check(doc(phrase)) is None
 

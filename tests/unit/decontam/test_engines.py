@@ -28,4 +28,6 @@ def test_pool_and_local_give_identical_shards(tmp_path):
     digests = [[s["sha256"] for s in r.manifest["shards"]] for r in (local, pooled)]
     assert digests[0] == digests[1]
     assert local.stats.by_prefix("event")["decontam.cut_documents"] == 8
-    assert json.dumps(local.stats.by_prefix("event"), sort_keys=True) == json.dumps(pooled.stats.by_prefix("event"), sort_keys=True)
+    assert json.dumps(local.stats.by_prefix("event"), sort_keys=True) == json.dumps(
+        pooled.stats.by_prefix("event"), sort_keys=True
+    )

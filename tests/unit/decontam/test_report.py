@@ -35,7 +35,10 @@ def test_drop_mode_build_rejects_feed_the_report(tmp_path, capsys):
     assert result.stats.by_prefix("drop") == {"decontam/benchmark_overlap": 2}
     assert result.manifest["config"]["decontam"]["benchmark_sha256"] == list(config.decontam.benchmark_sha256)
     report = contamination_report(tmp_path / "rej")
-    assert [(f.benchmark, f.item, f.documents) for f in report.rows()] == [("gsm8k/test", "1", 1), ("gsm8k/test", "2", 1)]
+    assert [(f.benchmark, f.item, f.documents) for f in report.rows()] == [
+        ("gsm8k/test", "1", 1),
+        ("gsm8k/test", "2", 1),
+    ]
     assert report.rows()[0].examples[0]["url"] == "https://g.test/1"
     assert main(["decontam-report", str(tmp_path / "rej"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -41,7 +41,9 @@ def test_chain_is_one_cluster_kept_at_the_lowest_ordinal_with_indirect_links_nam
     a, b, c, d = node(10), node(20), node(30), node(40)
     got = decisions([(1, a, b, 0.9), (1, b, c, 0.85), (1, c, d, 0.95)])
     assert got[10] == Decision(ordinal=10, cluster=hex_id(10), duplicates=3)
-    assert got[20].drop == Drop("dedup.near", "near_duplicate", 0.9, 0.8, {"kept_id": hex_id(10), "cluster": hex_id(10)})
+    assert got[20].drop == Drop(
+        "dedup.near", "near_duplicate", 0.9, 0.8, {"kept_id": hex_id(10), "cluster": hex_id(10)}
+    )
     # 30 is linked to the keeper only through 20 and 40: its strongest edge (0.95 to 40) names 40
     assert got[30].drop.detail == {"kept_id": hex_id(10), "cluster": hex_id(10), "via_id": hex_id(40)}
     assert got[30].drop.value == 0.95
@@ -54,7 +56,9 @@ def test_star_attributes_every_member_to_the_hub_directly():
     got = decisions([(0, hub, node(o), 1.0) for o in (7, 9, 11)])
     assert got[5].duplicates == 3
     for o in (7, 9, 11):
-        assert got[o].drop == Drop("dedup.exact", "exact_duplicate", 1.0, None, {"kept_id": hex_id(5), "cluster": hex_id(5)})
+        assert got[o].drop == Drop(
+            "dedup.exact", "exact_duplicate", 1.0, None, {"kept_id": hex_id(5), "cluster": hex_id(5)}
+        )
 
 
 def test_separate_components_are_separate_clusters():
@@ -110,7 +114,11 @@ def test_keep_policies_are_a_registry_a_new_one_is_one_registration():
 def test_decision_json_round_trips_in_its_one_form():
     kept = Decision(ordinal=3, cluster="00ab", duplicates=2)
     assert kept.to_json() == {"o": 3, "keep": {"duplicates": 2, "cluster": "00ab"}}
-    dropped = Decision(ordinal=4, cluster="00ab", drop=Drop("dedup.near", "near_duplicate", 0.9, 0.8, {"kept_id": "00ab", "cluster": "00ab"}))
+    dropped = Decision(
+        ordinal=4,
+        cluster="00ab",
+        drop=Drop("dedup.near", "near_duplicate", 0.9, 0.8, {"kept_id": "00ab", "cluster": "00ab"}),
+    )
     assert dropped.to_json()["drop"]["detail"]["cluster"] == "00ab"
     for d in (kept, dropped):
         assert Decision.from_json(d.to_json()) == d

@@ -17,6 +17,8 @@ def dataset(tmp_path_factory):
     from thresher.run.build import build
 
     root = tmp_path_factory.mktemp("embed")
-    crawl = write_jsonl(root / "c.jsonl", [{"id": f"d{i}", "url": f"https://e.example/{i}", "text": text(i)} for i in range(30)])
+    crawl = write_jsonl(
+        root / "c.jsonl", [{"id": f"d{i}", "url": f"https://e.example/{i}", "text": text(i)} for i in range(30)]
+    )
     build([str(crawl)], root / "ds", local_config(output={"shard_max_records": 10}))
     return root / "ds"

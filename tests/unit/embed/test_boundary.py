@@ -44,7 +44,13 @@ def crawl(tmp_path_factory):
 
 def config(clusters: int, margin: float, **more):
     exec_ = more.pop("exec", {"engine": "local"})
-    embed = {"encoder": "stub", "semantic_threshold": THRESHOLD, "semantic_clusters": clusters, "semantic_margin": margin, **more}
+    embed = {
+        "encoder": "stub",
+        "semantic_threshold": THRESHOLD,
+        "semantic_clusters": clusters,
+        "semantic_margin": margin,
+        **more,
+    }
     return local_config(embed=embed, dedup={"near": {"method": None}}, output={"shard_max_records": 40}, exec=exec_)
 
 
@@ -64,7 +70,9 @@ def test_boundary_pairs_are_found_that_nearest_only_clustering_misses(crawl, tmp
     exhaustive, _ = run(crawl, tmp_path / "one", config(1, 0.0))
     nearest, _ = run(crawl, tmp_path / "near", config(8, 0.0))
     boundary, rejects = run(crawl, tmp_path / "both", config(8, 0.2))
-    one, near, both = (r.manifest["embeddings"]["semantic_dedup"]["duplicates"] for r in (exhaustive, nearest, boundary))
+    one, near, both = (
+        r.manifest["embeddings"]["semantic_dedup"]["duplicates"] for r in (exhaustive, nearest, boundary)
+    )
     section = boundary.manifest["embeddings"]["semantic_dedup"]
     # the cut loses pairs; the boundary finds them back (and no duplicate is counted twice)
     assert near < one <= both
@@ -192,7 +200,9 @@ def test_split_oversized_divides_dense_clusters_and_leaves_identical_rows_alone(
     _, split_scaled = split_oversized(sample, centroids, total=12_000, max_rows=400, iterations=10, seed=0)
     assert split_scaled >= 1
     same = np.tile(sample[:1], (500, 1))
-    kept, none = split_oversized(same, kmeans(same, 1, iterations=5, seed=0), total=500, max_rows=10, iterations=5, seed=0)
+    kept, none = split_oversized(
+        same, kmeans(same, 1, iterations=5, seed=0), total=500, max_rows=10, iterations=5, seed=0
+    )
     assert none == 0 and len(kept) == 1
 
 

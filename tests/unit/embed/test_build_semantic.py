@@ -209,8 +209,14 @@ def test_a_document_the_encoder_fails_on_alone_is_dropped_by_name_and_its_batch_
     monkeypatch.setitem(registry.ENCODERS, "poisoned", lambda device: PoisonedEncoder())
     monkeypatch.setattr(phase, "_encoders", {})
     rng = random.Random(3)
-    records = [{"id": f"{i:016x}", "url": f"https://e.example/{i}", "text": " ".join(_doc(i, rng)) + (" POISON" if i == 7 else "")}
-               for i in range(20)]
+    records = [
+        {
+            "id": f"{i:016x}",
+            "url": f"https://e.example/{i}",
+            "text": " ".join(_doc(i, rng)) + (" POISON" if i == 7 else ""),
+        }
+        for i in range(20)
+    ]
     crawl = write_jsonl(tmp_path / "c.jsonl", records)
     result = build([str(crawl)], tmp_path / "out", local_config(embed={"encoder": "poisoned"}))
     assert result.stats.to_dict()["drops"]["embed"] == {"encoder_failed": 1}
@@ -241,7 +247,9 @@ def test_out_of_memory_in_a_build_halves_the_budget_keeps_every_document_and_is_
     texts = [" ".join(_doc(i, rng)) for i in range(40)]
     texts[3] = " ".join(f"long{j}" for j in range(700))  # past the window (512): truncated, counted
     records = [{"id": f"{i:016x}", "url": f"https://e.example/{i}", "text": t} for i, t in enumerate(texts)]
-    result = build([str(write_jsonl(tmp_path / "c.jsonl", records))], tmp_path / "out", local_config(embed={"encoder": "small"}))
+    result = build(
+        [str(write_jsonl(tmp_path / "c.jsonl", records))], tmp_path / "out", local_config(embed={"encoder": "small"})
+    )
     section = result.manifest["embeddings"]
     assert result.stats.kept == 40 and section["records"] == 40 and section["encoder_failed"] == 0
     assert section["out_of_memory"]["backoffs"] >= 1 and section["out_of_memory"]["lowest_batch_tokens"] <= 900

@@ -24,7 +24,12 @@ def embedded(dataset, tmp_path):
 def test_embed_writes_a_vector_file_per_shard_listed_in_the_manifest(embedded):
     manifest = json.loads((embedded / "manifest.json").read_text())
     section = manifest["embeddings"]
-    assert (section["encoder"], section["dimension"], section["dtype"], section["records"]) == ("stub", 64, "float32", 30)
+    assert (section["encoder"], section["dimension"], section["dtype"], section["records"]) == (
+        "stub",
+        64,
+        "float32",
+        30,
+    )
     assert [f["path"] for f in section["files"]] == [f"shard-0000{i}.embeddings.npy" for i in range(3)]
     assert [f["rows"] for f in section["files"]] == [10, 10, 10]
     assert 0 < section["padding_efficiency"] <= 1
@@ -93,7 +98,12 @@ def test_default_encoder_embeds_from_the_cli_and_verifies(dataset, tmp_path):
     shutil.copytree(dataset, copy)
     assert main(["embed", str(copy)]) == 0
     section = json.loads((copy / "manifest.json").read_text())["embeddings"]
-    assert (section["encoder"], section["dimension"], section["dtype"], section["failed"]) == ("wordllama", 256, "float16", [])
+    assert (section["encoder"], section["dimension"], section["dtype"], section["failed"]) == (
+        "wordllama",
+        256,
+        "float16",
+        [],
+    )
     assert main(["verify", "-q", str(copy)]) == 0
     vectors = np.stack([v for _, v in read_shards(copy, with_embeddings=True)]).astype(np.float32)
     assert vectors.shape == (30, 256) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=2e-3)

@@ -28,7 +28,13 @@ def test_wordllama_loads_from_the_installed_package_and_separates_meanings():
     pytest.importorskip("wordllama", reason="the embed extra (wordllama) is not installed")
     enc = get_encoder("wordllama")
     assert (enc.name, enc.dimension) == ("wordllama", 256) and enc.version.endswith("/l2_supercat_256")
-    texts = ["The cat sat on the mat.", "A cat was sitting on the mat.", "Stock markets fell sharply today.", "", "word " * 600]
+    texts = [
+        "The cat sat on the mat.",
+        "A cat was sitting on the mat.",
+        "Stock markets fell sharply today.",
+        "",
+        "word " * 600,
+    ]
     lengths = enc.tokenize_lengths(texts)
     assert lengths[3] == 0 and lengths[4] > enc.max_len and 5 <= lengths[0] <= 10
     rows = enc.encode(texts)

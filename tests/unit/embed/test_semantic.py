@@ -85,10 +85,14 @@ def test_kmeans_is_seeded_and_separates_clear_groups():
 
 def test_cli_reports_duplicates_as_attributed_json_lines(embedded, tmp_path, capsys):
     report = tmp_path / "dups.jsonl"
-    assert main(["embed", str(embedded), "--encoder", "stub", "--semantic-dedup", "--semantic-report", str(report)]) == 0
+    assert (
+        main(["embed", str(embedded), "--encoder", "stub", "--semantic-dedup", "--semantic-report", str(report)]) == 0
+    )
     lines = [json.loads(line) for line in report.read_text().splitlines()]
     name = names(embedded)
-    assert len(lines) == 8 and {name[line["drop"]["detail"]["kept_id"]] for line in lines} == {f"o{i}" for i in range(8)}
+    assert len(lines) == 8 and {name[line["drop"]["detail"]["kept_id"]] for line in lines} == {
+        f"o{i}" for i in range(8)
+    }
     assert "8 of 28 records duplicate" in capsys.readouterr().err
 
 

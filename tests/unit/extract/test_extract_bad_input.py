@@ -58,15 +58,19 @@ def test_one_giant_pre_is_kept_verbatim():
 
 
 def test_invalid_nesting_and_unclosed_tags():
-    html = f"<html><body><div><p><b>{PARA}<i></b></i><table><tr><td><p>second part of the text, also long and worth keeping.<div>"
+    html = (
+        f"<html><body><div><p><b>{PARA}<i></b></i><table><tr><td>"
+        "<p>second part of the text, also long and worth keeping.<div>"
+    )
     drop, d = run(html)
     assert drop is None
     assert PARA in d.text and "second part of the text" in d.text
 
 
 def test_script_only_page_is_empty_text():
-    assert run("<html><head><script>document.write('<p>hi</p>')</script></head><body><script>x()</script></body></html>")[0] \
-        == Drop("extract", "empty_text", value=0, limit=1)
+    assert run(
+        "<html><head><script>document.write('<p>hi</p>')</script></head><body><script>x()</script></body></html>"
+    )[0] == Drop("extract", "empty_text", value=0, limit=1)
 
 
 def test_noscript_fallback_is_used_when_it_is_all_there_is():
@@ -82,7 +86,11 @@ def test_noscript_is_ignored_beside_real_content():
 
 def test_misdeclared_charset_mojibake_still_gives_text():
     # UTF-8 bytes decoded as cp1252 by a reader that trusted a wrong declaration
-    mojibake = "Größere Städte wie München und Köln haben ihre Pläne für das kommende Jahr veröffentlicht.".encode().decode("cp1252")
+    mojibake = (
+        "Größere Städte wie München und Köln haben ihre Pläne für das kommende Jahr veröffentlicht.".encode().decode(
+            "cp1252"
+        )
+    )
     drop, d = run(f'<meta charset="windows-1252"><p>{mojibake}</p>')
     assert drop is None and d.text == mojibake
 

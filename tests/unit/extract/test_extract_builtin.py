@@ -42,7 +42,8 @@ PAGE = f"""<!doctype html>
 <div class="advertisement">Advertisement: buy the best shoes now at a discount price today.</div>
 <p>Read more</p>
 </article>
-<section id="comments"><h3>12 comments</h3><p>I think this is a terrible idea and the council should resign, honestly I do.</p></section>
+<section id="comments"><h3>12 comments</h3>\
+<p>I think this is a terrible idea and the council should resign, honestly I do.</p></section>
 <aside class="related-articles"><h3>Related</h3><ul><li><a href="/x">Council tax rises again this year</a></li>
 <li><a href="/y">New park opens in the northern district</a></li></ul></aside>
 </main>

@@ -76,6 +76,8 @@ def test_declared_body_inside_matches_the_bottom_up_pass():
     opens = ["<div>", "<main>", '<div itemprop="articleBody">', '<section role="main">', '<p role="note">',
              '<span itemprop="name">', "<article>", "<ul><li>"]
     for _ in range(3000):
-        html = "".join(rng.choice(opens + ["</div>", "</main>", "</section>", "text "]) for _ in range(rng.randrange(1, 25)))
+        html = "".join(
+            rng.choice(opens + ["</div>", "</main>", "</section>", "text "]) for _ in range(rng.randrange(1, 25))
+        )
         doc = parse(html)
         assert region.declared_body_inside(doc) == _declared_body_inside_reference(doc), html

@@ -56,7 +56,9 @@ def test_min_text_chars_bound_is_reported():
 
 def test_too_large_page_is_dropped_before_parsing():
     d = doc("<p>" + "é" * 600)
-    assert Extract(ExtractConfig(max_html_bytes=1000)).transform(d) == Drop("extract", "too_large", value=1203, limit=1000)
+    assert Extract(ExtractConfig(max_html_bytes=1000)).transform(d) == Drop(
+        "extract", "too_large", value=1203, limit=1000
+    )
     assert d.html is None
 
 

@@ -45,7 +45,10 @@ def test_unclosed_comment_runs_to_the_end():
 
 
 def test_script_and_style_content_is_not_text_but_json_ld_is_kept():
-    html = '<script>var x = "<p>no</p>";</script><style>p{}</style><script type="application/ld+json">{"a":1}</script><p>yes'
+    html = (
+        '<script>var x = "<p>no</p>";</script><style>p{}</style>'
+        '<script type="application/ld+json">{"a":1}</script><p>yes'
+    )
     doc = parse(html)
     assert text_of(doc.root) == "yes"
     assert doc.json_ld == ['{"a":1}']

@@ -116,11 +116,14 @@ def test_declared_text_behind_a_paywall_is_not_the_page() -> None:
 def video_page() -> str:
     description = SENTENCES[1] + " " + SENTENCES[2]
     menu = "".join(f'<li><a href="/s{i}">Section number {i}</a></li>' for i in range(40))
-    return (f'<html><head><meta name="description" content="{description}"></head><body><nav><ul>{menu}</ul>'
-            f'</nav><div class="cookie-consent"><p>{" ".join(SENTENCES * 2)}</p></div><main><div class="player"><div class="buttons"><p>Saved to your list! Saving ended. Rated! Rating removed. '
-            'Embed code copied to the clipboard.</p><p>Please note the terms of use.</p></div></div>'
-            f'<div class="item-caption"><h2>US sport in times of crisis</h2><p>{description}</p></div>'
-            '</main></body></html>')
+    return (
+        f'<html><head><meta name="description" content="{description}"></head><body><nav><ul>{menu}</ul>'
+        f'</nav><div class="cookie-consent"><p>{" ".join(SENTENCES * 2)}</p></div><main><div class="player"><div '
+        f'class="buttons"><p>Saved to your list! Saving ended. Rated! Rating removed. '
+        "Embed code copied to the clipboard.</p><p>Please note the terms of use.</p></div></div>"
+        f'<div class="item-caption"><h2>US sport in times of crisis</h2><p>{description}</p></div>'
+        "</main></body></html>"
+    )
 
 
 def test_a_near_empty_selection_gives_way_to_the_page_description(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,7 +45,9 @@ def test_per_host_concurrency_and_delay_hold_at_the_server(tmp_path: Path, farm_
     assert result.stats.outcomes["fetched"] == len(urls)
     counts = farm.counts()
     assert max(counts[f"busy{h}.test"]["max_in_flight"] for h in range(3)) == 2  # used, never exceeded
-    assert counts["cd.test"]["max_in_flight"] == 1 and counts["cd.test"]["min_gap_s"] >= 0.15  # Crawl-delay 0.25, less the farm thread's own jitter
+    assert (
+        counts["cd.test"]["max_in_flight"] == 1 and counts["cd.test"]["min_gap_s"] >= 0.15
+    )  # Crawl-delay 0.25, less the farm thread's own jitter
     assert counts["gap.test"]["max_in_flight"] <= 2
     delayed = fetch_urls([str(write_urls(tmp_path / "g.txt", [f"http://gap2.test:{p}/page/x{i}" for i in range(3)]))],
                          tmp_path / "crawl2", farm_config(per_host_delay_s=0.25), resolve=resolver("gap2.test"))
@@ -74,7 +76,9 @@ def test_robots_disallow_is_honoured_and_fetched_once_per_host(tmp_path: Path, f
     assert counts["r.test"]["paths"]["/robots.txt"] == 1
     agents = {ua for host in counts.values() for ua in host["user_agents"]}
     assert agents == {f"thresher-fetch/{__version__} (+tests@thresher.invalid)"}  # the contact the user set
-    assert not [path for host in counts.values() for path in host["paths"] if path.startswith(("/private/", "/page/no"))]
+    assert not [
+        path for host in counts.values() for path in host["paths"] if path.startswith(("/private/", "/page/no"))
+    ]
     log = log_of(out)
     assert log[f"http://r.test:{p}/private/0"]["reason"] == "robots_disallowed"
     assert log[f"http://r2.test:{p}/page/no"]["reason"] == "robots_disallowed"  # the group for our agent
@@ -134,7 +138,9 @@ def test_a_redirect_to_another_host_takes_that_hosts_robots_and_slots(tmp_path: 
     p = farm.port
     urls = [f"http://from.test:{p}/to-host/other.test:{p}", f"http://from.test:{p}/page/stay"]
     out = tmp_path / "crawl"
-    fetch_urls([str(write_urls(tmp_path / "u.txt", urls))], out, farm_config(), resolve=resolver("from.test", "other.test"))
+    fetch_urls(
+        [str(write_urls(tmp_path / "u.txt", urls))], out, farm_config(), resolve=resolver("from.test", "other.test")
+    )
     moved = log_of(out)[urls[0]]
     assert moved["outcome"] == "fetched" and moved["final_url"] == f"http://other.test:{p}/page/redirected"
     assert farm.counts()["other.test"]["paths"] == {"/robots.txt": 1, "/page/redirected": 1}
@@ -154,7 +160,9 @@ def test_a_failing_host_is_parked_and_its_other_urls_fail_unrequested(tmp_path: 
     assert result.stats.hosts_parked == 1 and result.stats.outcomes["fetched"] == 1
 
 
-def test_private_targets_are_refused_before_any_connection(tmp_path: Path, farm_factory: Any, loopback_only: Any) -> None:
+def test_private_targets_are_refused_before_any_connection(
+    tmp_path: Path, farm_factory: Any, loopback_only: Any
+) -> None:
     farm = farm_factory()
     p = farm.port
     urls = [

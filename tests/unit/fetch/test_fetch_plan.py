@@ -101,4 +101,8 @@ def test_hosts_with_the_most_urls_are_planned_first(tmp_path: Path) -> None:
     src = tmp_path / "urls.txt"
     src.write_text("".join(f"http://{h}.example/{i}\n" for h, n in (("a", 1), ("m", 5), ("z", 9)) for i in range(n)))
     build_plan([str(src)], tmp_path / "work", CFG)
-    assert [(h.host, h.count) for h in iter_hosts(tmp_path / "work")] == [("z.example", 9), ("m.example", 5), ("a.example", 1)]
+    assert [(h.host, h.count) for h in iter_hosts(tmp_path / "work")] == [
+        ("z.example", 9),
+        ("m.example", 5),
+        ("a.example", 1),
+    ]

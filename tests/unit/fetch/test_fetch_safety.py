@@ -63,7 +63,12 @@ def test_only_the_checked_addresses_are_handed_to_the_client() -> None:
 
 def test_literal_addresses_are_checked_without_dns() -> None:
     guard = PinnedResolver(static_resolver({}))
-    for host, reason in (("127.0.0.1", "loopback"), ("[::1]", "loopback"), ("[::ffff:7f00:1]", "loopback"), ("10.0.0.1", "private")):
+    for host, reason in (
+        ("127.0.0.1", "loopback"),
+        ("[::1]", "loopback"),
+        ("[::ffff:7f00:1]", "loopback"),
+        ("10.0.0.1", "private"),
+    ):
         with pytest.raises(TargetRefused) as info:
             run(guard.check(host, 80))
         assert info.value.reason == reason

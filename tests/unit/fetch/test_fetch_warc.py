@@ -55,7 +55,9 @@ def assert_archive_matches_log(out: Path) -> list[dict[str, Any]]:
     assert sum(r.type == "request" for r in recs) == sum(r.type == "metadata" for r in recs) == len(fetched)
     assert all(recs_of_file[0].type == "warcinfo" for recs_of_file in _by_file(out / "warc"))
     for e in fetched:
-        (first,) = [r for r in iter_records(str(out / "warc" / e["warc"]), 1 << 26, WarcConfig(), start=e["offset"])][:1]
+        (first,) = [r for r in iter_records(str(out / "warc" / e["warc"]), 1 << 26, WarcConfig(), start=e["offset"])][
+            :1
+        ]
         assert first.type == "request" and first.target_uri == e["final_url"]
     return log
 
@@ -178,7 +180,9 @@ def test_a_full_disk_stops_with_a_clear_error_and_a_readable_archive(tmp_path: P
 def test_cli_fetch_then_build_end_to_end(tmp_path: Path, farm_factory: Any, capsys: pytest.CaptureFixture[str]) -> None:
     farm = farm_factory()
     base = f"http://{FARM_ADDRESS}:{farm.port}"
-    listing = write_urls(tmp_path / "u.txt", [f"{base}/page/{i}" for i in range(6)] + ["javascript:x", "", f"{base}/page/0#dup"])
+    listing = write_urls(
+        tmp_path / "u.txt", [f"{base}/page/{i}" for i in range(6)] + ["javascript:x", "", f"{base}/page/0#dup"]
+    )
     out, dataset = tmp_path / "crawl", tmp_path / "dataset"
     assert cli.main(["fetch", str(listing), "-o", str(out)]) == 1  # no --contact: a config error
     assert "fetch.contact is required" in capsys.readouterr().err

@@ -17,7 +17,10 @@ def _lines(code: str) -> list[str]:
 
 
 def test_prose_of_leaves_the_code_out():
-    assert prose_of(f"Hello there, this is prose.\n\n{CODE}\n\nMore prose here.") == "Hello there, this is prose.\nMore prose here."
+    assert (
+        prose_of(f"Hello there, this is prose.\n\n{CODE}\n\nMore prose here.")
+        == "Hello there, this is prose.\nMore prose here."
+    )
 
 
 def test_binary_detector_learns_english_against_close_languages_and_survives_code(tmp_path):

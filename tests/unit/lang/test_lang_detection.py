@@ -44,7 +44,14 @@ def test_clean_text_removes_surrogates_reads_c1_as_cp1252_and_cuts():
 
 
 def test_codes_map_cld2_spellings_to_iso():
-    assert [from_cld2(c) for c in ("iw", "no", "zh-Hant", "un", "xx-Qaai", "en")] == ["he", "nb", "zh", "und", "und", "en"]
+    assert [from_cld2(c) for c in ("iw", "no", "zh-Hant", "un", "xx-Qaai", "en")] == [
+        "he",
+        "nb",
+        "zh",
+        "und",
+        "und",
+        "en",
+    ]
     assert [normalize_code(c) for c in ("en-US", "PT_br", "iw")] == ["en", "pt", "he"]
 
 

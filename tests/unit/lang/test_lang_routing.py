@@ -53,7 +53,9 @@ def test_by_language_from_the_command_line_is_json(tmp_path):
 
 def test_stop_word_rule_serves_languages_counted_from_frequencies():
     rule = GopherQuality(GopherQualityConfig(min_words=1))
-    sv = Document(id="1", text="Det här är en mening på svenska och den handlar om staden.", annotations={"lang.code": "sv"})
+    sv = Document(
+        id="1", text="Det här är en mening på svenska och den handlar om staden.", annotations={"lang.code": "sv"}
+    )
     pl = Document(id="2", text="Lorem ipsum dolor sit amet consectetur.", annotations={"lang.code": "pl"})
     fi = Document(id="3", text="Tämä on suomenkielinen lause kaupungista.", annotations={"lang.code": "fi"})
     assert rule.check_all(sv) == []

@@ -57,7 +57,9 @@ def test_filter_drops_unwanted_language_and_low_score_with_measured_values():
 
 def test_filter_keeps_undetermined_only_when_asked():
     und = Document(id="1", annotations={"lang.code": "und", "lang.score": 0.0})
-    assert LanguageFilter(LangConfig(languages=("en",))).check(und) == Drop("lang", "not_wanted", value="und", limit="en")
+    assert LanguageFilter(LangConfig(languages=("en",))).check(und) == Drop(
+        "lang", "not_wanted", value="und", limit="en"
+    )
     assert LanguageFilter(LangConfig(languages=("en",), keep_undetermined=True)).check(und) is None
 
 

@@ -86,7 +86,11 @@ def test_obfuscated_addresses_are_a_separate_type():
     text = "jane at example dot org, bob [at] mail [dot] com, eve(at)uni-x(dot)edu, ADMIN AT HOST DOT NET"
     assert [t for t, _ in found(text, ["obfuscated_email"])] == ["obfuscated_email"] * 4
     assert found(text, ["email"]) == []
-    assert [m.key for m in detect(text, ["obfuscated_email"])][:3] == ["jane@example.org", "bob@mail.com", "eve@uni-x.edu"]
+    assert [m.key for m in detect(text, ["obfuscated_email"])][:3] == [
+        "jane@example.org",
+        "bob@mail.com",
+        "eve@uni-x.edu",
+    ]
 
 
 @pytest.mark.parametrize("text", ["He looked at google dot com.", "meet at noon dot", "we stayed at hotel dot com"])
@@ -135,8 +139,15 @@ def test_card_numbers_in_catalogue_context_are_not_cards():
     assert found("4222222222222", ["card"]) == []  # a 13-digit Visa test number: no longer issued
 
 
-@pytest.mark.parametrize("text", ["The IBAN FR36 0235 4716 3593 2760 1234 567 is wrong.", "Reference 0430 0064 8597 5439",
-                                  "IBAN PL13 7470 2967 2624 9827 0973 8273 is wrong", "Reference 5264 4477 9548 1426"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The IBAN FR36 0235 4716 3593 2760 1234 567 is wrong.",
+        "Reference 0430 0064 8597 5439",
+        "IBAN PL13 7470 2967 2624 9827 0973 8273 is wrong",
+        "Reference 5264 4477 9548 1426",
+    ],
+)
 def test_parts_of_longer_grouped_numbers_are_neither_phones_nor_cards(text):
     assert found(text, ["phone", "card"]) == []
 

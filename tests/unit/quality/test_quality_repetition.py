@@ -53,8 +53,12 @@ def test_unique_text_passes_all_rules():
 def test_every_failing_rule_is_reported():
     drops = GopherRepetition().check_all(doc("spam spam\n" * 20))
     reasons = [d.reason for d in drops]
-    assert reasons[:4] == ["duplicate_paragraphs", "duplicate_paragraph_chars", "duplicate_lines", "duplicate_line_chars"] or \
-        reasons[:2] == ["duplicate_lines", "duplicate_line_chars"]
+    assert reasons[:4] == [
+        "duplicate_paragraphs",
+        "duplicate_paragraph_chars",
+        "duplicate_lines",
+        "duplicate_line_chars",
+    ] or reasons[:2] == ["duplicate_lines", "duplicate_line_chars"]
     assert "top_2_gram_too_frequent" in reasons and "duplicate_10_grams" in reasons
 
 

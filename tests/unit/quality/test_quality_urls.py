@@ -31,7 +31,9 @@ def make(lists, **kw):
 def test_blocked_domain_and_its_subdomains(lists):
     f = make(lists)
     assert f.check_all(doc("t", "https://bad.com/a")) == [Drop(S, "blocked_domain", "bad.com", "bad.com")]
-    assert f.check_all(doc("t", "http://www.shop.bad.com:8080/")) == [Drop(S, "blocked_domain", "shop.bad.com", "bad.com")]
+    assert f.check_all(doc("t", "http://www.shop.bad.com:8080/")) == [
+        Drop(S, "blocked_domain", "shop.bad.com", "bad.com")
+    ]
     assert f.check_all(doc("t", "https://worse.org")) == [Drop(S, "blocked_domain", "worse.org", "worse.org")]
     assert f.check_all(doc("t", "https://notbad.com/")) == []
 

@@ -18,9 +18,19 @@ from thresher.quality import list_store, url_lists, urls
 from thresher.quality.urls import DomainDigests, UrlFilter, UrlFilterConfig
 
 LINES = [f"site{i}.example" for i in range(3000)] + [
-    "www.spaced.example.", "WWW.Upper.Example", "# a comment", "", "  padded.example  ", "trail.example...",
-    "www.", "caf\u00e9.example", "\u0130stanbul.example", "bad\udcff".encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-    "cr.example\r", "#hash-not-first.example", "x#y.example",
+    "www.spaced.example.",
+    "WWW.Upper.Example",
+    "# a comment",
+    "",
+    "  padded.example  ",
+    "trail.example...",
+    "www.",
+    "caf\u00e9.example",
+    "\u0130stanbul.example",
+    "bad\udcff".encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+    "cr.example\r",
+    "#hash-not-first.example",
+    "x#y.example",
 ]
 HOSTS = ["site17.example", "a.b.site2999.example", "spaced.example", "upper.example", "padded.example", "trail.example",
          "caf\u00e9.example", "i\u0307stanbul.example", "cr.example", "x#y.example", "site3000.example", "example"]
@@ -51,7 +61,13 @@ def test_compiled_list_answers_as_the_in_memory_list(big_list, tmp_path):
     assert list(compiled.domains.digests) == list(memory.domains.digests)
     assert compiled.urls == memory.urls
     assert answers(compiled) == answers(memory)
-    assert answers(compiled)[:5] == ["site17.example", "site2999.example", "spaced.example", "upper.example", "padded.example"]
+    assert answers(compiled)[:5] == [
+        "site17.example",
+        "site2999.example",
+        "spaced.example",
+        "upper.example",
+        "padded.example",
+    ]
 
 
 def test_list_kept_as_strings_compiles_to_the_same_strings(big_list, tmp_path, monkeypatch):
@@ -71,7 +87,9 @@ def test_compiled_kernel_and_python_reference_give_the_same_digests(big_list, mo
     if sys.byteorder == "little":
         reference.byteswap()
     assert url_lists._KERNEL.digest_lines(chunk) == reference.tobytes()
-    assert url_lists._KERNEL.digest_lines("caf\u00e9.example\n".encode()) is None  # not ASCII: the Python reference decides
+    assert (
+        url_lists._KERNEL.digest_lines("caf\u00e9.example\n".encode()) is None
+    )  # not ASCII: the Python reference decides
     with_kernel = urls.load_url_lists(big_list)
     monkeypatch.setattr(url_lists, "_KERNEL", None)
     assert list(urls.load_url_lists(big_list).domains.digests) == list(with_kernel.domains.digests)
@@ -176,8 +194,10 @@ _CHILD = textwrap.dedent("""
     lists = list_store.shared_url_lists(paths, folder)
     hits = sum(urls._host_listed(f"www.host{i}.example.com", lists.domains) is not None for i in range(20000))
     sum(lists.domains.digests[::512])  # every page of the digests read: mapped here
-    print(json.dumps({"private_kib": private_kib() - before, "mapped": isinstance(lists.domains.digests, memoryview),
-                      "size": len(lists.domains), "listed": urls._host_listed("0-1sex.com", lists.domains)}), flush=True)
+    mapped = isinstance(lists.domains.digests, memoryview)
+    listed = urls._host_listed("0-1sex.com", lists.domains)
+    print(json.dumps({"private_kib": private_kib() - before, "mapped": mapped, "size": len(lists.domains),
+                      "listed": listed}), flush=True)
     sys.stdin.readline()  # the first worker stays while the second one maps the same pages
 """)
 

@@ -64,7 +64,9 @@ def test_binary_html_column_is_decoded_by_charset(tmp_path: Path) -> None:
 
 def test_streams_by_row_group_and_reads_a_row_group_range(tmp_path: Path) -> None:
     n = 2500
-    path = write(tmp_path / "c.parquet", {"url": [f"http://x/{i}" for i in range(n)], "text": [str(i) for i in range(n)]}, 1000)
+    path = write(
+        tmp_path / "c.parquet", {"url": [f"http://x/{i}" for i in range(n)], "text": [str(i) for i in range(n)]}, 1000
+    )
     assert [d.text for d in read(path)] == [str(i) for i in range(n)]
     middle = read(path, start=1, end=2)
     assert [d.source["row"] for d in middle] == list(range(1000, 2000))

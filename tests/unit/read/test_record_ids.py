@@ -82,7 +82,9 @@ def test_reader_drops_get_the_id_of_their_place(tmp_path: Path) -> None:
     warc = tmp_path / "c.warc"
     first = _warc_response("https://a.example/", b"%PDF-1.4 not html", ctype="application/pdf")
     warc.write_bytes(first + _warc_response("https://b.example/", article_html(2).encode()))
-    skip, doc = (i for i in iter_items([str(warc)], InputConfig(warc={"engine": "pure"})) if isinstance(i, (Skip, Document)))
+    skip, doc = (
+        i for i in iter_items([str(warc)], InputConfig(warc={"engine": "pure"})) if isinstance(i, (Skip, Document))
+    )
     assert isinstance(skip, Skip) and isinstance(doc, Document)
     assert skip.id == record_id({"file": str(warc), "offset": 0}) != doc.id
     assert skip.to_record()["id"] == skip.id and skip.to_record()["source"] == {"file": str(warc), "offset": 0}
@@ -93,7 +95,9 @@ def test_library_pipeline_names_dicts_by_position() -> None:
     from thresher.pipeline import Pipeline
 
     page = {"url": "https://a.example/", "text": "word " * 80}
-    config = RunConfig.from_dict({"quality": {"preset": None}, "dedup": {"exact": {"level": None}, "near": {"method": None}}})
+    config = RunConfig.from_dict(
+        {"quality": {"preset": None}, "dedup": {"exact": {"level": None}, "near": {"method": None}}}
+    )
     out = list(Pipeline(config).process([dict(page), dict(page)]))
     assert len(out) == 2 and out[0].id != out[1].id
 
@@ -104,7 +108,9 @@ def _shard_ids(dataset: Path) -> list[str]:
     return [r["id"] for r in read_shards(dataset)]
 
 
-def test_build_without_dedup_keeps_every_copy_under_its_own_id(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_build_without_dedup_keeps_every_copy_under_its_own_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     page = {"url": "https://dup.example/", "html": article_html(1)}
     others = [{"url": f"https://o.example/{i}", "html": article_html(i + 2)} for i in range(4)]
     crawl = write_jsonl(tmp_path / "crawl.jsonl", [page, *others, page, page])
@@ -124,7 +130,19 @@ def test_build_without_dedup_keeps_every_copy_under_its_own_id(tmp_path: Path, c
 
     # the same ids from the pool engine, split partitions and another quality config
     other = tmp_path / "ds2"
-    config = ["--engine", "pool", "--workers", "2", "--quality", "c4", "--exact-level", "none", "--method", "none", "-q"]
+    config = [
+        "--engine",
+        "pool",
+        "--workers",
+        "2",
+        "--quality",
+        "c4",
+        "--exact-level",
+        "none",
+        "--method",
+        "none",
+        "-q",
+    ]
     assert main(["build", str(crawl), "-o", str(other), *config]) == 0
     assert set(_shard_ids(other)) <= set(ids)
 
@@ -143,16 +161,22 @@ def test_stdin_ids_do_not_depend_on_the_output_folder(tmp_path: Path, monkeypatc
 def test_ids_are_the_same_on_every_engine(tmp_path: Path) -> None:
     from thresher.run.build import build
 
-    crawl = write_jsonl(tmp_path / "c.jsonl", [{"url": f"https://a.example/{i % 3}", "text": "word " * 80} for i in range(30)])
+    crawl = write_jsonl(
+        tmp_path / "c.jsonl", [{"url": f"https://a.example/{i % 3}", "text": "word " * 80} for i in range(30)]
+    )
     ids = []
     for engine, extra in (("local", {}), ("pool", {"workers": 2})):
-        config = local_config(exec={"engine": engine, **extra}, dedup={"exact": {"level": None}, "near": {"method": None}})
+        config = local_config(
+            exec={"engine": engine, **extra}, dedup={"exact": {"level": None}, "near": {"method": None}}
+        )
         build([str(crawl)], tmp_path / engine, config)
         ids.append(_shard_ids(tmp_path / engine))
     assert ids[0] == ids[1] and len(set(ids[0])) == 30
 
 
-def test_explain_does_not_rerun_another_record_found_at_a_rewritten_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_does_not_rerun_another_record_found_at_a_rewritten_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     short = {"url": "https://short.example/", "html": "<html><body><p>too short to keep</p></body></html>"}
     crawl = write_jsonl(tmp_path / "crawl.jsonl", [short])
     out = tmp_path / "ds"

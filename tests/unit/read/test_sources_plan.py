@@ -68,7 +68,9 @@ def test_html_files_are_batched_into_enough_partitions(tmp_path, small_minimums)
 
 def test_problems_are_located_by_line_however_the_file_is_split(tmp_path, small_minimums):
     p = lines_file(tmp_path / "a.jsonl", 2000, bad_at={5, 1234, 1999})
-    whole = [m.location for m in read_jsonl(Partition(0, "jsonl", (str(p),)), InputConfig()) if isinstance(m, Malformed)]
+    whole = [
+        m.location for m in read_jsonl(Partition(0, "jsonl", (str(p),)), InputConfig()) if isinstance(m, Malformed)
+    ]
     split = [m.location for q in plan_partitions([str(p)], InputConfig()) for m in read_jsonl(q, InputConfig())
              if isinstance(m, Malformed)]
     assert whole == split == [f"{p}:6", f"{p}:1235", f"{p}:2000"]

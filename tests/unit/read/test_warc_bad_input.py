@@ -94,21 +94,40 @@ BAD_CASES: dict[str, Callable[[], bytes]] = {
     "gzip_member_not_warc": lambda: gz(A) + gzip.compress(b"just some text\nin a gzip member\n", mtime=0) + gz(B),
     "corrupt_gzip_member": lambda: gz(A) + _corrupt_member() + gz(C),
     "missing_target_uri": lambda: record(http(), uri=None) + B,
-    "non_http_payload": lambda: record(b"example.com. 300 IN A 93.184.216.34\n", ctype="text/dns", uri="dns:example.com") + B,
+    "non_http_payload": lambda: (
+        record(b"example.com. 300 IN A 93.184.216.34\n", ctype="text/dns", uri="dns:example.com") + B
+    ),
     "claims_http_is_not": lambda: record(b"<html>no status line</html>") + B,
     "html_declared_octet_stream": lambda: record(http(ctype="application/octet-stream")),
     "html_declared_text_plain": lambda: record(http(ctype="text/plain")),
     "png_declared_html": lambda: record(http(body=b"\x89PNG\r\n\x1a\n" + bytes(200))),
     "http_404": lambda: record(http(status=404)),
-    "revisit": lambda: record(http(body=b""), rtype="revisit", extra="WARC-Refers-To-Target-URI: http://a.example/\r\n"),
+    "revisit": lambda: record(
+        http(body=b""), rtype="revisit", extra="WARC-Refers-To-Target-URI: http://a.example/\r\n"
+    ),
     "claims_chunked_is_not": lambda: record(http(extra="Transfer-Encoding: chunked\r\n")),
-    "chunked": lambda: record(http(body=b"10\r\n" + PAGE[:16] + b"\r\n" + f"{len(PAGE) - 16:x}".encode() + b"\r\n" + PAGE[16:] + b"\r\n0\r\n\r\n", extra="Transfer-Encoding: chunked\r\n")),
+    "chunked": lambda: record(
+        http(
+            body=b"10\r\n"
+            + PAGE[:16]
+            + b"\r\n"
+            + f"{len(PAGE) - 16:x}".encode()
+            + b"\r\n"
+            + PAGE[16:]
+            + b"\r\n0\r\n\r\n",
+            extra="Transfer-Encoding: chunked\r\n",
+        )
+    ),
     "gzip_content": lambda: record(http(body=gzip.compress(PAGE, mtime=0), extra="Content-Encoding: gzip\r\n")),
     "deflate_content": lambda: record(http(body=zlib.compress(PAGE), extra="Content-Encoding: deflate\r\n")),
     "claims_gzip_is_plain": lambda: record(http(extra="Content-Encoding: gzip\r\n")),
     "unknown_encoding": lambda: record(http(extra="Content-Encoding: snappy\r\n")),
-    "cp1251_declared_in_http": lambda: record(http(body="<html><p>Привет мир</p></html>".encode("cp1251"), ctype="text/html; charset=windows-1251")),
-    "charset_in_meta": lambda: record(http(body='<html><head><meta charset="iso-8859-7"></head><p>Καλημέρα</p></html>'.encode("iso-8859-7"))),
+    "cp1251_declared_in_http": lambda: record(
+        http(body="<html><p>Привет мир</p></html>".encode("cp1251"), ctype="text/html; charset=windows-1251")
+    ),
+    "charset_in_meta": lambda: record(
+        http(body='<html><head><meta charset="iso-8859-7"></head><p>Καλημέρα</p></html>'.encode("iso-8859-7"))
+    ),
     "resource_html": lambda: record(PAGE, rtype="resource", uri="file:///page.html", ctype="text/html"),
     "wet_conversion": lambda: record(b"Plain text of a page\n", rtype="conversion", ctype="text/plain"),
     "bad_header_no_length": lambda: b"WARC/1.0\r\nWARC-Type: response\r\n\r\nxyz\r\n\r\n" + B,
@@ -143,7 +162,9 @@ def test_clean_gzip_archive_gives_three_documents_at_member_offsets(archive: Cal
     items = read(archive("clean_gz"))
     assert [d.url for d in docs(items)] == ["http://a.example/", "http://b.example/", "http://c.example/"]
     assert [d.source["offset"] for d in docs(items)] == [0, len(gz(A)), len(gz(A, B))]
-    assert all(d.html and "archive" in d.html or "Bye" in (d.html or "") or "See" in (d.html or "") for d in docs(items))
+    assert all(
+        d.html and "archive" in d.html or "Bye" in (d.html or "") or "See" in (d.html or "") for d in docs(items)
+    )
     assert not malformed(items)
 
 
@@ -163,7 +184,9 @@ def test_truncated_record_is_located_and_earlier_records_kept(archive: Callable[
         assert m.location == f"{path}@{offset}"
 
 
-def test_content_length_running_into_the_next_record_is_malformed_and_reading_resumes(archive: Callable[[str], Path]) -> None:
+def test_content_length_running_into_the_next_record_is_malformed_and_reading_resumes(
+    archive: Callable[[str], Path],
+) -> None:
     path = archive("content_length_too_long")
     items = read(path)
     (m,) = malformed(items)

@@ -57,7 +57,9 @@ def test_fastwarc_frames_clean_files_to_the_end(shared_data: Path, name: str) ->
     assert n > 0 and framer.resume_at is None
 
 
-def test_auto_engine_uses_the_fast_reader_and_pure_engine_does_not(shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_engine_uses_the_fast_reader_and_pure_engine_does_not(
+    shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import thresher.read.warc_fast as fast_module
 
     calls = []

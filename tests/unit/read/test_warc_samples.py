@@ -22,11 +22,18 @@ PURE_COUNTS: dict[str, dict[str, int]] = {
     "aut/example.arc.gz": {"documents": 94, "event/charset_fallback": 3, "skip/http_status": 47, "skip/not_html": 158},
     "aut/example.warc.gz": {"documents": 94, "event/charset_fallback": 3, "skip/http_status": 47, "skip/not_html": 158},
     "copycat-arc/small-sample-1213893279526_0.arc.gz": {
-        "documents": 125, "event/charset_fallback": 9, "event/content_encoding_ignored": 14,
-        "event/not_chunked": 33, "skip/http_status": 14, "skip/not_html": 6,
+        "documents": 125,
+        "event/charset_fallback": 9,
+        "event/content_encoding_ignored": 14,
+        "event/not_chunked": 33,
+        "skip/http_status": 14,
+        "skip/not_html": 6,
     },
     "copycat-arc/small-sample-1262850551027_8.arc.gz": {
-        "documents": 8, "event/charset_fallback": 1, "event/content_encoding_ignored": 8, "event/not_chunked": 5,
+        "documents": 8,
+        "event/charset_fallback": 1,
+        "event/content_encoding_ignored": 8,
+        "event/not_chunked": 5,
     },
     "dolma/sample-0000.warc.gz": {"documents": 22, "skip/not_html": 2},
     "dolma/sample-0001.warc.gz": {"documents": 15, "skip/not_html": 2},
@@ -47,7 +54,11 @@ PURE_COUNTS: dict[str, dict[str, int]] = {
     "edge-cases/example.warc.gz": {"documents": 1, "skip/revisit": 1},
     "edge-cases/post-test.warc.gz": {"skip/not_html": 3},
     "pywb/iana.warc.gz": {
-        "documents": 16, "event/not_chunked": 25, "skip/http_status": 4, "skip/not_html": 28, "skip/revisit": 123,
+        "documents": 16,
+        "event/not_chunked": 25,
+        "skip/http_status": 4,
+        "skip/not_html": 28,
+        "skip/revisit": 123,
     },
     "resiliparse/block-sized-records.warc": {"event/unknown_record_type": 3},
     "resiliparse/block-sized-records.warc.gz": {"event/unknown_record_type": 3},
@@ -57,9 +68,16 @@ PURE_COUNTS: dict[str, dict[str, int]] = {
     "resiliparse/warcfile.warc": {"documents": 16},  # its gb2312 page decodes as GB18030, as browsers read it
     "resiliparse/warcfile.warc.gz": {"documents": 16},
     "resiliparse/warcfile.warc.lz4": {"malformed/unsupported_compression": 1},
-    "ukwa/BL-20140325121225068-00000-32090_opera_8443.warc.gz": {"documents": 32, "skip/http_status": 5, "skip/not_html": 28},
+    "ukwa/BL-20140325121225068-00000-32090_opera_8443.warc.gz": {
+        "documents": 32,
+        "skip/http_status": 5,
+        "skip/not_html": 28,
+    },
     "ukwa/BL-20140325122341434-00000-32090_opera_8443.warc.gz": {
-        "documents": 6, "skip/http_status": 1, "skip/not_html": 3, "skip/revisit": 55,
+        "documents": 6,
+        "skip/http_status": 1,
+        "skip/not_html": 3,
+        "skip/revisit": 55,
     },
     "ukwa/IAH-20080430204825-00000-blackbook-truncated.warc.gz": {"documents": 2, "skip/not_html": 6},
     "ukwa/IAH-urls-wget.warc.gz": {"documents": 2, "skip/http_status": 9, "skip/not_html": 8},
@@ -234,6 +252,8 @@ def test_gzip_member_offsets_point_at_gzip_members(warc_dir: Path) -> None:
 
 
 def test_file_level_gzip_locates_records_inside_the_member(warc_dir: Path) -> None:
-    docs = [i for i in read_pure(warc_dir / "edge-cases" / "example-bad-non-chunked.warc.gz") if isinstance(i, Document)]
+    docs = [
+        i for i in read_pure(warc_dir / "edge-cases" / "example-bad-non-chunked.warc.gz") if isinstance(i, Document)
+    ]
     (doc,) = docs
     assert doc.source["offset"] == 0 and doc.source["inner_offset"] > 0

@@ -56,11 +56,17 @@ def test_hand_formatted_lines_are_the_encoded_entries() -> None:
 
     from thresher.core.document import Drop
 
-    drops = [Drop("quality.repetition", "top_3_gram_too_frequent", 0.1862, 0.18),
-             Drop("dedup.near", "near_duplicate", 0.9, 0.8, {"kept_id": "k\u00e9", "cluster": "c", "n": [1, 2.5]}),
-             Drop("quality.gopher", "too_few_words", 12, 50), Drop("read", "revisit", None, None),
-             Drop("x", "nan", math.nan, math.inf), Drop("x", "neg", -0.0, -1e300), Drop("x", "flag", True, False),
-             Drop("x", "big", 10**30, "limit as text"), Drop("st\u00e4ge\"", "re\tason", 1.0, 2.0, {"z": None, "a": "\u2028"})]
+    drops = [
+        Drop("quality.repetition", "top_3_gram_too_frequent", 0.1862, 0.18),
+        Drop("dedup.near", "near_duplicate", 0.9, 0.8, {"kept_id": "k\u00e9", "cluster": "c", "n": [1, 2.5]}),
+        Drop("quality.gopher", "too_few_words", 12, 50),
+        Drop("read", "revisit", None, None),
+        Drop("x", "nan", math.nan, math.inf),
+        Drop("x", "neg", -0.0, -1e300),
+        Drop("x", "flag", True, False),
+        Drop("x", "big", 10**30, "limit as text"),
+        Drop('st\u00e4ge"', "re\tason", 1.0, 2.0, {"z": None, "a": "\u2028"}),
+    ]
     sources = [{"file": "/x/a.jsonl", "offset": 624}, None, {"warc": "é.warc.gz", "record": 3, "offset": 7}, "text"]
     for drop in drops:
         record = drop.to_record()
@@ -99,7 +105,9 @@ def _awkward_values(rng: random.Random) -> list[float]:
     edges = [BOUNDARIES[i] for i in rng.sample(range(len(BOUNDARIES)), 40)] + [BOUNDARIES[0], BOUNDARIES[-1]]
     near = [math.nextafter(e, d) for e in edges for d in (0.0, math.inf)]
     odd = [0.0, -0.0, math.inf, -math.inf, math.nan, 1e-300, 1e300, 5e-324, 1.0, 10.0, 0.1, 2**53 + 1]
-    return edges + near + odd + [rng.uniform(-100, 100) for _ in range(200)] + [rng.randrange(0, 10**6) for _ in range(50)]
+    return (
+        edges + near + odd + [rng.uniform(-100, 100) for _ in range(200)] + [rng.randrange(0, 10**6) for _ in range(50)]
+    )
 
 
 def test_bins_hold_their_values() -> None:
@@ -154,7 +162,9 @@ def test_index_buckets_written_are_the_buckets_read(tmp_path: Path) -> None:
     ids = [f"d{i:05d}" for i in range(3000)] + ['q"uote', "tab\tid", "é\\back"]
     for i, doc_id in enumerate(ids):
         url = f"https://x.example/{i}/é\t{doc_id}"
-        writer.add_json(_dumps(doc_id), _dumps(url), kept_line(_dumps(doc_id), _dumps(url), 0, i).split("\t", 2)[2].rstrip("\n"))
+        writer.add_json(
+            _dumps(doc_id), _dumps(url), kept_line(_dumps(doc_id), _dumps(url), 0, i).split("\t", 2)[2].rstrip("\n")
+        )
     writer.finish(tmp_path / "ds")
     index = DocumentIndex(tmp_path / "ds")
     for i, doc_id in enumerate(ids):
@@ -176,7 +186,9 @@ def test_ids_and_urls_with_line_breaks_are_found(tmp_path: Path, spilled: bool) 
     ids = [f"id{c}{i}" for i, c in enumerate(breaks)]
     for i, doc_id in enumerate(ids):
         url = f"https://x.example/{breaks[i]}/{i}"
-        writer.add_json(_dumps(doc_id), _dumps(url), kept_line(_dumps(doc_id), _dumps(url), 0, i).split("\t", 2)[2].rstrip("\n"))
+        writer.add_json(
+            _dumps(doc_id), _dumps(url), kept_line(_dumps(doc_id), _dumps(url), 0, i).split("\t", 2)[2].rstrip("\n")
+        )
     writer.finish(tmp_path / "ds")
     index = DocumentIndex(tmp_path / "ds")
     assert index.documents == len(ids)

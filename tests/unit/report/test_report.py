@@ -21,7 +21,9 @@ WORDS = ("the river town council voted on a plan to open the old mill as a libra
 
 def _page(i: int, sentences: int = 14) -> str:
     rng = random.Random(i)
-    text = " ".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 16))).capitalize() + "." for _ in range(sentences))
+    text = " ".join(
+        " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 16))).capitalize() + "." for _ in range(sentences)
+    )
     return (f"<html><head><title>Story {i}</title></head><body><nav><a href='/'>Home</a></nav>"
             f"<article><h1>Story {i}</h1><p>{text}</p></article><footer>Privacy policy</footer></body></html>")
 
@@ -36,7 +38,9 @@ def _crawl(tmp_path: Path) -> Path:
     # pages too repetitive for the quality rules
     records += [{"url": f"https://spam.example/{i}", "html": article_html(i, words=150)} for i in range(3)]
     # a page too short for the quality rules, whose text carries markup that must never run
-    records.append({"url": "https://evil.example/x", "html": f"<html><body><p>{XSS.replace('<', '&lt;')} tiny</p></body></html>"})
+    records.append(
+        {"url": "https://evil.example/x", "html": f"<html><body><p>{XSS.replace('<', '&lt;')} tiny</p></body></html>"}
+    )
     # a kept page carrying the same markup as text
     body = " ".join(f"word{j} and more text here for the reader." for j in range(60))
     records.append({"url": "https://evil.example/kept", "text": f"{XSS}\n{body}"})
@@ -57,7 +61,18 @@ def test_report_has_every_section_and_shows_crawled_markup_as_text(built, tmp_pa
     out = tmp_path / "r.html"
     assert main(["report", str(dataset), "--rejects", str(rejects), "-o", str(out), "-q"]) == 0
     page = out.read_text(encoding="utf-8")
-    for anchor in ("summary", "funnel", "drops", "metrics", "languages", "lengths", "dedup", "hosts", "timings", "examples"):
+    for anchor in (
+        "summary",
+        "funnel",
+        "drops",
+        "metrics",
+        "languages",
+        "lengths",
+        "dedup",
+        "hosts",
+        "timings",
+        "examples",
+    ):
         assert f"id='{anchor}'" in page
     # no script element, no external reference of any kind, and a CSP that forbids both
     assert "<script" not in page.lower()
@@ -137,7 +152,12 @@ def test_check_language_share_needs_annotations_or_fails(built, capsys):
 def test_compare_two_builds_of_one_crawl(built, tmp_path, capsys):
     crawl, dataset, _ = built
     other = tmp_path / "other"
-    assert main(["build", str(crawl), "-o", str(other), "--engine", "local", "-q", "--method", "none", "--quality", "none"]) == 0
+    assert (
+        main(
+            ["build", str(crawl), "-o", str(other), "--engine", "local", "-q", "--method", "none", "--quality", "none"]
+        )
+        == 0
+    )
     assert main(["compare", str(dataset), str(other), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     urls_a = {r["url"] for r in _records(dataset)}
@@ -335,8 +355,11 @@ def test_card_counts_tokens_in_a_real_tokenizer_when_asked(built, tmp_path):
     assert main(["build", str(crawl), "-o", str(dataset), "--engine", "pool", "--workers", "2", "-q",
                  "--output-card-tokenizer", "llama2"]) == 0
     manifest = json.loads((dataset / "manifest.json").read_text(encoding="utf-8"))
-    expected = sum(counter.count(json.loads(line)["text"])
-                   for shard in manifest["shards"] for line in gzip.decompress((dataset / shard["path"]).read_bytes()).splitlines())
+    expected = sum(
+        counter.count(json.loads(line)["text"])
+        for shard in manifest["shards"]
+        for line in gzip.decompress((dataset / shard["path"]).read_bytes()).splitlines()
+    )
     card = (dataset / "README.md").read_text(encoding="utf-8")
     assert expected > 1000
     assert f"- Tokens: {expected:,} in the `llama2` tokenizer" in card and counter.sha256[:16] in card

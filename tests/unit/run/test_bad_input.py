@@ -28,7 +28,11 @@ def test_every_kind_of_bad_input_is_counted_and_the_build_finishes(tmp_path):
     plain = tmp_path / "crawl.jsonl"
     plain.write_bytes(payload)
     truncated = tmp_path / "tail.jsonl.gz"
-    blob = gzip.compress(("".join(json.dumps({"url": f"https://t.example/{i}", "text": f"text {i} " * 30}) + "\n" for i in range(400))).encode())
+    blob = gzip.compress(
+        (
+            "".join(json.dumps({"url": f"https://t.example/{i}", "text": f"text {i} " * 30}) + "\n" for i in range(400))
+        ).encode()
+    )
     truncated.write_bytes(blob[: int(len(blob) * 0.6)])
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
@@ -67,7 +71,9 @@ def test_every_kind_of_bad_input_is_counted_and_the_build_finishes(tmp_path):
         assert rejected["https://x.example/deep"]["reason"]
     assert rejected["https://x.example/binary"]["reason"] == "binary_content"
     assert rejected["https://x.example/huge"] == {
-        "stage": "extract", "reason": "too_large", "value": len(("<p>" + "word " * (10 * 1024 * 1024) + "</p>").encode()),
+        "stage": "extract",
+        "reason": "too_large",
+        "value": len(("<p>" + "word " * (10 * 1024 * 1024) + "</p>").encode()),
         "limit": 20 * 1024 * 1024,
     }
     with gzip.open(tmp_path / "rej" / "malformed.jsonl.gz", "rt") as f:

@@ -83,7 +83,9 @@ def test_partitioned_input_gives_the_same_output(tmp_path):
 def test_pool_engine_matches_local(tmp_path):
     src = crawl(tmp_path)
     a = build([str(src)], tmp_path / "a", local_config(input={"partition_bytes": 8192}))
-    b = build([str(src)], tmp_path / "b", local_config(input={"partition_bytes": 8192}, exec={"engine": "pool", "workers": 2}))
+    b = build(
+        [str(src)], tmp_path / "b", local_config(input={"partition_bytes": 8192}, exec={"engine": "pool", "workers": 2})
+    )
     assert a.manifest == b.manifest
     assert a.stats.counters == b.stats.counters
 
@@ -130,7 +132,9 @@ def test_interrupted_build_leaves_no_manifest_and_resumes_to_identical_output(tm
             raise RuntimeError("simulated crash")
         return real_write_task(ctx, p, start)
 
-    with pytest.raises(TaskError, match=r"task write-000001 failed after 1 attempt\(s\): RuntimeError: simulated crash"):
+    with pytest.raises(
+        TaskError, match=r"task write-000001 failed after 1 attempt\(s\): RuntimeError: simulated crash"
+    ):
         build([str(src)], out, config, overwrite=True, tasks=DEFAULT_TASKS.replace(write=crashing_write_task))
     assert "simulated crash" in (out / ".work" / "logs" / "write-000001.log").read_text()
     assert not (out / "manifest.json").exists()  # never a manifest that claims completeness
@@ -197,9 +201,16 @@ def test_rejects_hold_every_dropped_document_with_its_drop(tmp_path):
     [("raw", 3), ("normalized", 2), ("structural", 1), (None, 4)],
 )
 def test_exact_dedup_levels(tmp_path, level, expected_kept):
-    texts = ["Price is 10 dollars today.", "Price is 10 dollars today.", "price IS 10 dollars, today!", "Price is 12 dollars today."]
+    texts = [
+        "Price is 10 dollars today.",
+        "Price is 10 dollars today.",
+        "price IS 10 dollars, today!",
+        "Price is 12 dollars today.",
+    ]
     src = write_jsonl(tmp_path / "t.jsonl", [{"url": f"u{i}", "text": t} for i, t in enumerate(texts)])
-    result = build([str(src)], tmp_path / "out", local_config(dedup={"exact": {"level": level}, "near": {"method": None}}))
+    result = build(
+        [str(src)], tmp_path / "out", local_config(dedup={"exact": {"level": level}, "near": {"method": None}})
+    )
     assert result.stats.kept == expected_kept
 
 
@@ -232,13 +243,20 @@ def test_a_failing_task_is_retried_then_succeeds(tmp_path, monkeypatch):
             raise OSError("disk hiccup")
         return real_scan_task(ctx, partition)
 
-    result = build([str(src)], tmp_path / "out", local_config(exec={"retries": 2}), tasks=DEFAULT_TASKS.replace(scan=flaky_scan_task))
+    result = build(
+        [str(src)],
+        tmp_path / "out",
+        local_config(exec={"retries": 2}),
+        tasks=DEFAULT_TASKS.replace(scan=flaky_scan_task),
+    )
     assert result.manifest == reference.manifest and failures["left"] == 0
 
 
 def test_all_identical_corpus_is_one_cluster_at_linear_cost(tmp_path):
     text = "The same page, copied everywhere across the crawl, word for word, sentence for sentence. " * 8
-    src = write_jsonl(tmp_path / "same.jsonl", [{"url": f"https://copy.example/{i}", "text": text} for i in range(3000)])
+    src = write_jsonl(
+        tmp_path / "same.jsonl", [{"url": f"https://copy.example/{i}", "text": text} for i in range(3000)]
+    )
     result = build([str(src)], tmp_path / "out", local_config(exec={"key_partitions": 3}))
     stats = result.stats
     assert (stats.kept, stats.dropped) == (1, 2999)

@@ -94,7 +94,10 @@ def test_digest_writer_counts_every_buffer_kind_and_leaves_its_file_open():
     assert writer.write(memoryview(b"\x00\x01\x02\x03").cast("H")) == 4  # counted in bytes, not items
     writer.close()
     assert not raw.closed and writer.tell() == 8
-    assert writer.sha256 == hashlib.sha256(b"abcd\x00\x01\x02\x03").hexdigest() and raw.getvalue() == b"abcd\x00\x01\x02\x03"
+    assert (
+        writer.sha256 == hashlib.sha256(b"abcd\x00\x01\x02\x03").hexdigest()
+        and raw.getvalue() == b"abcd\x00\x01\x02\x03"
+    )
 
 
 def _index_bytes(tmp_path, name, entries, flush_bytes=None, raw=False):

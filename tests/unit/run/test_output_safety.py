@@ -13,7 +13,9 @@ from thresher.run.build import build
 
 
 def crawl(path, n=12, start=0):
-    return write_jsonl(path, [{"url": f"https://s.example/{i}", "html": article_html(i)} for i in range(start, start + n)])
+    return write_jsonl(
+        path, [{"url": f"https://s.example/{i}", "html": article_html(i)} for i in range(start, start + n)]
+    )
 
 
 def test_a_file_named_manifest_json_does_not_make_a_dataset(tmp_path):

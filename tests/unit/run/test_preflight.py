@@ -13,7 +13,9 @@ from thresher.run.preflight import ExtraNeed, check_extra, preflight
 
 
 def crawl(tmp_path):
-    return write_jsonl(tmp_path / "crawl.jsonl", [{"url": f"https://a.example/{i}", "html": article_html(i)} for i in range(3)])
+    return write_jsonl(
+        tmp_path / "crawl.jsonl", [{"url": f"https://a.example/{i}", "html": article_html(i)} for i in range(3)]
+    )
 
 
 def test_missing_input_file_exits_1_and_writes_no_dataset(tmp_path, capsys):
@@ -63,7 +65,9 @@ def test_missing_extra_fails_before_the_scan_naming_the_extra(tmp_path, monkeypa
 def test_installed_but_broken_extra_names_the_real_import_error(tmp_path, monkeypatch):
     pkg = tmp_path / "site" / "brokenextra"
     pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text("raise ImportError('lxml.html.clean module is now a separate project lxml_html_clean')\n")
+    (pkg / "__init__.py").write_text(
+        "raise ImportError('lxml.html.clean module is now a separate project lxml_html_clean')\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     with pytest.raises(ConfigError) as info:
         check_extra(ExtraNeed("brokenextra", "trafilatura", "--extractor trafilatura"))
@@ -75,7 +79,9 @@ def test_installed_but_broken_extra_names_the_real_import_error(tmp_path, monkey
 def test_extract_verb_with_a_broken_extractor_install_names_the_import_error(tmp_path, monkeypatch, capsys):
     pkg = tmp_path / "site" / "trafilatura"
     pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text("raise ImportError('lxml.html.clean module is now a separate project lxml_html_clean')\n")
+    (pkg / "__init__.py").write_text(
+        "raise ImportError('lxml.html.clean module is now a separate project lxml_html_clean')\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     for name in [m for m in sys.modules if m == "trafilatura" or m.startswith("trafilatura.")]:
         monkeypatch.delitem(sys.modules, name)
@@ -100,7 +106,10 @@ def _dedup_fails_fast(args, capsys):
 
 def test_dedup_has_the_builds_preflight(tmp_path, capsys, monkeypatch):
     good = str(crawl(tmp_path))
-    assert _dedup_fails_fast([good, str(tmp_path / "nope.jsonl")], capsys) == f"{tmp_path / 'nope.jsonl'}: no such file or directory"
+    assert (
+        _dedup_fails_fast([good, str(tmp_path / "nope.jsonl")], capsys)
+        == f"{tmp_path / 'nope.jsonl'}: no such file or directory"
+    )
     assert _dedup_fails_fast([str(tmp_path / "*.warc.gz")], capsys).endswith("the pattern matches no file")
     (tmp_path / "file").write_text("x")
     assert "work dir" in _dedup_fails_fast([good, "--work-dir", str(tmp_path / "file" / "w")], capsys)

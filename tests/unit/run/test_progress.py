@@ -14,7 +14,12 @@ def test_scan_fraction_uses_bytes_read_within_a_partition(tmp_path):
         for i in range(3000):
             f.write(json.dumps({"url": f"u{i}", "text": f"Document {i} with a few distinct words."}) + "\n")
     snapshots: list[tuple[str, float | None, int]] = []
-    build([str(src)], tmp_path / "out", local_config(), on_progress=lambda s: snapshots.append((s.phase, s.fraction(), s.seen)))
+    build(
+        [str(src)],
+        tmp_path / "out",
+        local_config(),
+        on_progress=lambda s: snapshots.append((s.phase, s.fraction(), s.seen)),
+    )
     scan = [(f, seen) for phase, f, seen in snapshots if phase == "scan" and f is not None]
     fractions = [f for f, _ in scan]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
@@ -134,7 +139,9 @@ def test_counts_shown_after_sigkill_and_resume_equal_the_real_totals(tmp_path):
     crawl = write_crawl(tmp_path / "crawl.jsonl", n_pages=1200)
     out = tmp_path / "out"
     flags = ["--input-partition-bytes", "150000", "--engine", "pool", "--workers", "2", "-q"]
-    proc = subprocess.Popen([sys.executable, "-m", "thresher.cli", "build", str(crawl), "-o", str(out), *flags], start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "thresher.cli", "build", str(crawl), "-o", str(out), *flags], start_new_session=True
+    )
     done = out / ".work" / "done"
     deadline = time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline:

@@ -22,7 +22,13 @@ def unfinished(tmp_path, stop_at):
     src = crawl(tmp_path / "crawl.jsonl")
     out = tmp_path / "out"
     with pytest.raises(TaskError):
-        build([str(src)], out, local_config(exec={"retries": 0}), rejects=tmp_path / "rej", tasks=DEFAULT_TASKS.replace(**{stop_at: _stop}))
+        build(
+            [str(src)],
+            out,
+            local_config(exec={"retries": 0}),
+            rejects=tmp_path / "rej",
+            tasks=DEFAULT_TASKS.replace(**{stop_at: _stop}),
+        )
     return src, out
 
 

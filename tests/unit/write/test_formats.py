@@ -7,7 +7,9 @@ from thresher.write.manifest import read_shards, verify_dataset
 
 @pytest.fixture
 def crawl(tmp_path):
-    return write_jsonl(tmp_path / "c.jsonl", [{"url": f"https://f.example/{i}", "html": article_html(i)} for i in range(25)])
+    return write_jsonl(
+        tmp_path / "c.jsonl", [{"url": f"https://f.example/{i}", "html": article_html(i)} for i in range(25)]
+    )
 
 
 @pytest.mark.parametrize("fmt", ["jsonl.gz", "jsonl.zst", "parquet"])
@@ -18,7 +20,11 @@ def test_every_format_round_trips_verifies_and_is_byte_identical_on_rebuild(tmp_
         pytest.importorskip("pyarrow")
     config = local_config(output={"format": fmt, "shard_max_records": 10})
     a = build([str(crawl)], tmp_path / "a", config)
-    b = build([str(crawl)], tmp_path / "b", local_config(output={"format": fmt, "shard_max_records": 10}, exec={"engine": "pool", "workers": 2}))
+    b = build(
+        [str(crawl)],
+        tmp_path / "b",
+        local_config(output={"format": fmt, "shard_max_records": 10}, exec={"engine": "pool", "workers": 2}),
+    )
     assert [s["sha256"] for s in a.manifest["shards"]] == [s["sha256"] for s in b.manifest["shards"]]
     assert [s["records"] for s in a.manifest["shards"]] == [10, 10, 5]
     assert verify_dataset(tmp_path / "a", count_records=True) == []

@@ -159,7 +159,8 @@ def test_duckdb_reads_the_layout(hf_dataset: Path) -> None:
     con = duckdb.connect()
     glob = str(hf_dataset / "data" / "*.parquet")
     (count, words) = con.execute(
-        f"select count(*), sum(cast(json_extract(annotations, '$.\"quality.word_count\"') as integer)) from read_parquet('{glob}')"
+        f"select count(*), sum(cast(json_extract(annotations, '$.\"quality.word_count\"') as integer)) from "
+        f"read_parquet('{glob}')"
     ).fetchone()
     assert (count, words) == (30, sum(range(30)))
 

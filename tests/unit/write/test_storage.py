@@ -39,14 +39,19 @@ def test_separate_work_dir_gives_the_same_output_and_is_cleaned(tmp_path, crawl)
     config = local_config(output={"shard_max_records": 10})
     local = build([str(crawl)], tmp_path / "local", config)
     staged = tmp_path / "scratch"
-    result = build([str(crawl)], tmp_path / "out", local_config(output={"shard_max_records": 10}, exec={"work_dir": str(staged)}))
+    result = build(
+        [str(crawl)], tmp_path / "out", local_config(output={"shard_max_records": 10}, exec={"work_dir": str(staged)})
+    )
     assert result.manifest == local.manifest
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
-        [s["path"] for s in local.manifest["shards"]] + ["manifest.json", "stats.json", "README.md", "index", "samples.jsonl.gz"]
+        [s["path"] for s in local.manifest["shards"]]
+        + ["manifest.json", "stats.json", "README.md", "index", "samples.jsonl.gz"]
     )
     assert list(staged.iterdir()) == []  # its task files and staged shards are gone; the folder itself stays
     kept = build(
-        [str(crawl)], tmp_path / "out2", local_config(output={"shard_max_records": 10}, exec={"work_dir": str(staged), "keep_work": True})
+        [str(crawl)],
+        tmp_path / "out2",
+        local_config(output={"shard_max_records": 10}, exec={"work_dir": str(staged), "keep_work": True}),
     )
     assert kept.manifest == local.manifest
     assert json.loads((staged / ".work" / "output.json").read_text()) == {"output": str(tmp_path / "out2")}
@@ -76,7 +81,13 @@ def test_work_dir_url_is_a_one_line_config_error(tmp_path, crawl, capsys):
 def test_missing_fsspec_names_the_extra(tmp_path, crawl, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "fsspec", None)  # `import fsspec` raises ImportError
     # the preflight names the extra before any task runs (issue 14)
-    with pytest.raises(ConfigError, match=r"s3://bucket/ds(: a dataset at a URL)? needs (the remote extra|fsspec): pip install .thresher\[remote\]."):
+    with pytest.raises(
+        ConfigError,
+        match=(
+            r"s3://bucket/ds(: a dataset at a URL)? needs (the remote extra|fsspec): "
+            r"pip install .thresher\[remote\]."
+        ),
+    ):
         build([str(crawl)], "s3://bucket/ds", local_config())
     with pytest.raises(ConfigError, match=r"needs fsspec: pip install 'thresher\[remote\]'"):
         verify_dataset("gs://bucket/ds")
@@ -114,7 +125,10 @@ def test_memory_url_output_builds_verifies_and_detects_damage(tmp_path, crawl, m
     fs.rm_file(f"{root}/shard-00002.jsonl.gz")
     problems = [p.describe() for p in verify_dataset(url)]
     assert problems[0].startswith("shard-00000.jsonl.gz: size") and "truncated or altered" in problems[0]
-    assert problems[1:] == ["shard-00001.jsonl.gz: sha256 differs from the manifest (altered)", "shard-00002.jsonl.gz: missing"]
+    assert problems[1:] == [
+        "shard-00001.jsonl.gz: sha256 differs from the manifest (altered)",
+        "shard-00002.jsonl.gz: missing",
+    ]
     with pytest.raises(DatasetError, match="truncated or altered"):
         list(read_shards(url))
     fs.rm(root, recursive=True)
