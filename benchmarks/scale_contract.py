@@ -61,7 +61,8 @@ def config_args(name: str) -> list[str]:
     if name == "optional":
         blocklist = SHARED / "blocklists" / "fineweb-url-blocklist.tar.gz"
         bench = SHARED / "benchmarks-for-decontamination" / "gsm8k" / "test.jsonl"
-        return ["--quality-urls-blocklists", str(blocklist), "--pii", "email,ip,phone,card,iban", "--decontaminate", str(bench), "--decontaminate-field", "question,answer"]
+        return ["--quality-urls-blocklists", str(blocklist), "--pii", "email,ip,phone,card,iban",
+                "--decontaminate", str(bench), "--decontaminate-field", "question,answer"]
     raise SystemExit(f"unknown config {name!r}")
 
 

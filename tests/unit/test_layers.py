@@ -41,7 +41,7 @@ def crossings() -> set[tuple[str, str]]:
 
 def test_run_layer_imports_no_new_stage_package():
     new = crossings() - STILL_CROSSING
-    assert not new, f"run/ imports a stage package (go through thresher.pipeline or thresher.stage_hooks): {sorted(new)}"
+    assert not new, f"run/ imports a stage package (use thresher.pipeline or thresher.stage_hooks): {sorted(new)}"
 
 
 def test_the_list_of_crossings_still_to_remove_is_current():
