@@ -16,12 +16,26 @@ Warmup = tuple[Callable[[bytes], None], bytes]
 
 
 @dataclass(frozen=True, slots=True)
+class TaskResources:
+    """What one task asks the engine for. Ray schedules by it (a task waits for a node with the CPUs,
+    GPUs and memory free); the local and pool engines run one task per worker and do not read it."""
+
+    cpus: float = 1.0
+    gpus: float = 0.0
+    memory_bytes: int | None = None  # the task's expected peak, headroom included; None: not declared
+
+
+ONE_CPU = TaskResources()
+
+
+@dataclass(frozen=True, slots=True)
 class TaskCall:
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     label: str  # the task and its input, for messages
     log_path: str | None = None
     weight: float | None = None  # expected cost (e.g. input bytes); None: an argument's `size_hint`
+    resources: TaskResources = ONE_CPU
 
 
 def task_weight(call: TaskCall) -> float | None:

@@ -41,6 +41,7 @@ from thresher.embed.semantic_phase import (
 from thresher.pipeline import build_corpus_stages, fork_server_preloads
 from thresher.read.base import Partition
 from thresher.run import progress
+from thresher.run.calls import TaskResources
 from thresher.run.candidates import group_task, verify_task
 from thresher.run.cluster import cluster_task, later_decisions
 from thresher.run.engines import TaskCall, make_engine
@@ -64,6 +65,26 @@ from thresher.run.task import TaskContext, describe_task, run_task
 from thresher.run.workdir import WorkDir
 
 ProgressSink = Callable[[progress.Snapshot], None]
+
+
+# What a task of each phase declares to a scheduler that places tasks by resources (Ray): one CPU,
+# and its expected peak memory with headroom, from the measured peaks (docs/benchmarks.md, the scale
+# contract and memory sections): a scan worker holds the language models (~100 MiB, shared in a
+# pool) and one partition's working set (<= 64 MiB partitions: ~170 MiB at most seen); group,
+# verify, write and assemble tasks stream with 8 MiB caps; a cluster task holds ~80 B per
+# colliding document; an embed task holds its encoder (MiniLM ~90 MB, ONNX runtime) and a batch.
+PHASE_MEMORY_MIB = {
+    "scan": 512, "group": 256, "verify": 256, "cluster": 1024, "write": 256, "assemble": 256, "publish": 128,
+    "embed": 2048, "centroids": 512, "assign": 512, "semantic": 1024, "boundary": 512, "decide": 512,
+    "vectors": 256,
+}
+
+
+def task_resources(phase: str, config: RunConfig) -> TaskResources:
+    """One CPU, the phase's memory, and a GPU for an embedding task when the encoder is to run on one
+    (`--device cuda`; `auto` decides in the worker, so it asks for none)."""
+    gpus = 1.0 if phase == "embed" and config.embed.device == "cuda" else 0.0
+    return TaskResources(cpus=1.0, gpus=gpus, memory_bytes=PHASE_MEMORY_MIB.get(phase, 512) << 20)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +164,7 @@ class PhaseRunner:
             describe_task(task_id, args),
             log_path,
             weight=weight,
+            resources=task_resources(phase, self.ctx.config),
         )
 
     def phase(self, name: str, calls: list[TaskCall], task_bytes: list[int] | None = None, total_bytes: int = 0,

@@ -18,7 +18,7 @@ from typing import Any
 
 from thresher.core.errors import ConfigError, InputError
 from thresher.run import progress
-from thresher.run.calls import TaskCall, kept_result, task_failed
+from thresher.run.calls import TaskCall, TaskResources, kept_result, task_failed
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +102,16 @@ def _run_in_worker(fn: Callable[..., Any], args: tuple[Any, ...], box: Any) -> A
         progress.install(None)
 
 
+def ray_task_options(resources: TaskResources) -> dict[str, Any]:
+    """Ray's options for a task that asks for `resources` (`num_cpus`, `num_gpus`, `memory` in bytes)."""
+    options: dict[str, Any] = {"num_cpus": resources.cpus}
+    if resources.gpus:
+        options["num_gpus"] = resources.gpus
+    if resources.memory_bytes is not None:
+        options["memory"] = resources.memory_bytes
+    return options
+
+
 class RayEngine:
     name = "ray"
 
@@ -151,6 +161,9 @@ class RayEngine:
         self.box = ray.remote(num_cpus=0)(_ProgressBox).remote()
         self.remote = ray.remote(num_cpus=1, max_retries=0)(_run_in_worker)
 
+    def _submit(self, call: TaskCall) -> Any:
+        return self.remote.options(**ray_task_options(call.resources)).remote(call.fn, call.args, self.box)
+
     def _drain(self) -> None:
         if self.sink is None:
             return
@@ -161,7 +174,7 @@ class RayEngine:
         ray = self.ray
         results: list[Any] = [None] * len(calls)
         attempts = [1] * len(calls)
-        pending = {self.remote.remote(c.fn, c.args, self.box): i for i, c in enumerate(calls)}
+        pending = {self._submit(c): i for i, c in enumerate(calls)}
         last_drain = time.monotonic()
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1, timeout=0.25)
@@ -180,7 +193,7 @@ class RayEngine:
                         raise task_failed(calls[i], attempts[i], cause) from exc
                     log.warning("task %s failed (attempt %d), retrying: %s", calls[i].label, attempts[i], cause)
                     attempts[i] += 1
-                    pending[self.remote.remote(calls[i].fn, calls[i].args, self.box)] = i
+                    pending[self._submit(calls[i])] = i
                     continue
                 if on_done is not None:
                     results[i] = kept_result(on_done(i, results[i]), results[i])
