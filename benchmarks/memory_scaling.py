@@ -16,58 +16,15 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 THRESHER = Path(sys.executable).parent / "thresher"
 sys.path.insert(0, str(ROOT))
 
-
-def tree_rss(pid: int) -> dict[int, int]:
-    """VmRSS in bytes of `pid` and each of its descendants (from /proc)."""
-    sizes: dict[int, int] = {}
-    stack = [pid]
-    while stack:
-        p = stack.pop()
-        try:
-            with open(f"/proc/{p}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        sizes[p] = int(line.split()[1]) * 1024
-                        break
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    stack.extend(int(c) for c in f.read().split())
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
-    return sizes
-
-
-def tree_rss_bytes(pid: int) -> int:
-    """Sum of VmRSS over `pid` and all its descendants."""
-    return sum(tree_rss(pid).values())
-
-
-PHASES = ("scan", "group", "verify", "cluster", "write", "assemble", "publish")
-
-
-def current_phase(done_dir: Path) -> str:
-    """The phase now running, judged by the tasks that finished: the phase of the newest marker, or
-    the next one when that marker ends its phase (a single-task phase such as cluster). Approximate
-    at phase boundaries, which is all a per-phase peak needs."""
-    try:
-        markers = sorted(done_dir.iterdir(), key=lambda p: p.stat().st_mtime)
-    except (FileNotFoundError, ValueError):
-        return "scan"
-    if not markers:
-        return "scan"
-    name = markers[-1].name.split("-")[0].split(".")[0]
-    return name if name in PHASES else "scan"
+from tree_memory import run_sampled  # noqa: E402  (the process-tree sampler every memory benchmark uses)
 
 
 def growth_steps(rows: list[dict]) -> list[dict]:
@@ -82,45 +39,6 @@ def growth_steps(rows: list[dict]) -> list[dict]:
         }
         for a, b in zip(rows, rows[1:], strict=False)
     ]
-
-
-def run_sampled(cmd: list[str], work: Path) -> dict:
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak = 0
-    per_phase: dict[str, int] = {}
-    driver_peak = 0  # the build process itself, apart from its workers
-    other_peak = 0  # the largest single descendant (a worker or the fork server)
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak, driver_peak, other_peak
-        phase, checked = "scan", 0.0
-        while not done.is_set():
-            sizes = tree_rss(proc.pid)
-            rss = sum(sizes.values())
-            peak = max(peak, rss)
-            driver_peak = max(driver_peak, sizes.get(proc.pid, 0))
-            other_peak = max([other_peak, *(v for k, v in sizes.items() if k != proc.pid)])
-            if time.monotonic() - checked > 1.0:
-                phase, checked = current_phase(work / "done"), time.monotonic()
-            per_phase[phase] = max(per_phase.get(phase, 0), rss)
-            time.sleep(0.1)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    _, err = proc.communicate()
-    done.set()
-    sampler.join()
-    if proc.returncode != 0:
-        raise RuntimeError(f"build failed: {err.decode()[-3000:]}")
-    return {
-        "wall_s": time.monotonic() - t0,
-        "peak_tree_rss_mib": peak / 2**20,
-        "peak_by_phase_mib": {k: round(v / 2**20, 1) for k, v in per_phase.items()},
-        "peak_driver_mib": round(driver_peak / 2**20, 1),
-        "peak_largest_child_mib": round(other_peak / 2**20, 1),
-    }
 
 
 def main() -> int:
