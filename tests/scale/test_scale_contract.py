@@ -9,7 +9,7 @@ keeps something per document (each of those grew a build by ~1.5 MiB per 1,000 d
 Both builds use the same partition size: a scan task's working memory follows its partition (at
 most `input.partition_bytes`), and the planner gives a small input smaller partitions, so without
 this the small build would look lighter for a reason that has nothing to do with the corpus size.
-The driver's bounded buffers (the explain index's 8 MiB) fill by ~20k documents, hence the sizes.
+The driver's bounded buffers (the explain index's 4 MiB) fill by ~20k documents, hence the sizes.
 
 Measures: the tree's PSS (each shared page divided among the processes that map it: the fork
 server's preloaded lingua models count once, not once per worker as a sum of RSS would) and the
