@@ -28,6 +28,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+
+from scale_contract import corpus  # noqa: E402  (the recombined corpus, generated once)
+
 RESULTS = HERE / "results" / "finalize_cost.json"
 THIS_SRC = HERE.parent / "src"
 
@@ -79,18 +82,6 @@ print(json.dumps({"phases": spent, "build_cpu_s": end[0] - start[0], "build_byte
                   "kept": result.manifest["records"], "shards": result.manifest["shards"],
                   "shard_bytes": result.manifest["bytes"], "outputs_sha256": digest.hexdigest()}))
 """
-
-
-def corpus(n: int) -> Path:
-    from dedup_scale import generate
-
-    path = HERE / ".data" / f"recombined-{n}.jsonl"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".partial")
-        generate(partial, n)
-        partial.rename(path)
-    return path
 
 
 def one_build(src: Path, data: Path, fmt: str) -> dict:

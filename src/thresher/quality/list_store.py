@@ -74,11 +74,8 @@ def _source_files(paths: tuple[str, ...]) -> Iterator[tuple[bytes, str]]:
     """(what the file is to the loader, its path) for every file the lists are read from, in order."""
     for path in paths:
         if os.path.isdir(path):
-            for root, _dirs, files in sorted(os.walk(path)):
-                for name in sorted(files):
-                    if name in ("domains", "urls"):
-                        full = os.path.join(root, name)
-                        yield b"dir:" + os.path.relpath(full, path).encode("utf-8", "surrogateescape"), full
+            for _name, full in urls.ut1_files(path):
+                yield b"dir:" + os.path.relpath(full, path).encode("utf-8", "surrogateescape"), full
         elif path.endswith((".tar.gz", ".tgz", ".tar")):
             yield b"archive", path
         else:

@@ -17,7 +17,7 @@ import sys
 import tarfile
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, TypeVar
 
@@ -179,21 +179,27 @@ def _add_lines(text: str, lists: UrlLists, kind: str | None) -> None:
     lists.urls.update(urls)
 
 
+def ut1_files(directory: str) -> Iterator[tuple[str, str]]:
+    """(`domains` or `urls`, its path) for every list file of a UT1 category directory, its
+    subdirectories included, in the one order every reader of the lists uses."""
+    for root, _dirs, files in sorted(os.walk(directory)):
+        for name in sorted(files):
+            if name in ("domains", "urls"):
+                yield name, os.path.join(root, name)
+
+
 def load_url_lists(paths: tuple[str, ...] | list[str]) -> UrlLists:
     """Read block or allow lists from files, UT1 directories and `.tar.gz` archives."""
     lists = UrlLists(set(), set())
     for path in paths:
         if os.path.isdir(path):
-            for root, _dirs, files in sorted(os.walk(path)):
-                for name in sorted(files):
-                    if name in ("domains", "urls"):
-                        file_path = os.path.join(root, name)
-                        if name == "domains" and os.path.getsize(file_path) > DIGEST_FILE_BYTES:
-                            with open(file_path, "rb") as raw_file:
-                                _add_domain_stream(raw_file, lists)
-                        else:
-                            with open(file_path, encoding="utf-8", errors="replace") as f:
-                                _add_lines(f.read(), lists, name)
+            for name, file_path in ut1_files(path):
+                if name == "domains" and os.path.getsize(file_path) > DIGEST_FILE_BYTES:
+                    with open(file_path, "rb") as raw_file:
+                        _add_domain_stream(raw_file, lists)
+                else:
+                    with open(file_path, encoding="utf-8", errors="replace") as f:
+                        _add_lines(f.read(), lists, name)
         elif path.endswith((".tar.gz", ".tgz", ".tar")):
             try:
                 with tarfile.open(path) as tar:
@@ -243,12 +249,9 @@ def list_files_signature(paths: Iterable[str]) -> tuple[tuple[str, int, int], ..
     try:
         for path in paths:
             if os.path.isdir(path):
-                for root, _dirs, files in sorted(os.walk(path)):
-                    for name in sorted(files):
-                        if name in ("domains", "urls"):
-                            full = os.path.join(root, name)
-                            st = os.stat(full)
-                            signature.append((os.path.abspath(full), st.st_size, st.st_mtime_ns))
+                for _name, full in ut1_files(path):
+                    st = os.stat(full)
+                    signature.append((os.path.abspath(full), st.st_size, st.st_mtime_ns))
             else:
                 st = os.stat(path)
                 signature.append((os.path.abspath(path), st.st_size, st.st_mtime_ns))
