@@ -143,6 +143,10 @@ class Stats:
                     counters[f"{HIST_PREFIX}{metric}/{side}/{name}"] = n
         return cls(counters, dict(data.get("timings_s", {})))
 
+    # the form a task result's `stats` field takes in its completion marker (`thresher.core.serial`)
+    to_record = to_dict
+    from_record = from_dict
+
     def render(self) -> str:
         """The human report printed at the end of a build."""
         seen = self.seen or 0
