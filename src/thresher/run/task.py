@@ -32,12 +32,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from thresher.config import RunConfig
+from thresher.core.serial import SchemaVersionError, dump, load
 from thresher.read.base import Partition
 from thresher.run import progress
 from thresher.run.heap import trim_heap
 from thresher.run.results import TaskResult
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import write_work_json
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,15 +59,21 @@ class TaskContext:
 def run_task(
     fn: Callable[..., TaskResult], result_type: type[TaskResult], ctx: TaskContext, task_id: str, *args: Any
 ) -> TaskResult:
-    """Run a task unless its completion marker exists; write the marker (its result, as JSON) last.
+    """Run a task unless its completion marker exists; write the marker (its result, as JSON with its
+    schema version, `thresher.core.serial.dump`) last. A marker of another schema version (written by
+    another thresher) does not count: the task runs again and replaces it.
 
     The task's own log records (warnings about malformed input, ...) and, when it fails, its
     traceback go to `logs/<task>.log` in the work dir; the exception is re-raised for the engine to
     retry or report."""
     work = ctx.work
     marker = work.marker(task_id)
+    stale: SchemaVersionError | None = None
     if marker.exists():
-        return result_type.from_json(json.loads(marker.read_text(encoding="utf-8")))
+        try:
+            return load(result_type, json.loads(marker.read_text(encoding="utf-8")))
+        except SchemaVersionError as exc:
+            stale = exc
     log_path = work.path("logs", f"{task_id}.log")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_path, mode="a", encoding="utf-8")
@@ -72,6 +81,8 @@ def run_task(
     package_logger = logging.getLogger("thresher")
     package_logger.addHandler(handler)
     progress.set_task(task_id)  # its progress ticks name it: the driver replaces them by its result
+    if stale is not None:
+        log.info("task %s runs again, its completion marker does not count: %s", task_id, stale)
     try:
         result = fn(ctx, *args)
     except BaseException:
@@ -85,7 +96,7 @@ def run_task(
         package_logger.removeHandler(handler)
         handler.close()
         trim_heap()  # workers are long-lived: what the task freed goes back to the system
-    write_work_json(marker, result.to_json())
+    write_work_json(marker, dump(result))
     return result
 
 
