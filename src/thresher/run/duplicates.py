@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.config import RunConfig
+from thresher.core.serial import Serializable
 from thresher.pipeline import build_corpus_stages
 from thresher.run.cluster import iter_decisions, iter_edges
 from thresher.run.phases import ProgressSink, cluster_duplicates
@@ -23,27 +24,16 @@ from thresher.run.scan import iter_scan_docs
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ClusterReport:
+class ClusterReport(Serializable):
+    """What `thresher dedup` reports; `to_json` is its `--json` form."""
+
     documents_seen: int
     documents_compared: int  # those that reached the corpus stages
+    clusters: int
+    duplicates: int  # documents a build would drop: every cluster's members but its keeper
     keep: str
     stages: list[str]
-    clusters: list[dict[str, Any]]  # largest first: cluster, size, kept, members, pairs
-
-    @property
-    def duplicates(self) -> int:
-        return sum(c["size"] - 1 for c in self.clusters)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "documents_seen": self.documents_seen,
-            "documents_compared": self.documents_compared,
-            "clusters": len(self.clusters),
-            "duplicates": self.duplicates,
-            "keep": self.keep,
-            "stages": self.stages,
-            "cluster_list": self.clusters,
-        }
+    cluster_list: list[dict[str, Any]]  # largest first: cluster, size, kept, members, pairs
 
 
 def find_clusters(
@@ -116,7 +106,9 @@ def find_clusters(
     return ClusterReport(
         documents_seen=grouped.stats.seen,
         documents_compared=sum(r.survivors for r in grouped.scan_results),
+        clusters=len(clusters),
+        duplicates=sum(c["size"] - 1 for c in clusters),
         keep=config.dedup.keep,
         stages=[s.name for s in stages],
-        clusters=clusters,
+        cluster_list=clusters,
     )
