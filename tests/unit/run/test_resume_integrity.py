@@ -69,3 +69,38 @@ def test_fingerprint_changes_with_content_not_with_a_reread(tmp_path):
     data[-1] ^= 1
     path.write_bytes(bytes(data))
     assert input_fingerprint(str(path))["sample"] != first["sample"]
+
+
+@pytest.mark.parametrize("version", [0, None])
+def test_a_marker_of_another_schema_version_is_run_again_on_resume(tmp_path, version):
+    """A completion marker written under another schema version of its result (an older thresher's,
+    or one from before markers had a version) does not count: that task alone runs again."""
+    import json
+
+    from thresher.run.results import ScanResult
+
+    src, out = unfinished(tmp_path, "cluster")
+    markers = sorted((out / ".work" / "done").glob("scan-*.json"))
+    stale, current = markers[0], markers[1:]
+    record = json.loads(stale.read_text())
+    assert record["v"] == ScanResult.SCHEMA
+    if version is None:
+        del record["v"]
+    else:
+        record["v"] = version
+    stale.write_text(json.dumps(record))
+    untouched = {m: m.read_bytes() for m in current}
+
+    scanned = []
+
+    def counting_scan(ctx, partition):
+        scanned.append(partition.index)
+        return DEFAULT_TASKS.scan(ctx, partition)
+
+    resumed = build([str(src)], out, local_config(exec={"retries": 0, "keep_work": True}), rejects=tmp_path / "rej",
+                    tasks=DEFAULT_TASKS.replace(scan=counting_scan))
+    assert scanned == [int(stale.stem.split("-")[1])]
+    assert json.loads(stale.read_text())["v"] == ScanResult.SCHEMA  # replaced by the new run's marker
+    assert all(m.read_bytes() == data for m, data in untouched.items())
+    reference = build([str(src)], tmp_path / "ref", local_config(exec={"retries": 0}))
+    assert resumed.manifest["shards"] == reference.manifest["shards"]
