@@ -21,7 +21,8 @@ stands alone, a task's completion marker (`thresher.run.task.run_task`): the for
 class's `SCHEMA`, and `load` refuses any other version with `SchemaVersionError`, so that a marker
 written by another thresher is run again rather than misread. Bump a class's `SCHEMA` when old records
 would no longer decode to the same value: a field renamed, retyped, or added without a default, or the
-form of a class nested in it changed.
+form of a class nested in it changed. A class that is not `Serializable` but has its own `to_json` and
+`from_json` (a plugin stage's task result) goes through them, under its `SCHEMA` or 1.
 """
 
 from __future__ import annotations
@@ -71,12 +72,12 @@ def schema_of(cls: type) -> int:
 
 def to_data(value: Any) -> Any:
     """The JSON form of a dataclass instance (or a hooked class's record)."""
-    return _encoder(type(value))(value)
+    return _codec(type(value))[0](value)
 
 
 def from_data(cls: type[T], data: Any) -> T:
     """The instance of `cls` that `data` (its JSON form) describes; `SchemaError` if it cannot."""
-    decode = _decoder(cls)
+    decode = _codec(cls)[1]
     try:
         return cast(T, decode(data))
     except SchemaError:
@@ -86,148 +87,101 @@ def from_data(cls: type[T], data: Any) -> T:
 
 
 def dump(value: Any) -> dict[str, Any]:
-    """A record that stands alone: the version first, then the JSON form of `value`."""
-    data = to_data(value)
+    """A record that stands alone: the version first, then the JSON form of `value`: its `to_json()`
+    where its class has one (a `Serializable`'s is `to_data`; a phased stage's own result type may
+    write its own), else `to_data(value)`."""
+    to_json = getattr(value, "to_json", None)
+    data = to_json() if to_json is not None else to_data(value)
     if not isinstance(data, dict) or VERSION_KEY in data:
         raise TypeError(f"{type(value).__name__} has no object form to add {VERSION_KEY!r} to")
     return {VERSION_KEY: schema_of(type(value)), **data}
 
 
 def load(cls: type[T], data: Any) -> T:
-    """Read back a `dump` record of `cls`; `SchemaVersionError` when another version wrote it."""
+    """Read back a `dump` record of `cls` (through `cls.from_json` where it has one, else `from_data`);
+    `SchemaVersionError` when another version of `cls` wrote it."""
     if not isinstance(data, dict):
         raise SchemaError(f"a {cls.__name__} record must be a JSON object, got {type(data).__name__}")
     found, expected = data.get(VERSION_KEY), schema_of(cls)
-    if found != expected:
+    if found != expected or type(found) is not int:  # not True, not 1.0
         written = "no schema version" if found is None else f"schema version {found!r}"
         raise SchemaVersionError(f"a {cls.__name__} record has {written}; this thresher reads version {expected}")
-    return from_data(cls, {k: v for k, v in data.items() if k != VERSION_KEY})
+    form = {k: v for k, v in data.items() if k != VERSION_KEY}
+    from_json = getattr(cls, "from_json", None)
+    return cast(T, from_json(form)) if from_json is not None else from_data(cls, form)
 
 
 # -- converters, built once per type ------------------------------------------------------------------
+
+Codec = tuple[Convert, Convert]  # a type's converters to its JSON form and back
+SCALARS = (int, float, str, bool, type(None))
+_CODECS: dict[Any, Codec] = {}
 
 
 def _same(value: Any) -> Any:
     return value
 
 
-def _hooked(tp: Any) -> bool:
-    return isinstance(tp, type) and hasattr(tp, "to_record") and hasattr(tp, "from_record")
+def _or_none(convert: Convert) -> Convert:
+    return _same if convert is _same else (lambda value: None if value is None else convert(value))
 
 
-def _optional(tp: Any) -> Any | None:
-    """The `X` of `X | None`; None for any other type."""
-    if get_origin(tp) in (types.UnionType, typing.Union):
-        args = get_args(tp)
-        inner = [a for a in args if a is not type(None)]
-        if len(inner) == 1 and len(args) == 2:
-            return inner[0]
-        raise TypeError(f"no JSON form for the union {tp!r} (only `X | None`)")
-    return None
+def _codec(tp: Any) -> Codec:
+    """The converters of `tp`, built on first use and kept (the driver decodes many markers)."""
+    codec = _CODECS.get(tp)
+    if codec is None:
+        codec = _CODECS[tp] = _build(tp)
+    return codec
 
 
-def _items(tp: Any) -> tuple[type, Any | None, tuple[Any, ...] | None]:
-    """For a list or tuple type: the container, its one item type (`list[X]`, `tuple[X, ...]`) or its
-    item types (`tuple[X, Y]`)."""
+def _build(tp: Any) -> Codec:
     origin, args = get_origin(tp) or tp, get_args(tp)
-    if origin is list or (origin is tuple and (not args or (len(args) == 2 and args[1] is Ellipsis))):
-        return origin, (args[0] if args else Any), None
-    return tuple, None, args
-
-
-def _is_sequence(tp: Any) -> bool:
-    return (get_origin(tp) or tp) in (list, tuple)
-
-
-def _is_mapping(tp: Any) -> bool:
-    return (get_origin(tp) or tp) is dict
-
-
-def _key_type(tp: Any) -> Any:
-    key = get_args(tp)[0] if get_args(tp) else str
-    if key not in (str, int):
-        raise TypeError(f"no JSON form for {tp!r}: object keys must be str or int")
-    return key
-
-
-SCALARS = (int, float, str, bool, type(None))
-_ENCODERS: dict[Any, Convert] = {}
-_DECODERS: dict[Any, Convert] = {}
-
-
-def _encoder(tp: Any) -> Convert:
-    """The converter of values of type `tp` to their JSON form (built on first use, then kept)."""
-    enc = _ENCODERS.get(tp)
-    if enc is None:
-        enc = _ENCODERS[tp] = _build_encoder(tp)
-    return enc
-
-
-def _decoder(tp: Any) -> Convert:
-    dec = _DECODERS.get(tp)
-    if dec is None:
-        dec = _DECODERS[tp] = _build_decoder(tp)
-    return dec
-
-
-def _build_encoder(tp: Any) -> Convert:
-    if _hooked(tp):
-        return lambda value: value.to_record()
+    if isinstance(tp, type) and hasattr(tp, "to_record") and hasattr(tp, "from_record"):
+        return (lambda value: value.to_record()), cast(Convert, tp.from_record)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        hints = get_type_hints(tp)
-        fields = [(f.name, _encoder(hints[f.name])) for f in dataclasses.fields(tp) if f.init]
-        return lambda value: {name: enc(getattr(value, name)) for name, enc in fields}
-    if (inner := _optional(tp)) is not None:
-        enc = _encoder(inner)
-        return _same if enc is _same else (lambda value: None if value is None else enc(value))
-    if _is_sequence(tp):
-        _, item, several = _items(tp)
-        if several is not None:
-            encs = [_encoder(a) for a in several]
-            return lambda value: [e(v) for e, v in zip(encs, value, strict=True)]
-        enc = _encoder(item)
-        return list if enc is _same else (lambda value: [enc(v) for v in value])
-    if _is_mapping(tp):
-        key, val_enc = _key_type(tp), _encoder(get_args(tp)[1] if get_args(tp) else Any)
-        if key is str and val_enc is _same:
-            return dict
-        key_enc: Convert = str if key is int else _same
-        return lambda value: {key_enc(k): val_enc(v) for k, v in value.items()}
+        return _dataclass_codec(tp)
+    if origin in (types.UnionType, typing.Union):
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) != 1 or len(args) != 2:
+            raise TypeError(f"no JSON form for the union {tp!r} (only `X | None`)")
+        enc, dec = _codec(inner[0])
+        return _or_none(enc), _or_none(dec)
+    if origin is tuple and args and args[-1] is not Ellipsis:  # tuple[X, Y]: one type per place
+        codecs = [_codec(a) for a in args]
+        return (
+            lambda value: [c[0](v) for c, v in zip(codecs, value, strict=True)],
+            lambda data: tuple(c[1](v) for c, v in zip(codecs, data, strict=True)),
+        )
+    if origin in (list, tuple):  # list[X], tuple[X, ...]
+        enc, dec = _codec(args[0] if args else Any)
+        return (
+            list if enc is _same else (lambda value: [enc(v) for v in value]),
+            origin if dec is _same else (lambda data: origin(map(dec, data))),
+        )
+    if origin is dict:
+        key, item = args or (str, Any)
+        if key not in (str, int):
+            raise TypeError(f"no JSON form for {tp!r}: object keys must be str or int")
+        enc, dec = _codec(item)
+        if key is str and enc is _same and dec is _same:
+            return dict, dict
+        key_enc, key_dec = (str, int) if key is int else (_same, _same)
+        return (
+            lambda value: {key_enc(k): enc(v) for k, v in value.items()},
+            lambda data: {key_dec(k): dec(v) for k, v in data.items()},
+        )
     if tp in SCALARS or tp is Any:
-        return _same
+        return _same, _same
     raise TypeError(f"no JSON form for {tp!r}")
 
 
-def _build_decoder(tp: Any) -> Convert:
-    if _hooked(tp):
-        return cast(Convert, tp.from_record)
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return _dataclass_decoder(tp)
-    if (inner := _optional(tp)) is not None:
-        dec = _decoder(inner)
-        return _same if dec is _same else (lambda data: None if data is None else dec(data))
-    if _is_sequence(tp):
-        container, item, several = _items(tp)
-        if several is not None:
-            decs = [_decoder(a) for a in several]
-            return lambda data: tuple(d(v) for d, v in zip(decs, data, strict=True))
-        dec = _decoder(item)
-        return container if dec is _same else (lambda data: container(map(dec, data)))
-    if _is_mapping(tp):
-        key, val_dec = _key_type(tp), _decoder(get_args(tp)[1] if get_args(tp) else Any)
-        if key is str and val_dec is _same:
-            return dict
-        key_dec: Convert = int if key is int else _same
-        return lambda data: {key_dec(k): val_dec(v) for k, v in data.items()}
-    if tp in SCALARS or tp is Any:
-        return _same
-    raise TypeError(f"no JSON form for {tp!r}")
-
-
-def _dataclass_decoder(cls: type) -> Convert:
+def _dataclass_codec(cls: type) -> Codec:
     hints = get_type_hints(cls)
-    fields = [(f.name, _decoder(hints[f.name])) for f in dataclasses.fields(cls) if f.init]
-    names = frozenset(name for name, _ in fields)
+    fields = [(f.name, *_codec(hints[f.name])) for f in dataclasses.fields(cls) if f.init]
+    names = frozenset(name for name, _, _ in fields)
+
+    def encode(value: Any) -> dict[str, Any]:
+        return {name: enc(getattr(value, name)) for name, enc, _ in fields}
 
     def decode(data: Any) -> Any:
         if not isinstance(data, dict):
@@ -235,6 +189,6 @@ def _dataclass_decoder(cls: type) -> Convert:
         unknown = data.keys() - names
         if unknown:
             raise SchemaError(f"a {cls.__name__} record has unknown fields: {', '.join(sorted(unknown))}")
-        return cls(**{name: dec(data[name]) for name, dec in fields if name in data})
+        return cls(**{name: dec(data[name]) for name, _, dec in fields if name in data})
 
-    return decode
+    return encode, decode

@@ -140,7 +140,7 @@ def test_dump_carries_the_class_schema_version_first():
     assert "v" not in SQUARE.to_json()  # the bare form, as a manifest entry
 
 
-@pytest.mark.parametrize("version", [2, 4, "3", None])
+@pytest.mark.parametrize("version", [2, 4, "3", 3.0, None])
 def test_a_record_of_another_schema_version_is_refused(version):
     record = dump(SQUARE)
     if version is None:
@@ -214,3 +214,25 @@ def test_type_hints_are_resolved_once_per_class(monkeypatch):
     for n in range(20):
         assert from_data(Fresh, to_data(Fresh(n=n, inner=Point(x=n, y=0.0)))) == Fresh(n=n, inner=Point(x=n, y=0.0))
     assert calls.count(Fresh) == 1
+
+
+class OwnForm:
+    """A result type with its own to_json/from_json and no SCHEMA (as a plugin stage may declare)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def to_json(self) -> dict[str, Any]:
+        return {"count": self.n}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> OwnForm:
+        return cls(data["count"])
+
+
+def test_a_class_with_its_own_json_form_is_dumped_and_loaded_through_it():
+    record = dump(OwnForm(4))
+    assert record == {"v": 1, "count": 4}
+    assert load(OwnForm, json.loads(json.dumps(record))).n == 4
+    with pytest.raises(SchemaVersionError, match="OwnForm record has no schema version"):
+        load(OwnForm, {"count": 4})
