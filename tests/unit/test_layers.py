@@ -15,11 +15,6 @@ STAGE_PACKAGES = ("embed", "dedup", "decontam", "pii", "classify", "lang", "qual
 
 # (importer, imported): still to move behind the corpus-stage protocol (issue 30)
 STILL_CROSSING = {
-    # the generic clustering (components, keep policies, decisions) used by every clustering stage
-    ("thresher.run.candidates", "thresher.dedup.cluster"),
-    ("thresher.run.cluster", "thresher.dedup.cluster"),
-    ("thresher.run.records", "thresher.dedup.cluster"),
-    ("thresher.run.shards", "thresher.dedup.cluster"),
     # semantic dedup's phases, run by name from the phase order
     ("thresher.run.phases", "thresher.embed.phase"),
     ("thresher.run.phases", "thresher.embed.results"),

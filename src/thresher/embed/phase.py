@@ -47,8 +47,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from thresher.core.clusters import Decision
 from thresher.core.document import Drop
-from thresher.dedup.cluster import Decision
 from thresher.embed.config import EmbedConfig
 from thresher.embed.results import EmbedResult, VectorFile
 from thresher.embed.rows import CHUNK_ROWS, map_vectors, meta_record_dtype, read_meta, work_files

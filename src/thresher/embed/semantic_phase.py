@@ -8,8 +8,8 @@ import json
 import math
 from typing import Any
 
+from thresher.core.clusters import Decision, keep_order
 from thresher.core.document import Drop
-from thresher.dedup.cluster import Decision
 from thresher.embed.config import EmbedConfig
 from thresher.embed.results import AssignResult, BoundaryResult, CentroidsResult, DecideResult, SemanticResult
 from thresher.embed.rows import (
@@ -139,18 +139,6 @@ def plan_cluster_ranges(totals: list[int], max_rows: int) -> list[tuple[int, int
 # -- semantic ------------------------------------------------------------------------------------
 
 
-def _keep_order(meta: Any, keep: str) -> Any:
-    """The cluster's rows in keep-policy order: the earliest-ranked of two duplicates is kept, as in
-    the cluster phase (`thresher.dedup.cluster`: first, longest, best_quality; ties by ordinal)."""
-    import numpy as np
-
-    if keep == "longest":
-        return np.lexsort((meta["ordinal"], -meta["length"].astype(np.int64)))
-    if keep == "best_quality":
-        return np.lexsort((meta["ordinal"], -meta["quality"]))
-    return np.argsort(meta["ordinal"], kind="stable")
-
-
 def _edge_dtype() -> Any:
     import numpy as np
 
@@ -211,7 +199,7 @@ def semantic_task(ctx: TaskContext, lo: int, hi: int, partitions: list[int], dim
         if not len(meta):
             continue
         largest = max(largest, len(meta))
-        order = _keep_order(meta, ctx.config.dedup.keep)
+        order = keep_order(meta, ctx.config.dedup.keep)
         vectors, meta = vectors[order], meta[order]
         cluster = f"semantic-{j}"
         survived = np.ones(len(meta), dtype=bool)
@@ -287,7 +275,7 @@ def boundary_task(ctx: TaskContext, starts: list[int]) -> BoundaryResult:
     nodes = np.concatenate([edges["a"], edges["b"]])
     nodes = nodes[np.unique(nodes["ordinal"], return_index=True)[1]]
     rank = np.empty(len(nodes), dtype=np.int64)
-    rank[_keep_order(nodes, ctx.config.dedup.keep)] = np.arange(len(nodes))
+    rank[keep_order(nodes, ctx.config.dedup.keep)] = np.arange(len(nodes))
     a = rank[np.searchsorted(nodes["ordinal"], edges["a"]["ordinal"])]
     b = rank[np.searchsorted(nodes["ordinal"], edges["b"]["ordinal"])]
     later, earlier = np.maximum(a, b), np.minimum(a, b)

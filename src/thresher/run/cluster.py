@@ -1,6 +1,6 @@
 """The cluster task and the decision files it writes.
 
-One task clusters the verified edges of every corpus stage (`thresher.dedup.cluster`) and writes a
+One task clusters the verified edges of every corpus stage (`thresher.core.clusters`) and writes a
 keep-or-drop decision per colliding document, per input partition, in ordinal order. The write task,
 `thresher dedup` and semantic dedup read them back here (`iter_decisions`, `iter_cluster_decisions`).
 """
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from thresher.dedup.cluster import Decision, Node, cluster, decide
+from thresher.core.clusters import Decision, Node, cluster, decide
 from thresher.pipeline import build_corpus_stages
 from thresher.read.base import ordinal_partition
 from thresher.run.records import EDGE, unpack_edge
@@ -37,7 +37,7 @@ def iter_edges(work: WorkDir, stages: list[Any]) -> Iterator[tuple[int, Node, No
 
 
 def cluster_task(ctx: TaskContext) -> ClusterResult:
-    """Cluster the verified edges of every corpus stage (`thresher.dedup.cluster`) and write the
+    """Cluster the verified edges of every corpus stage (`thresher.core.clusters`) and write the
     decisions per input partition, in ordinal order."""
     work = ctx.work
     stages = build_corpus_stages(ctx.config)

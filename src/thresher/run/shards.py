@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import IO, Any, cast
 
+from thresher.core.clusters import Decision
 from thresher.core.stats import Stats
-from thresher.dedup.cluster import Decision
 from thresher.run import progress
 from thresher.run.cluster import iter_decisions
 from thresher.run.observe import TaskObserver, record_id_url_json

@@ -6,8 +6,8 @@ import json
 import pytest
 from tests.conftest import article_html, local_config, write_jsonl
 
+from thresher.core.clusters import Decision
 from thresher.core.errors import DatasetError, InputError, TaskError, WorkDirError
-from thresher.dedup.cluster import Decision
 from thresher.run.build import build
 from thresher.run.phases import DEFAULT_TASKS
 from thresher.run.records import KEY_LAYOUT
