@@ -8,12 +8,13 @@ import json
 import math
 from typing import Any
 
-from thresher.core.clusters import Decision, keep_order
+from thresher.clusters import Decision, keep_policy
 from thresher.core.document import Drop
 from thresher.embed.config import EmbedConfig
 from thresher.embed.results import AssignResult, BoundaryResult, CentroidsResult, DecideResult, SemanticResult
 from thresher.embed.rows import (
     CHUNK_ROWS,
+    PHASED_STAGE,
     id_hex,
     map_vectors,
     meta_record_dtype,
@@ -23,7 +24,6 @@ from thresher.embed.rows import (
     work_files,
 )
 from thresher.read.base import ordinal_partition
-from thresher.run.cluster import later_decisions
 from thresher.run.task import TaskContext
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line
@@ -137,6 +137,14 @@ def plan_cluster_ranges(totals: list[int], max_rows: int) -> list[tuple[int, int
 
 
 # -- semantic ------------------------------------------------------------------------------------
+
+
+def keep_order(rows: Any, policy: str) -> Any:
+    """Row indexes in keep-policy order (`thresher.clusters.KeepPolicy`, the cluster phase's
+    rank): the earliest of two duplicates is the one kept."""
+    import numpy as np
+
+    return np.lexsort(keep_policy(policy).sort_keys(rows))
 
 
 def _edge_dtype() -> Any:
@@ -347,7 +355,7 @@ def decide_task(ctx: TaskContext, p: int) -> DecideResult:
     # one decision per document: a semantic task rerun on a resume under another (unhashed)
     # `semantic_cluster_rows` may have left a file of another range split; its drops are the same
     unique = [line for i, (o, line) in enumerate(lines) if i == 0 or lines[i - 1][0] != o]
-    with atomic_open(later_decisions(ctx.work, p), "wb", durable=False) as out:
+    with atomic_open(ctx.work.stage_decisions(PHASED_STAGE, p), "wb", durable=False) as out:
         out.writelines(unique)
     return DecideResult(dropped=len(unique))
 

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from thresher.core.clusters import DistinctOrdinals
+from thresher.clusters import DistinctOrdinals
 
 
 def _collect(values, chunk=None, set_limit=None):

@@ -2,7 +2,7 @@
 
 Pure functions over an *edge source* (a callable that iterates every verified edge again, in the
 same order each time: the build reads them from the work dir three times rather than holding them),
-so they are tested without a build (tests/unit/core/test_clusters.py). The build's cluster task
+so they are tested without a build (tests/unit/test_clusters.py). The build's cluster task
 (`thresher.run.cluster.cluster_task`) only reads the edge files and writes the decisions. Every
 clustering corpus stage (exact and near dedup here, semantic dedup over its own vectors) ranks the
 members of a cluster by the one keep-policy table (`KEEP_POLICIES`), so `--keep` means the same in all.
@@ -10,7 +10,7 @@ members of a cluster by the one keep-policy table (`KEEP_POLICIES`), so `--keep`
 - `colliding_ordinals`: the distinct documents that take part in any edge, ascending;
 - `components`: union-find over them; each component's root is its lowest ordinal;
 - `keepers`: the member each component keeps, by a keep policy (`KEEP_POLICIES`: the fields a
-  member is ranked by; `keep_order` sorts columns of rows by the same rank);
+  member is ranked by; `KeepPolicy.sort_keys` ranks columns of rows the same way);
 - `attribute`: every other member's reason: its direct edge to the keeper when there is one (an
   earlier stage, e.g. exact, wins over a later one, then the higher similarity), else its strongest
   edge, with `via` naming the neighbour that linked it;
@@ -183,7 +183,7 @@ class KeepPolicy:
     """Which member of a cluster is kept: the lowest by `fields` in order, each a property every
     member has (`length`, `quality`, ...), highest first when `descending`, ties by ordinal (dataset
     order). Declared as data so that the cluster phase (members one at a time) and a stage ranking
-    columns of rows at once (`keep_order`) rank by the same rule."""
+    columns of rows at once (`sort_keys`) rank by the same rule."""
 
     fields: tuple[str, ...] = ()
     descending: tuple[bool, ...] = ()
@@ -193,6 +193,18 @@ class KeepPolicy:
         picked = [(columns[f], d) for f, d in zip(self.fields, self.descending, strict=True)]
         ordinals = c.ordinals
         return lambda i: (*(-col[i] if d else col[i] for col, d in picked), ordinals[i])
+
+    def sort_keys(self, rows: Any) -> list[Any]:
+        """The same rank over columns of rows at once (a NumPy structured array with an `ordinal`
+        column and the policy's fields): keys for `numpy.lexsort`, whose order puts the member to
+        keep first (lexsort sorts by the last key first)."""
+        keys = [rows["ordinal"]]
+        for name, descending in reversed(list(zip(self.fields, self.descending, strict=True))):
+            column = rows[name]
+            if descending:  # negated; unsigned columns widened first so that they can be
+                column = -(column.astype("int64") if column.dtype.kind in "iu" else column)
+            keys.append(column)
+        return keys
 
 
 KEEP_POLICIES: dict[str, KeepPolicy] = {
@@ -207,19 +219,6 @@ def keep_policy(name: str) -> KeepPolicy:
         return KEEP_POLICIES[name]
     except KeyError:
         raise ValueError(f"unknown keep policy {name!r}; known: {', '.join(sorted(KEEP_POLICIES))}") from None
-
-
-def keep_order(columns: Any, policy: str) -> Any:
-    """Row indexes of `columns` (a NumPy structured array or mapping with an `ordinal` column and the
-    policy's fields) in keep-policy order: the earliest of two duplicates is the one kept."""
-    import numpy as np
-
-    keep = keep_policy(policy)
-    keys = [columns["ordinal"]]  # np.lexsort sorts by the last key first
-    for name, descending in reversed(list(zip(keep.fields, keep.descending, strict=True))):
-        col = columns[name]
-        keys.append(-(col.astype(np.int64) if col.dtype.kind in "iu" else col) if descending else col)
-    return np.lexsort(keys) if len(keys) > 1 else np.argsort(keys[0], kind="stable")
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,17 +6,17 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from thresher.core.clusters import (
+from thresher.clusters import (
     KEEP_POLICIES,
     Decision,
     KeepPolicy,
     Node,
     cluster,
     decide,
-    keep_order,
     link_identical,
 )
 from thresher.core.document import Drop
+from thresher.embed.semantic_phase import keep_order
 
 EXACT = SimpleNamespace(name="dedup.exact", reason="exact_duplicate", threshold=None)
 NEAR = SimpleNamespace(name="dedup.near", reason="near_duplicate", threshold=0.8)
