@@ -3,17 +3,26 @@
 A task's result is also its completion marker (`done/<task>.json`, see `thresher.run.task.run_task`),
 written and read back by `thresher.core.serial` from the fields' types, with the class's schema
 version; the driver and `thresher dedup` read the records' fields, never string keys. The cluster
-phase's per-document record is `thresher.dedup.cluster.Decision`.
+phase's per-document record is `thresher.clusters.Decision`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol, Self
 
 from thresher.core.serial import Serializable
 from thresher.core.stats import Stats
 
-TaskResult = Serializable  # what a task returns: its marker is `serial.dump(result)`
+
+class TaskResult(Protocol):
+    """What any task returns, a phased stage's included (`thresher.core.phased.StagePhase.result`):
+    its completion marker is `serial.dump(result)`, read back through `from_json`."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Self: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

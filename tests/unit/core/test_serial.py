@@ -18,8 +18,9 @@ from thresher.core import serial
 from thresher.core.serial import SchemaError, SchemaVersionError, Serializable, dump, from_data, load, to_data
 from thresher.core.stats import HIST_PREFIX, Stats
 from thresher.embed import results as embed_results
+from thresher.embed.stage import PHASES as EMBED_PHASES
 from thresher.run import results as run_results
-from thresher.run.phases import RESULT_TYPES
+from thresher.run.phases import BUILD_PHASES
 
 # -- every task result, from examples generated from its own field types ---------------------------
 
@@ -60,7 +61,7 @@ def result_classes() -> list[type]:
 
 
 def test_every_result_class_is_a_phase_result():
-    assert set(result_classes()) == set(RESULT_TYPES.values())
+    assert set(result_classes()) == {phase.result for phase in (*BUILD_PHASES, *EMBED_PHASES)}
 
 
 @pytest.mark.parametrize("cls", result_classes(), ids=lambda c: c.__name__)
