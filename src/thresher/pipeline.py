@@ -1,23 +1,29 @@
-"""The per-document stage chain, and the streaming `Pipeline` of the library.
+"""The stage table, the per-document stage chain, and the streaming `Pipeline` of the library.
 
-`DocumentChain` is what every scan task runs on each document: extract → normalize → lang → quality
-(transforms and rule sets), stopping at the first stage that drops the document. Corpus stages
-(dedup) are listed separately: the build runs them through the phase machinery with bounded
-memory; `Pipeline.process` runs them with an in-memory index, first seen wins.
+`STAGE_TABLE` lists every stage a build can run, in order, one row each (document stages, then the
+corpus stages the group, verify and cluster phases decide, then the phased corpus stages of
+`thresher.core.phased`). `DocumentChain` is what every scan task runs on each document: the document
+rows in order, stopping at the first stage that drops the document. The build runs the corpus stages
+through the phase machinery with bounded memory; `Pipeline.process` runs the key-based ones with an
+in-memory index, first seen wins.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from thresher import stage_cache
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop, Malformed
+from thresher.core.errors import ConfigError
+from thresher.core.phased import PhasedStage
 from thresher.core.stages import CorpusStage, CountsIntoStats, Evaluation, RuleSet, Stage, stage_runner
 from thresher.core.stats import Stats
 from thresher.normalize.text import Normalize
+from thresher.registry import Registry
 from thresher.run.deadline import DeadlineExceeded, DocumentDeadline
 
 Outcome = tuple[Drop, list[Drop]] | None  # what `DocumentChain.run` returns for one document
@@ -47,30 +53,123 @@ class BatchEvaluator(Protocol):
     def evaluate_batch(self, docs: Sequence[Document]) -> list[Evaluation]: ...
 
 
-def build_document_stages(config: RunConfig) -> list[Stage]:
+# -- the stage table ------------------------------------------------------------------------------
+# Every stage a build can run, in the order it runs, one row each: the scan runs the document
+# stages in this order (stopping at the first drop), the group, verify and cluster phases the corpus
+# stages, and after them the phased stages (`thresher.core.phased`). A stage's module is imported
+# only when its row's builder finds it enabled. Adding a stage is one module and one row here.
+
+DOCUMENT, CORPUS, PHASED = "document", "corpus", "phased"
+
+
+@dataclass(frozen=True, slots=True)
+class StageRow:
+    name: str  # the stage (or family of stages) as drops, stats and the docs name it
+    kind: str  # DOCUMENT, CORPUS or PHASED
+    build: Callable[[RunConfig], list[Any]]  # the stages this row contributes for a config (may be none)
+    why: str  # what it does, and why it sits where it does in the order
+
+
+def _extract(config: RunConfig) -> list[Any]:
     from thresher.extract.stage import Extract
-    from thresher.lang.routing import build_routed_quality_stages
+
+    return [Extract(config.extract)]
+
+
+def _normalize(config: RunConfig) -> list[Any]:
+    return [Normalize(config.normalize)]
+
+
+def _lang(config: RunConfig) -> list[Any]:
     from thresher.lang.stage import build_lang_stages
 
-    # Decontamination, then models, then PII redaction last: quality rules and models judge the text as
-    # written, only survivors pay for them, and benchmark n-grams are matched before redaction tokens
-    # could break them. Optional stages are imported only when enabled (pii's patterns alone cost a
-    # start ~8 ms to compile, `benchmarks/startup_costs.py`).
-    stages: list[Stage] = [Extract(config.extract), Normalize(config.normalize), *build_lang_stages(config.lang),
-                           *build_routed_quality_stages(config.quality)]
-    if config.decontam.enabled:
-        from thresher.decontam.stage import build_decontam_stages
+    return list(build_lang_stages(config.lang))
 
-        stages += build_decontam_stages(config.decontam)
-    if config.classify.models:  # after the rules: a model costs more than a rule
-        from thresher.classify.stage import build_classifier_stages
 
-        stages += build_classifier_stages(config.classify)
-    if config.pii.enabled:
-        from thresher.pii.redact import build_pii_stages
+def _quality(config: RunConfig) -> list[Any]:
+    from thresher.lang.routing import build_routed_quality_stages
 
-        stages += build_pii_stages(config.pii)
-    return stages
+    return list(build_routed_quality_stages(config.quality))
+
+
+def _decontam(config: RunConfig) -> list[Any]:
+    if not config.decontam.enabled:
+        return []
+    from thresher.decontam.stage import build_decontam_stages
+
+    return list(build_decontam_stages(config.decontam))
+
+
+def _classify(config: RunConfig) -> list[Any]:
+    if not config.classify.models:
+        return []
+    from thresher.classify.stage import build_classifier_stages
+
+    return list(build_classifier_stages(config.classify))
+
+
+def _pii(config: RunConfig) -> list[Any]:
+    if not config.pii.enabled:
+        return []
+    from thresher.pii.redact import build_pii_stages
+
+    return list(build_pii_stages(config.pii))
+
+
+def _exact(config: RunConfig) -> list[Any]:
+    if config.dedup.exact.level is None:
+        return []
+    from thresher.dedup.exact import ExactDedup
+
+    return [ExactDedup(config.dedup.exact.level)]
+
+
+def _near(config: RunConfig) -> list[Any]:
+    from thresher.dedup.near import build_near_stage
+
+    near = build_near_stage(config.dedup.near)
+    return [] if near is None else [near]
+
+
+# Phased corpus stages by the name `dedup.stages` (`--corpus-stages`) lists them under: each entry a
+# factory `(RunConfig) -> PhasedStage | None` (None: nothing to do for this config).
+PHASED_STAGES: Registry[Callable[[RunConfig], PhasedStage | None]] = Registry(
+    "corpus stage", "thresher.corpus_stages", {"semantic": "thresher.embed.stage:semantic_stage"}
+)
+
+
+def _phased(config: RunConfig) -> list[Any]:
+    stages = [PHASED_STAGES.get(name)(config) for name in config.dedup.stages]
+    built = [s for s in stages if s is not None]
+    for stage in built:
+        if not isinstance(stage, PhasedStage):
+            raise ConfigError(f"corpus stage {stage!r} does not implement thresher.core.phased.PhasedStage")
+    return built
+
+
+STAGE_TABLE: tuple[StageRow, ...] = (
+    StageRow("extract", DOCUMENT, _extract, "HTML to the page's main text; first, every later stage reads text"),
+    StageRow("normalize", DOCUMENT, _normalize, "Unicode, whitespace and line clean-up of the extracted text"),
+    StageRow("lang", DOCUMENT, _lang, "language per document and per paragraph; routes the rules that follow"),
+    StageRow("quality", DOCUMENT, _quality, "rule sets (Gopher, C4, FineWeb, URL lists), per language"),
+    StageRow("decontam", DOCUMENT, _decontam,
+             "benchmark n-gram overlap; before models and PII, on the text as written"),
+    StageRow("classify", DOCUMENT, _classify, "model scores; after the rules, as a model costs more than a rule"),
+    StageRow("pii", DOCUMENT, _pii, "redaction last: rules and models judge the text as written"),
+    StageRow("dedup.exact", CORPUS, _exact, "exact duplicates by text digest; before near dedup, its edges win"),
+    StageRow("dedup.near", CORPUS, _near, "near duplicates (MinHash/LSH or SimHash), verified pairs"),
+    StageRow("phased", PHASED, _phased,
+             "stages with phases of their own after clustering (semantic dedup, plugins), in dedup.stages order"),
+)
+
+
+def build_document_stages(config: RunConfig) -> list[Stage]:
+    return [stage for row in STAGE_TABLE if row.kind == DOCUMENT for stage in row.build(config)]
+
+
+def build_phased_stages(config: RunConfig) -> list[PhasedStage]:
+    """The phased corpus stages of a config, in the order they run."""
+    return [stage for row in STAGE_TABLE if row.kind == PHASED for stage in row.build(config)]
 
 
 def fork_server_preloads(config: RunConfig) -> tuple[str, ...]:
@@ -94,17 +193,7 @@ def build_corpus_stages(config: RunConfig) -> list[CorpusStage]:
 
 
 def _make_corpus_stages(config: RunConfig) -> list[CorpusStage]:
-    from thresher.dedup.exact import ExactDedup
-
-    stages: list[CorpusStage] = []
-    if config.dedup.exact.level is not None:
-        stages.append(ExactDedup(config.dedup.exact.level))
-    from thresher.dedup.near import build_near_stage
-
-    near = build_near_stage(config.dedup.near)
-    if near is not None:
-        stages.append(near)
-    return stages
+    return [stage for row in STAGE_TABLE if row.kind == CORPUS for stage in row.build(config)]
 
 
 class DocumentChain:

@@ -14,17 +14,7 @@ RUN = "thresher.run"
 STAGE_PACKAGES = ("embed", "dedup", "decontam", "pii", "classify", "lang", "quality", "extract")
 
 # (importer, imported): still to move behind the corpus-stage protocol (issue 30)
-STILL_CROSSING = {
-    # the generic clustering (components, keep policies, decisions) used by every clustering stage
-    ("thresher.run.candidates", "thresher.dedup.cluster"),
-    ("thresher.run.cluster", "thresher.dedup.cluster"),
-    ("thresher.run.records", "thresher.dedup.cluster"),
-    ("thresher.run.shards", "thresher.dedup.cluster"),
-    # semantic dedup's phases, run by name from the phase order
-    ("thresher.run.phases", "thresher.embed.phase"),
-    ("thresher.run.phases", "thresher.embed.results"),
-    ("thresher.run.phases", "thresher.embed.semantic_phase"),
-}
+STILL_CROSSING: set[tuple[str, str]] = set()
 
 
 def crossings() -> set[tuple[str, str]]:

@@ -288,14 +288,6 @@ class FeatureExtractor:
         return [(ids, np.repeat(np.arange(len(texts), dtype=np.int64), counts))], counts
 
 
-def _mix64_array(z: Any) -> Any:
-    import numpy as np
-
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
 def word_sequence(hashes: Any, owner: Any, n_texts: int, eos_hash: int) -> tuple[Any, Any]:
     """The word hashes of a batch as one sequence, each text's words followed by its end-of-text
     word, and the text each position belongs to (NumPy arrays; `owner` is sorted)."""

@@ -11,7 +11,7 @@
   its drops in one pure pass, and the runner writes the annotations (deciding never mutates).
 - A **CorpusStage** needs the whole corpus (dedup); it contributes keys and a payload in the scan
   phase, its candidate pairs are formed in the group phase and verified in the verify phase, and the
-  cluster phase decides (`thresher.dedup.cluster`; the phases are in `thresher.run.task`). A corpus
+  cluster phase decides (`thresher.clusters`; the phases are in `thresher.run.task`). A corpus
   stage that can decode a payload once for many comparisons also implements `PreparedComparison`.
 
 No base classes: a stage is any object with a `name` and one of these methods.

@@ -26,3 +26,9 @@ class DedupConfig:
     keep: Literal["first", "longest", "best_quality"] = setting(
         "first", "which member of a duplicate cluster is kept", flag="--keep"
     )
+    stages: tuple[str, ...] = setting(
+        ("semantic",),
+        "corpus stages with phases of their own, run after clustering in this order: semantic (semantic dedup, "
+        "when an encoder is set) and any an installed plugin adds (entry points thresher.corpus_stages)",
+        flag="--corpus-stages",
+    )

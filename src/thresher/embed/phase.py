@@ -20,7 +20,7 @@ vector files beside the shards after assemble (see `thresher.run.phases.semantic
               greedily in keep-policy order, so nothing is dropped twice and every drop names a
               kept document (a drop inside a cluster whose kept one the boundary dropped is
               re-attributed to that one's kept document, `via` naming the link)
-    decide    one per partition: its drops sorted by ordinal into `decisions/pXXXXXX.later.jsonl`,
+    decide    one per partition: its drops sorted by ordinal into `decisions/pXXXXXX.semantic.jsonl`,
               which the write task applies after the cluster phase's (`thresher.run.cluster`)
     vectors   one per output shard: the kept rows of the shard's records, in document order, as
               `shard-XXXXX.embeddings.npy` beside the shard
@@ -43,18 +43,17 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from thresher.clusters import Decision
 from thresher.core.document import Drop
-from thresher.dedup.cluster import Decision
 from thresher.embed.config import EmbedConfig
 from thresher.embed.results import EmbedResult, VectorFile
-from thresher.embed.rows import CHUNK_ROWS, map_vectors, meta_record_dtype, read_meta, work_files
-from thresher.run.cluster import iter_cluster_decisions, later_decisions
+from thresher.embed.rows import CHUNK_ROWS, PHASED_STAGE, map_vectors, meta_record_dtype, read_meta, work_files
+from thresher.run.cluster import iter_kept
 from thresher.run.records import id_bytes
-from thresher.run.scan import iter_scan_docs
 from thresher.run.task import TaskContext
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line
@@ -87,22 +86,14 @@ def encoder_for(config: EmbedConfig) -> Encoder:
 # -- embed ---------------------------------------------------------------------------------------
 
 
-def _kept_records(work: WorkDir, p: int) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(ordinal, record) of every document of partition p the cluster phase did not drop."""
-    decisions = iter_cluster_decisions(work, p)
-    pending = next(decisions, None)
-    for ordinal, line in iter_scan_docs(work, p):
-        while pending is not None and pending.ordinal < ordinal:
-            pending = next(decisions, None)
-        if pending is not None and pending.ordinal == ordinal:
-            dropped = pending.drop is not None
-            pending = next(decisions, None)
-            if dropped:
-                continue
+def _kept_records(work: WorkDir, p: int, decided_by: Sequence[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(ordinal, record) of every document of partition p kept so far (by the cluster phase and the
+    phased stages `decided_by`)."""
+    for ordinal, line in iter_kept(work, p, decided_by):
         yield ordinal, json.loads(line)
 
 
-def embed_task(ctx: TaskContext, p: int) -> EmbedResult:
+def embed_task(ctx: TaskContext, p: int, decided_by: Sequence[str] = ()) -> EmbedResult:
     import numpy as np
 
     from thresher.embed.batched import encode_texts
@@ -156,7 +147,7 @@ def embed_task(ctx: TaskContext, p: int) -> EmbedResult:
             totals["failed"] += len(failed)
 
         chunk: list[tuple[int, dict[str, Any]]] = []
-        for item in _kept_records(ctx.work, p):
+        for item in _kept_records(ctx.work, p, decided_by):
             chunk.append(item)
             if len(chunk) >= config.plan_docs:
                 flush(chunk)
@@ -172,20 +163,24 @@ def embed_task(ctx: TaskContext, p: int) -> EmbedResult:
 # -- vectors -------------------------------------------------------------------------------------
 
 
-def _kept_rows(work: WorkDir, p: int) -> Any:
-    """Positions in partition p's rows of the documents the write task keeps (not dropped later)."""
+def _kept_rows(work: WorkDir, p: int, decided_by: Sequence[str]) -> Any:
+    """Positions in partition p's rows of the documents the write task keeps: not dropped by this
+    stage nor by any phased stage after it (`decided_by`: every phased stage of the build)."""
     import numpy as np
 
     meta = read_meta(work_files(work, p)["meta"])
     dropped = []
-    path = later_decisions(work, p)
-    if path.exists():
-        with open(path, "rb") as f:
-            dropped = [json.loads(line)["o"] for line in f]
+    for stage in decided_by:
+        path = work.stage_decisions(stage, p)
+        if path.exists():
+            with open(path, "rb") as f:
+                dropped += [json.loads(line)["o"] for line in f]
     return np.flatnonzero(~np.isin(meta["ordinal"], np.asarray(dropped, dtype=np.uint64)))
 
 
-def vectors_task(ctx: TaskContext, shard: str, ranges: list[list[int]], dimension: int) -> VectorFile:
+def vectors_task(
+    ctx: TaskContext, shard: str, ranges: list[list[int]], dimension: int, decided_by: Sequence[str] = (PHASED_STAGE,)
+) -> VectorFile:
     """The vector file of one shard: for each [partition, first, end) of `ranges`, in order, the
     rows of that partition's kept documents first..end-1, as the configured dtype."""
     import numpy as np
@@ -214,7 +209,7 @@ def vectors_task(ctx: TaskContext, shard: str, ranges: list[list[int]], dimensio
         )
         write(head.getvalue())
         for p, first, end in ranges:
-            kept = _kept_rows(ctx.work, p)
+            kept = _kept_rows(ctx.work, p, decided_by)
             if end > len(kept):
                 raise RuntimeError(f"partition {p}: {len(kept)} embedded documents kept, the shard {shard} needs {end}")
             mapped = map_vectors(work_files(ctx.work, p)["vectors"], dimension)

@@ -9,6 +9,10 @@ from typing import Any
 
 from thresher.run.workdir import WorkDir
 
+# the phased stage's name (`thresher.embed.stage`, `dedup.stages`): its decisions files are
+# `decisions/pXXXXXX.semantic.jsonl`
+PHASED_STAGE = "semantic"
+
 CHUNK_ROWS = 8192  # rows read, assigned or written at a time
 
 # the per-row record beside each vector: what the keep policy and a drop's detail need

@@ -8,12 +8,13 @@ import json
 import math
 from typing import Any
 
+from thresher.clusters import Decision, keep_policy
 from thresher.core.document import Drop
-from thresher.dedup.cluster import Decision
 from thresher.embed.config import EmbedConfig
 from thresher.embed.results import AssignResult, BoundaryResult, CentroidsResult, DecideResult, SemanticResult
 from thresher.embed.rows import (
     CHUNK_ROWS,
+    PHASED_STAGE,
     id_hex,
     map_vectors,
     meta_record_dtype,
@@ -23,7 +24,6 @@ from thresher.embed.rows import (
     work_files,
 )
 from thresher.read.base import ordinal_partition
-from thresher.run.cluster import later_decisions
 from thresher.run.task import TaskContext
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line
@@ -139,16 +139,12 @@ def plan_cluster_ranges(totals: list[int], max_rows: int) -> list[tuple[int, int
 # -- semantic ------------------------------------------------------------------------------------
 
 
-def _keep_order(meta: Any, keep: str) -> Any:
-    """The cluster's rows in keep-policy order: the earliest-ranked of two duplicates is kept, as in
-    the cluster phase (`thresher.dedup.cluster`: first, longest, best_quality; ties by ordinal)."""
+def keep_order(rows: Any, policy: str) -> Any:
+    """Row indexes in keep-policy order (`thresher.clusters.KeepPolicy`, the cluster phase's
+    rank): the earliest of two duplicates is the one kept."""
     import numpy as np
 
-    if keep == "longest":
-        return np.lexsort((meta["ordinal"], -meta["length"].astype(np.int64)))
-    if keep == "best_quality":
-        return np.lexsort((meta["ordinal"], -meta["quality"]))
-    return np.argsort(meta["ordinal"], kind="stable")
+    return np.lexsort(keep_policy(policy).sort_keys(rows))
 
 
 def _edge_dtype() -> Any:
@@ -211,7 +207,7 @@ def semantic_task(ctx: TaskContext, lo: int, hi: int, partitions: list[int], dim
         if not len(meta):
             continue
         largest = max(largest, len(meta))
-        order = _keep_order(meta, ctx.config.dedup.keep)
+        order = keep_order(meta, ctx.config.dedup.keep)
         vectors, meta = vectors[order], meta[order]
         cluster = f"semantic-{j}"
         survived = np.ones(len(meta), dtype=bool)
@@ -287,7 +283,7 @@ def boundary_task(ctx: TaskContext, starts: list[int]) -> BoundaryResult:
     nodes = np.concatenate([edges["a"], edges["b"]])
     nodes = nodes[np.unique(nodes["ordinal"], return_index=True)[1]]
     rank = np.empty(len(nodes), dtype=np.int64)
-    rank[_keep_order(nodes, ctx.config.dedup.keep)] = np.arange(len(nodes))
+    rank[keep_order(nodes, ctx.config.dedup.keep)] = np.arange(len(nodes))
     a = rank[np.searchsorted(nodes["ordinal"], edges["a"]["ordinal"])]
     b = rank[np.searchsorted(nodes["ordinal"], edges["b"]["ordinal"])]
     later, earlier = np.maximum(a, b), np.minimum(a, b)
@@ -359,7 +355,7 @@ def decide_task(ctx: TaskContext, p: int) -> DecideResult:
     # one decision per document: a semantic task rerun on a resume under another (unhashed)
     # `semantic_cluster_rows` may have left a file of another range split; its drops are the same
     unique = [line for i, (o, line) in enumerate(lines) if i == 0 or lines[i - 1][0] != o]
-    with atomic_open(later_decisions(ctx.work, p), "wb", durable=False) as out:
+    with atomic_open(ctx.work.stage_decisions(PHASED_STAGE, p), "wb", durable=False) as out:
         out.writelines(unique)
     return DecideResult(dropped=len(unique))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +21,19 @@ from urllib.parse import urlsplit
 
 from thresher.report.sample import BottomK, HeavyHitters, TopK
 
-# Pipeline order of the stages a document can be dropped by; stages not listed (a plugin's) go
-# before dedup, in name order.
-STAGE_ORDER = ("read", "extract", "normalize", "lang", "quality", "classify", "pii", "decontam", "dedup", "semantic")
+
+def _stage_order() -> tuple[str, ...]:
+    """The order of the stages a document can be dropped by, from the stage table: the reader, the
+    document and corpus rows by their first name part (`dedup.exact` -> `dedup`), then the encoder
+    of the semantic stage (`embed`: a document it could not encode). A phased stage's drops come
+    after, in the dataset config's `dedup.stages` order (see `stage_rank`)."""
+    from thresher.pipeline import PHASED, STAGE_TABLE
+
+    heads = ["read", *(row.name.split(".", 1)[0] for row in STAGE_TABLE if row.kind != PHASED), "embed"]
+    return tuple(dict.fromkeys(heads))
+
+
+STAGE_ORDER = _stage_order()
 
 METRIC_SAMPLE = 20_000  # values per metric and side (kept / dropped): histograms are of these
 EXAMPLES_PER_RULE = 5
@@ -95,24 +105,34 @@ class ReportData:
         steps = [("seen", seen)]
         left = seen - int(self.stats.get("malformed", 0))
         steps.append(("after reading (malformed removed)", left))
-        for stage, n in ordered_stage_drops(self.stats):
+        for stage, n in ordered_stage_drops(self.stats, phased_stages(self.manifest)):
             left -= n
             steps.append((f"after {stage}", left))
         return steps
 
 
-def stage_rank(stage: str) -> tuple[int, str]:
+def stage_rank(stage: str, phased: Sequence[str] = ()) -> tuple[int, str]:
+    """Where `stage`'s drops go in the funnel: by the stage table, a phased stage of `phased` (the
+    dataset's `dedup.stages`) after every table row in its order, any other (a plugin's
+    per-document stage) just before dedup, by name."""
     head = stage.split(".", 1)[0]
     if head in STAGE_ORDER:
         return (STAGE_ORDER.index(head) * 2, stage)
+    if stage in phased:
+        return ((len(STAGE_ORDER) + list(phased).index(stage)) * 2, stage)
     return (STAGE_ORDER.index("dedup") * 2 - 1, stage)
 
 
-def ordered_stage_drops(stats: dict[str, Any]) -> list[tuple[str, int]]:
+def ordered_stage_drops(stats: dict[str, Any], phased: Sequence[str] = ()) -> list[tuple[str, int]]:
     drops = stats.get("drops", {}) or {}
-    return [
-        (stage, sum(reasons.values())) for stage, reasons in sorted(drops.items(), key=lambda kv: stage_rank(kv[0]))
-    ]
+    return [(stage, sum(reasons.values()))
+            for stage, reasons in sorted(drops.items(), key=lambda kv: stage_rank(kv[0], phased))]
+
+
+def phased_stages(manifest: dict[str, Any]) -> list[str]:
+    """The phased corpus stages a dataset's build ran (its config's `dedup.stages`)."""
+    stages = ((manifest.get("config") or {}).get("dedup") or {}).get("stages") or []
+    return [s for s in stages if isinstance(s, str)]
 
 
 def rule_bounds(config: dict[str, Any]) -> list[RuleBound]:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from thresher.report.collect import Example, ReportData, ordered_stage_drops
+from thresher.report.collect import Example, ReportData, ordered_stage_drops, phased_stages
 from thresher.report.svg import (
     BinnedHistogram,
     Histogram,
@@ -128,9 +128,8 @@ def render_report(data: ReportData) -> str:
 
     # drops per stage and rule
     drops = stats.get("drops", {}) or {}
-    rule_rows = [
-        (f"{stage} / {reason}", n) for stage, _ in ordered_stage_drops(stats) for reason, n in drops[stage].items()
-    ]
+    ordered = ordered_stage_drops(stats, phased_stages(data.manifest))
+    rule_rows = [(f"{stage} / {reason}", n) for stage, _ in ordered for reason, n in drops[stage].items()]
     body = (
         bar_chart([(name, float(n)) for name, n in rule_rows], "Documents dropped per stage and rule")
         or "<p>Nothing was dropped.</p>"

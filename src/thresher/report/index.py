@@ -20,7 +20,7 @@ import gzip
 import json
 import os
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -207,13 +207,6 @@ class IndexWriter:
         header = {"version": VERSION, "buckets": self.buckets, "documents": self.documents}
         (out / "index.json").write_text(json.dumps(header, sort_keys=True) + "\n", encoding="utf-8")
         return out
-
-
-def write_index(dataset: str | Path, parts_dir: str | Path, entries: Iterable[dict[str, Any]], expected: int) -> Path:
-    writer = IndexWriter(parts_dir, expected)
-    for entry in entries:
-        writer.add(entry)
-    return writer.finish(dataset)
 
 
 class DocumentIndex:

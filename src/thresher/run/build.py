@@ -28,16 +28,15 @@ from thresher.run.phases import (
     PhaseRunner,
     ProgressSink,
     TaskTable,
+    after_write,
     cluster_phase,
+    phased_stages,
     publish_phase,
     scan_and_group,
-    semantic_phases,
-    vectors_phase,
     write_phase,
 )
 from thresher.run.plan import prepare_workdir
 from thresher.run.preflight import preflight
-from thresher.run.results import ShardFile
 from thresher.run.safety import check_not_nested, listed_shards, own_manifest, remember_previous_shards
 from thresher.run.task import TaskContext
 from thresher.run.workdir import BuildLock
@@ -129,17 +128,11 @@ def _build_locked(request: BuildRequest) -> BuildResult:
         remember_previous_shards(work, listed)  # after the plan: a changed plan resets the work dir
         prepare_stages(config)  # e.g. large URL lists compiled once, before the workers map them
         grouped = scan_and_group(runner, partitions)
-        clustered = cluster_phase(runner, grouped)
-        embedded = None
-        if config.embed.enabled:
-            clustered, embedded = semantic_phases(runner, clustered)
+        clustered = phased_stages(runner, cluster_phase(runner, grouped))
         shards, write_stats = write_phase(runner, clustered)
         stats = grouped.stats + write_stats
-        embeddings = None
-        written = list(shards)  # the files beside the manifest this build wrote (published, cleaned)
-        if embedded is not None:
-            vector_files, embeddings = vectors_phase(runner, clustered, embedded, shards)
-            written += [ShardFile(path=v.path, records=v.rows, bytes=v.bytes, sha256=v.sha256) for v in vector_files]
+        added, sections = after_write(runner, clustered, shards)
+        written = shards + added  # the files beside the manifest this build wrote (published, cleaned)
         if place.publishes:
             publish_phase(runner, written, place.stage, place.location)
     finally:
@@ -149,7 +142,7 @@ def _build_locked(request: BuildRequest) -> BuildResult:
     for phase, seconds in aggregator.phase_seconds.items():
         stats.add_time(f"phase.{phase}", seconds)  # wall clock per phase, for scaling models
     done = Finished(config=config, inputs=request.inputs, partitions=partitions, shards=shards, stats=stats,
-                    embeddings=embeddings)
+                    sections=sections)
     manifest = finalize(place.target, work, done, request.rejects)
     aggregator.task_done()
     aggregator.emit(final=True)

@@ -14,9 +14,9 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from thresher.clusters import Node, link_identical
 from thresher.core.stages import comparison_of
 from thresher.core.stats import Stats
-from thresher.dedup.cluster import Node, link_identical
 from thresher.pipeline import build_corpus_stages
 from thresher.run.records import KEY_LEN, KEY_RECORD, MEMBER, PAIR, PAIR_BUCKETS, pack_edge, pair_bucket
 from thresher.run.results import GroupResult, VerifyResult
@@ -71,7 +71,7 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
             if j - i > 1:
                 members = [records[r][KEY_LEN:] for r in range(i, j)]  # packed MEMBER records, by ordinal
                 # Members with byte-identical payloads are identical for the stage: linked here,
-                # only distinct payloads go on to the candidate pairs (see dedup.cluster.link_identical)
+                # only distinct payloads go on to the candidate pairs (see clusters.link_identical)
                 same = link_identical(
                     hashlib.blake2b(payloads.read(o, off, n), digest_size=16).digest()
                     for o, off, n in (_payload_ref(m) for m in members)

@@ -1,23 +1,25 @@
 """The cluster task and the decision files it writes.
 
-One task clusters the verified edges of every corpus stage (`thresher.dedup.cluster`) and writes a
+One task clusters the verified edges of every corpus stage (`thresher.clusters`) and writes a
 keep-or-drop decision per colliding document, per input partition, in ordinal order. The write task,
-`thresher dedup` and semantic dedup read them back here (`iter_decisions`, `iter_cluster_decisions`).
+`thresher dedup` and the phased stages read them back here (`iter_decisions`, `iter_kept`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from thresher.dedup.cluster import Decision, Node, cluster, decide
+from thresher.clusters import Decision, Node, cluster, decide
 from thresher.pipeline import build_corpus_stages
 from thresher.read.base import ordinal_partition
 from thresher.run.records import EDGE, unpack_edge
 from thresher.run.results import ClusterResult
+from thresher.run.scan import iter_scan_docs
 from thresher.run.task import TaskContext
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line
@@ -37,7 +39,7 @@ def iter_edges(work: WorkDir, stages: list[Any]) -> Iterator[tuple[int, Node, No
 
 
 def cluster_task(ctx: TaskContext) -> ClusterResult:
-    """Cluster the verified edges of every corpus stage (`thresher.dedup.cluster`) and write the
+    """Cluster the verified edges of every corpus stage (`thresher.clusters`) and write the
     decisions per input partition, in ordinal order."""
     work = ctx.work
     stages = build_corpus_stages(ctx.config)
@@ -60,33 +62,38 @@ def cluster_task(ctx: TaskContext) -> ClusterResult:
     return ClusterResult(dropped=dropped_per_partition, clusters=clustering.clusters, nodes=clustering.nodes)
 
 
-def iter_cluster_decisions(work: WorkDir, p: int) -> Iterator[Decision]:
-    """The cluster phase's decisions for partition p (keep or drop per colliding document), in
-    ordinal order; none when no document of p collided."""
-    yield from _read_decisions(work.decisions(p))
-
-
-def later_decisions(work: WorkDir, p: int) -> Path:
-    """Drops decided after the cluster phase for partition p (semantic dedup, `thresher.embed.semantic_phase`),
-    in ordinal order, only for documents the cluster phase kept."""
-    return work.decisions(p).with_suffix(".later.jsonl")
-
-
-def iter_decisions(work: WorkDir, p: int) -> Iterator[Decision]:
+def iter_decisions(work: WorkDir, p: int, stages: Sequence[str] = ()) -> Iterator[Decision]:
     """Every decision the write task applies to partition p, in ordinal order: the cluster phase's,
-    with a later drop replacing a keeper's decision for the same document."""
-    later = _read_decisions(later_decisions(work, p))
-    pending = next(later, None)
-    for decision in iter_cluster_decisions(work, p):
-        while pending is not None and pending.ordinal < decision.ordinal:
-            yield pending
-            pending = next(later, None)
-        if pending is not None and pending.ordinal == decision.ordinal:
-            decision, pending = pending, next(later, None)
-        yield decision
-    while pending is not None:
-        yield pending
-        pending = next(later, None)
+    then each phased stage's of `stages` in order (`WorkDir.stage_decisions`), a later drop
+    replacing an earlier decision for the same document."""
+    streams = [_read_decisions(work.decisions(p))]
+    streams += [_read_decisions(work.stage_decisions(name, p)) for name in stages]
+    # by ordinal, and for one ordinal in stream order: the last stream's decision is the one kept
+    merged = heapq.merge(*(((d.ordinal, i, d) for d in s) for i, s in enumerate(streams)))
+    current: Decision | None = None
+    for _, _, decision in merged:
+        if current is not None and decision.ordinal != current.ordinal:
+            yield current
+        current = decision
+    if current is not None:
+        yield current
+
+
+def iter_kept(work: WorkDir, p: int, stages: Sequence[str] = ()) -> Iterator[tuple[int, bytes]]:
+    """(ordinal, JSON line) of every document of partition p that passed the scan and that neither
+    the cluster phase nor the phased stages `stages` dropped, in ordinal order: what a phased
+    stage decides over (`thresher.core.phased.KeptCorpus`)."""
+    decisions = iter_decisions(work, p, stages)
+    pending = next(decisions, None)
+    for ordinal, line in iter_scan_docs(work, p):
+        while pending is not None and pending.ordinal < ordinal:
+            pending = next(decisions, None)
+        if pending is not None and pending.ordinal == ordinal:
+            dropped = not pending.kept
+            pending = next(decisions, None)
+            if dropped:
+                continue
+        yield ordinal, line
 
 
 def _read_decisions(path: Path) -> Iterator[Decision]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,8 @@ class Finished:
     partitions: Sequence[Partition]
     shards: Sequence[ShardFile]
     stats: Stats
-    embeddings: dict[str, Any] | None = None  # the manifest's section on the vector files beside the shards
+    # the manifest's sections the phased corpus stages added, by key (`embeddings`: the vector files)
+    sections: dict[str, Any] = field(default_factory=dict)
 
 
 def remove_stale_shards(out: Store, shards: Sequence[ShardFile], previous: Sequence[str]) -> None:
@@ -119,8 +120,8 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
         stats=stats_dict,
     )
     manifest.update(manifest_records(config))  # e.g. the classifiers a build ran, with their sha256
-    if done.embeddings is not None:
-        manifest["embeddings"] = done.embeddings
+    for key, section in done.sections.items():
+        manifest[key] = section
     summary = card_summary(done.stats.counters)
     card = get_format(config.output.format, config.output.compression_level).card(
         render_card(manifest, stats_dict, summary)

@@ -1,11 +1,15 @@
-"""A build's phases in order, run on an engine: scan → group → verify → cluster → write → assemble
-(→ publish). Each phase is a list of tasks (`thresher.run.task`) planned from the previous phase's
-typed results (`thresher.run.results`).
+"""A build's phases in order, run on an engine: scan → group → verify → cluster → the phased corpus
+stages' own phases → write → assemble (→ publish). Each phase is a list of tasks (`thresher.run.task`)
+planned from the previous phase's typed results (`thresher.run.results`).
 
-`TaskTable` names the function each phase runs; the default is the real tasks, and tests inject
-faults by handing `build(..., tasks=DEFAULT_TASKS.replace(scan=...))` another table rather than
-patching module names. `cluster_duplicates` runs the phases up to clustering: it is what
-`thresher dedup` and library callers use to find duplicate clusters without writing a dataset.
+`phase_table` names every phase of a build: the build's own (`BUILD_PHASES`) and those its phased
+stages declare (`thresher.core.phased.StagePhase`), with the function its tasks run, the result type
+its completion markers decode to and the resources a task declares. The phased stages plan and run
+their phases through `PhaseRunner` (`phased_stages`, `after_write`) and are known here only through
+the stage table (`thresher.pipeline`). Tests inject faults by handing `build(..., tasks=
+DEFAULT_TASKS.replace(scan=...))` replacement functions by phase name rather than patching module
+names. `cluster_duplicates` runs the phases up to clustering: it is what `thresher dedup` and library
+callers use to find duplicate clusters without writing a dataset.
 """
 
 from __future__ import annotations
@@ -19,31 +23,14 @@ from typing import Any
 from thresher import stage_cache
 from thresher.config import RunConfig
 from thresher.core.errors import InputError
+from thresher.core.phased import AddedFile, KeptCorpus, PhasedStage, StageOutcome, StagePhase
 from thresher.core.stats import Stats
-from thresher.embed.phase import embed_task, embeddings_section, shard_ranges, vectors_task
-from thresher.embed.results import (
-    AssignResult,
-    BoundaryResult,
-    CentroidsResult,
-    DecideResult,
-    EmbedResult,
-    SemanticResult,
-    VectorFile,
-)
-from thresher.embed.semantic_phase import (
-    assign_task,
-    boundary_task,
-    centroids_task,
-    decide_task,
-    plan_cluster_ranges,
-    semantic_task,
-)
-from thresher.pipeline import build_corpus_stages, fork_server_preloads
+from thresher.pipeline import build_corpus_stages, build_phased_stages, fork_server_preloads
 from thresher.read.base import Partition
 from thresher.run import progress
 from thresher.run.calls import TaskResources
 from thresher.run.candidates import group_task, verify_task
-from thresher.run.cluster import cluster_task, later_decisions
+from thresher.run.cluster import cluster_task
 from thresher.run.engines import TaskCall, make_engine
 from thresher.run.integrity import require_work_files
 from thresher.run.output import publish_task
@@ -55,7 +42,6 @@ from thresher.run.results import (
     Published,
     ScanResult,
     ShardFile,
-    TaskResult,
     VerifyResult,
     WriteResult,
 )
@@ -67,69 +53,61 @@ from thresher.run.workdir import WorkDir
 ProgressSink = Callable[[progress.Snapshot], None]
 
 
-# What a task of each phase declares to a scheduler that places tasks by resources (Ray): one CPU,
-# and its expected peak memory with headroom, from the measured peaks (docs/benchmarks.md, the scale
+# The build's own phases: the function each one's tasks run, what their completion markers decode
+# to, and what a task declares to a scheduler that places tasks by resources (Ray): one CPU and its
+# expected peak memory with headroom, from the measured peaks (docs/benchmarks.md, the scale
 # contract and memory sections): a scan worker holds the language models (~100 MiB, shared in a
 # pool) and one partition's working set (<= 64 MiB partitions: ~170 MiB at most seen); group,
-# verify, write and assemble tasks stream with 8 MiB caps; a cluster task holds ~80 B per
-# colliding document; an embed task holds its encoder (MiniLM ~90 MB, ONNX runtime) and a batch.
-PHASE_MEMORY_MIB = {
-    "scan": 512, "group": 256, "verify": 256, "cluster": 1024, "write": 256, "assemble": 256, "publish": 128,
-    "embed": 2048, "centroids": 512, "assign": 512, "semantic": 1024, "boundary": 512, "decide": 512,
-    "vectors": 256,
-}
+# verify, write and assemble tasks stream with 8 MiB caps; a cluster task holds ~80 B per colliding
+# document. Phased corpus stages add their own (`thresher.core.phased.StagePhase`).
+BUILD_PHASES = (
+    StagePhase("scan", scan_task, ScanResult, memory_mib=512),
+    StagePhase("group", group_task, GroupResult, memory_mib=256),
+    StagePhase("verify", verify_task, VerifyResult, memory_mib=256),
+    StagePhase("cluster", cluster_task, ClusterResult, memory_mib=1024),
+    StagePhase("write", write_task, WriteResult, memory_mib=256),
+    StagePhase("assemble", assemble_task, ShardFile, memory_mib=256),
+    StagePhase("publish", publish_task, Published, memory_mib=128),
+)
 
 
-def task_resources(phase: str, config: RunConfig) -> TaskResources:
-    """One CPU, the phase's memory, and a GPU for an embedding task when the encoder is to run on one
-    (`--device cuda`; `auto` decides in the worker, so it asks for none)."""
-    gpus = 1.0 if phase == "embed" and config.embed.device == "cuda" else 0.0
-    return TaskResources(cpus=1.0, gpus=gpus, memory_bytes=PHASE_MEMORY_MIB.get(phase, 512) << 20)
+def phase_table(config: RunConfig) -> dict[str, StagePhase]:
+    """Every phase a build of `config` may run, by name: the build's own, then its phased stages'."""
+    table = {phase.name: phase for phase in BUILD_PHASES}
+    for stage in build_phased_stages(config):
+        for phase in stage.phases:
+            if phase.name in table:
+                raise ValueError(f"corpus stage {stage.name!r} declares a phase {phase.name!r} that already exists")
+            table[phase.name] = phase
+    return table
 
 
-@dataclass(frozen=True, slots=True)
+def task_resources(phase: StagePhase, config: RunConfig) -> TaskResources:
+    """One CPU, the phase's memory, and a GPU when the phase asks for one for this config."""
+    gpus = 1.0 if phase.gpu is not None and phase.gpu(config) else 0.0
+    return TaskResources(cpus=1.0, gpus=gpus, memory_bytes=phase.memory_mib << 20)
+
+
 class TaskTable:
-    """The function each phase's tasks run. Functions must be importable by name (pool and Ray
+    """Functions that replace what some phases run, by phase name (fault injection in tests:
+    `build(..., tasks=DEFAULT_TASKS.replace(scan=...))`, rather than patching module names);
+    `DEFAULT_TASKS.scan` is the build's own. Functions must be importable by name (pool and Ray
     workers receive them by reference)."""
 
-    scan: Callable[..., ScanResult] = scan_task
-    group: Callable[..., GroupResult] = group_task
-    verify: Callable[..., VerifyResult] = verify_task
-    cluster: Callable[..., ClusterResult] = cluster_task
-    write: Callable[..., WriteResult] = write_task
-    assemble: Callable[..., ShardFile] = assemble_task
-    publish: Callable[..., Published] = publish_task
-    embed: Callable[..., EmbedResult] = embed_task
-    centroids: Callable[..., CentroidsResult] = centroids_task
-    assign: Callable[..., AssignResult] = assign_task
-    semantic: Callable[..., SemanticResult] = semantic_task
-    boundary: Callable[..., BoundaryResult] = boundary_task
-    decide: Callable[..., DecideResult] = decide_task
-    vectors: Callable[..., VectorFile] = vectors_task
+    def __init__(self, **tasks: Callable[..., Any]) -> None:
+        self.tasks = tasks
+
+    def __getattr__(self, phase: str) -> Callable[..., Any]:
+        for spec in BUILD_PHASES:
+            if spec.name == phase:
+                return self.tasks.get(phase, spec.task)
+        raise AttributeError(phase)
 
     def replace(self, **tasks: Callable[..., Any]) -> TaskTable:
-        return replace(self, **tasks)
+        return TaskTable(**{**self.tasks, **tasks})
 
 
 DEFAULT_TASKS = TaskTable()
-
-# What each phase's completion markers decode to.
-RESULT_TYPES: dict[str, type[TaskResult]] = {
-    "scan": ScanResult,
-    "group": GroupResult,
-    "verify": VerifyResult,
-    "cluster": ClusterResult,
-    "write": WriteResult,
-    "assemble": ShardFile,
-    "publish": Published,
-    "embed": EmbedResult,
-    "centroids": CentroidsResult,
-    "assign": AssignResult,
-    "semantic": SemanticResult,
-    "boundary": BoundaryResult,
-    "decide": DecideResult,
-    "vectors": VectorFile,
-}
 
 
 class PhaseRunner:
@@ -142,6 +120,10 @@ class PhaseRunner:
         self.work = work
         self.ctx = ctx
         self.tasks = tasks
+        self.phases = phase_table(config)
+        unknown = sorted(set(tasks.tasks) - set(self.phases))
+        if unknown:
+            raise ValueError(f"tasks replaced for phases this build does not have: {', '.join(unknown)}")
         self.aggregator = progress.Aggregator(on_progress)
         self.engine = make_engine(
             config.exec.engine,
@@ -157,15 +139,20 @@ class PhaseRunner:
         """A task of `phase` for the engine; `weight` (its expected cost, e.g. the bytes it reads)
         lets the engine start the heaviest tasks first so that a phase does not end on a long one."""
         log_path = str(self.work.path("logs", f"{task_id}.log"))
-        fn = getattr(self.tasks, phase)
+        spec = self.phases[phase]
+        fn = self.tasks.tasks.get(phase, spec.task)
         return TaskCall(
             run_task,
-            (fn, RESULT_TYPES[phase], self.ctx, task_id, *args),
+            (fn, spec.result, self.ctx, task_id, *args),
             describe_task(task_id, args),
             log_path,
             weight=weight,
-            resources=task_resources(phase, self.ctx.config),
+            resources=task_resources(spec, self.ctx.config),
         )
+
+    @property
+    def config(self) -> RunConfig:  # what a phased stage reads (`thresher.core.phased.PhaseDriver`)
+        return self.ctx.config
 
     def phase(self, name: str, calls: list[TaskCall], task_bytes: list[int] | None = None, total_bytes: int = 0,
               fold: Callable[[Any], Any] | None = None) -> list[Any]:
@@ -276,11 +263,13 @@ def scan_and_group(runner: PhaseRunner, partitions: list[Partition]) -> GroupedR
 @dataclass(frozen=True, slots=True)
 class ClusteredRun:
     """A run after its cluster phase: the decisions are in the work dir (`iter_decisions`);
-    `later` counts, per partition, the documents dropped after it (semantic dedup)."""
+    `later` counts, per partition, the documents the phased stages dropped after it, and `outcomes`
+    holds what each of those stages decided (in the order they ran)."""
 
     grouped: GroupedRun
     cluster: ClusterResult
     later: dict[int, int] = field(default_factory=dict)
+    outcomes: tuple[tuple[PhasedStage, StageOutcome], ...] = ()
 
     def kept(self) -> list[int]:
         """Per partition (in order), the documents the write task keeps."""
@@ -323,10 +312,12 @@ def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[Shar
     dropped = clustered.cluster.dropped
     work, ctx = runner.work, runner.ctx
     needed = [work.scan_docs(p.index) for p in grouped.partitions] + [work.decisions(p) for p in dropped]
-    needed += [later_decisions(work, p) for p, n in clustered.later.items() if n]
+    needed += [work.stage_decisions(stage.name, p)
+               for stage, outcome in clustered.outcomes for p, n in outcome.dropped.items() if n]
     if ctx.write_rejects:
         needed += [work.scan_rejects(p.index) for p in grouped.partitions]
     require_work_files(needed, "write")
+    stages = [stage.name for stage, _ in clustered.outcomes]  # whose decisions files apply, in order
     # each partition knows its first global index from the cluster's drop counts
     starts = []
     g = 0
@@ -342,7 +333,8 @@ def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[Shar
 
     write_results: list[WriteResult] = runner.phase(
         "write",
-        [runner.call("write", f"write-{p.index:06d}", p.index, starts[i]) for i, p in enumerate(grouped.partitions)],
+        [runner.call("write", f"write-{p.index:06d}", p.index, starts[i], stages)
+         for i, p in enumerate(grouped.partitions)],
         fold=fold_write,
     )
     stats = Stats() + stats
@@ -366,74 +358,39 @@ def publish_phase(runner: PhaseRunner, shards: list[ShardFile], stage: Path, loc
     runner.phase("publish", calls, sizes, sum(sizes))
 
 
-@dataclass(frozen=True, slots=True)
-class EmbeddedRun:
-    """A run after its embed (and semantic dedup) phases."""
-
-    embedded: list[EmbedResult]
-    semantic: dict[str, Any] | None  # what semantic dedup did, for the manifest; None when off
+def kept_corpus(clustered: ClusteredRun) -> KeptCorpus:
+    return KeptCorpus(tuple(p.index for p in clustered.grouped.partitions), tuple(clustered.kept()),
+                      tuple(stage.name for stage, _ in clustered.outcomes))
 
 
-def semantic_phases(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[ClusteredRun, EmbeddedRun]:
-    """Embed the documents the cluster phase kept and, with `--semantic-dedup`, drop the semantic
-    duplicates among them (`thresher.embed.phase`, `thresher.embed.semantic_phase`): the later drops go
-    into the work dir beside the cluster phase's decisions, and the returned run counts them for the
-    write phase."""
-    config = runner.ctx.config
-    partitions = [p.index for p in clustered.grouped.partitions]
-    embedded: list[EmbedResult] = runner.phase("embed", [runner.call("embed", f"embed-{p:06d}", p) for p in partitions])
-    semantic = None
-    threshold = config.embed.semantic_threshold
-    total = sum(r.rows for r in embedded)
-    if threshold is not None and total:
-        dimension = embedded[0].dimension
-        rows = [[p, r.rows] for p, r in zip(partitions, embedded, strict=True)]
-        (centroids,) = runner.phase("centroids", [runner.call("centroids", "centroids", rows, dimension)])
-        assigned: list[AssignResult] = runner.phase(
-            "assign", [runner.call("assign", f"assign-{p:06d}", p, dimension) for p in partitions]
-        )
-        # a task's rows: each cluster's own rows and its visitors (boundary rows compared there too)
-        totals = [
-            sum(a.counts[j] + (a.visitors[j] if a.visitors else 0) for a in assigned) for j in range(centroids.clusters)
-        ]
-        ranges = plan_cluster_ranges(totals, config.embed.semantic_cluster_rows)
-        found: list[SemanticResult] = runner.phase(
-            "semantic",
-            [runner.call("semantic", f"semantic-{lo:06d}", lo, hi, partitions, dimension) for lo, hi in ranges],
-        )
-        (across,) = runner.phase("boundary", [runner.call("boundary", "boundary", [lo for lo, _ in ranges])])
-        semantic = {"threshold": threshold, "clusters": centroids.clusters, "sample": centroids.sample,
-                    "clusters_split": centroids.split, "margin": config.embed.semantic_margin,
-                    "boundary_rows": sum(sum(a.visitors) for a in assigned),
-                    "largest_cluster": max((r.largest for r in found), default=0),
-                    "duplicates": sum(r.duplicates for r in found) + across.duplicates,
-                    "boundary_duplicates": across.duplicates, "reattributed": across.reattributed}
-    elif threshold is not None:
-        semantic = {"threshold": threshold, "clusters": 0, "sample": 0, "largest_cluster": 0, "duplicates": 0}
-    decided: list[DecideResult] = runner.phase(
-        "decide", [runner.call("decide", f"decide-{p:06d}", p) for p in partitions]
-    )
-    later = {p: d.dropped for p, d in zip(partitions, decided, strict=True)}
-    return replace(clustered, later=later), EmbeddedRun(embedded, semantic)
+def phased_stages(runner: PhaseRunner, clustered: ClusteredRun) -> ClusteredRun:
+    """Run the phased corpus stages of the stage table (`thresher.pipeline.build_phased_stages`), in
+    order, each over the documents kept so far; their drops are in the work dir and counted in the
+    returned run for the write phase."""
+    for stage in build_phased_stages(runner.ctx.config):
+        outcome = stage.run(runner, kept_corpus(clustered))
+        later = dict(clustered.later)
+        for p, n in outcome.dropped.items():
+            later[p] = later.get(p, 0) + n
+        clustered = replace(clustered, later=later, outcomes=(*clustered.outcomes, (stage, outcome)))
+    return clustered
 
 
-def vectors_phase(
-    runner: PhaseRunner, clustered: ClusteredRun, embedded: EmbeddedRun, shards: list[ShardFile]
-) -> tuple[list[VectorFile], dict[str, Any] | None]:
-    """A vector file beside every shard, and the manifest's `embeddings` section (None: nothing embedded)."""
-    if not embedded.embedded:
-        return [], None
-    per_shard = runner.ctx.config.output.shard_max_records
-    pieces: list[list[Any]] = []
-    g = 0
-    for p, kept in zip(clustered.grouped.partitions, clustered.kept(), strict=True):
-        end = g + kept
-        while g < end:  # the partition's kept documents, cut where the shards are cut
-            stop = min(end, (g // per_shard + 1) * per_shard)
-            pieces.append([p.index, g // per_shard, stop - g])
-            g = stop
-    ranges = shard_ranges(pieces)
-    dimension = embedded.embedded[0].dimension
-    calls = [runner.call("vectors", f"vectors-{k:05d}", s.path, ranges[k], dimension) for k, s in enumerate(shards)]
-    files: list[VectorFile] = runner.phase("vectors", calls)
-    return files, embeddings_section(runner.ctx.config.embed, embedded.embedded, files, embedded.semantic)
+def after_write(
+    runner: PhaseRunner, clustered: ClusteredRun, shards: list[ShardFile]
+) -> tuple[list[ShardFile], dict[str, Any]]:
+    """What the phased stages add once the shards are assembled: files beside the shards (as shard
+    entries: listed, published and cleaned like them) and manifest sections by key."""
+    files: list[ShardFile] = []
+    sections: dict[str, Any] = {}
+    corpus = kept_corpus(clustered)
+    for stage, outcome in clustered.outcomes:
+        added = stage.after_write(runner, corpus, shards, outcome)
+        files += [_as_shard_file(f) for f in added.files]
+        if added.section is not None:
+            sections[stage.section] = added.section
+    return files, sections
+
+
+def _as_shard_file(f: AddedFile) -> ShardFile:
+    return ShardFile(path=f.path, records=f.records, bytes=f.bytes, sha256=f.sha256)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 
-from thresher.dedup.cluster import Node
+from thresher.clusters import Node
 
 KEY_LEN = 16
 # Keys are spilled into this many hash buckets by the scan phase; the driver then groups contiguous

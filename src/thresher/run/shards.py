@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any, cast
 
+from thresher.clusters import Decision
 from thresher.core.stats import Stats
-from thresher.dedup.cluster import Decision
 from thresher.run import progress
 from thresher.run.cluster import iter_decisions
 from thresher.run.observe import TaskObserver, record_id_url_json
@@ -25,15 +26,16 @@ from thresher.write.digest import digested_file
 from thresher.write.formats import get_format, shard_writer
 
 
-def write_task(ctx: TaskContext, p: int, global_start: int) -> WriteResult:
-    """Apply the cluster decisions to one partition's survivors and write its pieces of the
-    output shards: global kept index g goes to shard g // shard_max_records."""
+def write_task(ctx: TaskContext, p: int, global_start: int, stages: Sequence[str] = ()) -> WriteResult:
+    """Apply the decisions of the cluster phase and of the phased stages `stages` (in order) to one
+    partition's survivors and write its pieces of the output shards: global kept index g goes to
+    shard g // shard_max_records."""
     config = ctx.config
     work = ctx.work
     per_shard = config.output.shard_max_records
     # both streams are in ordinal order, so they are merged as they are read: a partition's
     # decisions can be as many as its documents, and holding them would grow with the partition
-    decisions = iter_decisions(work, p)
+    decisions = iter_decisions(work, p, stages)
     pending = next(decisions, None)
 
     def orphan(decision: Decision) -> RuntimeError:

@@ -74,6 +74,10 @@ class WorkDir:
     def decisions(self, p: int) -> Path:
         return self.root / "decisions" / f"p{p:06d}.jsonl"
 
+    def stage_decisions(self, stage: str, p: int) -> Path:
+        """A phased corpus stage's drops for partition p (`thresher.core.phased`)."""
+        return self.root / "decisions" / f"p{p:06d}.{stage}.jsonl"
+
     def piece(self, shard: int, p: int, suffix: str) -> Path:
         return self.root / "pieces" / f"s{shard:05d}-p{p:06d}{suffix}"
 

@@ -48,10 +48,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return dataset, rejects
 
 
-def test_stage_rank_follows_the_pipeline_and_puts_plugin_stages_before_dedup():
-    stages = ["dedup.exact", "myplugin", "quality.gopher", "extract", "decontam", "semantic", "read"]
-    assert sorted(stages, key=stage_rank) == ["read", "extract", "quality.gopher", "decontam", "myplugin",
-                                               "dedup.exact", "semantic"]
+def test_stage_rank_follows_the_stage_table_plugins_before_dedup_phased_stages_after():
+    stages = ["dedup.exact", "myplugin", "host_cap", "quality.gopher", "pii", "extract", "decontam", "embed", "read",
+              "classify.edu", "dedup.semantic"]
+    assert sorted(stages, key=lambda s: stage_rank(s, ["semantic", "host_cap"])) == [
+        "read", "extract", "quality.gopher", "decontam", "classify.edu", "pii", "myplugin",
+        "dedup.exact", "dedup.semantic", "embed", "host_cap"]
 
 
 def test_ordered_stage_drops_sums_reasons_per_stage():

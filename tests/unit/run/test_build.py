@@ -6,8 +6,8 @@ import json
 import pytest
 from tests.conftest import article_html, local_config, write_jsonl
 
+from thresher.clusters import Decision
 from thresher.core.errors import DatasetError, InputError, TaskError, WorkDirError
-from thresher.dedup.cluster import Decision
 from thresher.run.build import build
 from thresher.run.phases import DEFAULT_TASKS
 from thresher.run.records import KEY_LAYOUT
@@ -126,11 +126,11 @@ def test_interrupted_build_leaves_no_manifest_and_resumes_to_identical_output(tm
     calls = {"n": 0}
     real_write_task = DEFAULT_TASKS.write
 
-    def crashing_write_task(ctx, p, start):
+    def crashing_write_task(ctx, p, start, stages=()):
         calls["n"] += 1
         if calls["n"] == 2:
             raise RuntimeError("simulated crash")
-        return real_write_task(ctx, p, start)
+        return real_write_task(ctx, p, start, stages)
 
     with pytest.raises(
         TaskError, match=r"task write-000001 failed after 1 attempt\(s\): RuntimeError: simulated crash"
@@ -329,8 +329,8 @@ def test_write_task_merges_decisions_in_ordinal_order_and_refuses_an_orphan(tmp_
     assert reference.stats.kept == 24  # the merge applied every drop
     real = shards.iter_decisions
 
-    def with_orphan(work, p):
-        yield from real(work, p)
+    def with_orphan(work, p, stages=()):
+        yield from real(work, p, stages)
         yield Decision(ordinal=10**9, cluster="00")
 
     monkeypatch.setattr(shards, "iter_decisions", with_orphan)

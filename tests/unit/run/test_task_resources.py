@@ -7,24 +7,32 @@ import pytest
 
 from thresher.config import RunConfig
 from thresher.run.calls import TaskCall, TaskResources
-from thresher.run.phases import PHASE_MEMORY_MIB, TaskTable, task_resources
+from thresher.run.phases import phase_table, task_resources
 from thresher.run.ray_engine import ray_task_options
+
+SEMANTIC = {"embed": {"semantic_threshold": 0.9}}
 
 
 def test_every_phase_declares_one_cpu_and_its_memory():
-    config = RunConfig()
-    for phase in TaskTable.__dataclass_fields__:
+    config = RunConfig.from_dict(SEMANTIC)
+    phases = phase_table(config)
+    assert {"scan", "cluster", "write", "embed", "semantic", "vectors"} <= set(phases)  # the stages' phases too
+    for phase in phases.values():
         resources = task_resources(phase, config)
         assert resources.cpus == 1.0 and resources.gpus == 0.0
-        assert resources.memory_bytes == PHASE_MEMORY_MIB[phase] << 20  # every phase has a measured bound
-    assert task_resources("scan", config).memory_bytes == 512 << 20
+        assert 128 <= phase.memory_mib <= 2048  # every phase has a measured bound
+        assert resources.memory_bytes == phase.memory_mib << 20
+    assert task_resources(phases["scan"], config).memory_bytes == 512 << 20
+    assert "embed" not in phase_table(RunConfig())  # a stage that is off adds no phase
 
 
 def test_an_embedding_task_asks_for_a_gpu_only_when_told_to_run_on_one():
-    cuda = RunConfig.from_dict({"embed": {"device": "cuda"}})
-    assert task_resources("embed", cuda).gpus == 1.0
-    assert task_resources("vectors", cuda).gpus == 0.0  # copies vectors: no encoder
-    assert task_resources("embed", RunConfig.from_dict({"embed": {"device": "auto"}})).gpus == 0.0
+    cuda = RunConfig.from_dict({"embed": {**SEMANTIC["embed"], "device": "cuda"}})
+    phases = phase_table(cuda)
+    assert task_resources(phases["embed"], cuda).gpus == 1.0
+    assert task_resources(phases["vectors"], cuda).gpus == 0.0  # copies vectors: no encoder
+    auto = RunConfig.from_dict({"embed": {**SEMANTIC["embed"], "device": "auto"}})
+    assert task_resources(phase_table(auto)["embed"], auto).gpus == 0.0
 
 
 def test_ray_options_name_what_was_declared():

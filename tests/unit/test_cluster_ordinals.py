@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from thresher.dedup.cluster import DistinctOrdinals
+from thresher.clusters import DistinctOrdinals
 
 
 def _collect(values, chunk=None, set_limit=None):

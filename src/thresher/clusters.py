@@ -2,12 +2,15 @@
 
 Pure functions over an *edge source* (a callable that iterates every verified edge again, in the
 same order each time: the build reads them from the work dir three times rather than holding them),
-so they are tested without a build (tests/unit/dedup/test_cluster.py). The build's cluster task
-(`thresher.run.cluster.cluster_task`) only reads the edge files and writes the decisions.
+so they are tested without a build (tests/unit/test_clusters.py). The build's cluster task
+(`thresher.run.cluster.cluster_task`) only reads the edge files and writes the decisions. Every
+clustering corpus stage (exact and near dedup here, semantic dedup over its own vectors) ranks the
+members of a cluster by the one keep-policy table (`KEEP_POLICIES`), so `--keep` means the same in all.
 
 - `colliding_ordinals`: the distinct documents that take part in any edge, ascending;
 - `components`: union-find over them; each component's root is its lowest ordinal;
-- `keepers`: the member each component keeps, by a registered keep policy (`KEEP_POLICIES`);
+- `keepers`: the member each component keeps, by a keep policy (`KEEP_POLICIES`: the fields a
+  member is ranked by; `KeepPolicy.sort_keys` ranks columns of rows the same way);
 - `attribute`: every other member's reason: its direct edge to the keeper when there is one (an
   earlier stage, e.g. exact, wins over a later one, then the higher similarity), else its strongest
   edge, with `via` naming the neighbour that linked it;
@@ -173,36 +176,49 @@ def components(edges: EdgeSource, ordinals: array[int] | None = None) -> Compone
 # A keep policy ranks the members of a component: the smallest rank is kept. Every rank ends with the
 # ordinal, so ties go to the earliest document and the choice never depends on edge order.
 Rank = Callable[[int], tuple[Any, ...]]
-KeepPolicy = Callable[[Components], Rank]
-KEEP_POLICIES: dict[str, KeepPolicy] = {}
 
 
-def keep_policy(name: str) -> Callable[[KeepPolicy], KeepPolicy]:
-    """Register a keep policy under the name `dedup.keep` (`--keep`) selects it by."""
+@dataclass(frozen=True, slots=True)
+class KeepPolicy:
+    """Which member of a cluster is kept: the lowest by `fields` in order, each a property every
+    member has (`length`, `quality`, ...), highest first when `descending`, ties by ordinal (dataset
+    order). Declared as data so that the cluster phase (members one at a time) and a stage ranking
+    columns of rows at once (`sort_keys`) rank by the same rule."""
 
-    def register(policy: KeepPolicy) -> KeepPolicy:
-        KEEP_POLICIES[name] = policy
-        return policy
+    fields: tuple[str, ...] = ()
+    descending: tuple[bool, ...] = ()
 
-    return register
+    def rank(self, c: Components) -> Rank:
+        columns: dict[str, Sequence[float]] = {"length": c.lengths, "quality": c.qualities}
+        picked = [(columns[f], d) for f, d in zip(self.fields, self.descending, strict=True)]
+        ordinals = c.ordinals
+        return lambda i: (*(-col[i] if d else col[i] for col, d in picked), ordinals[i])
+
+    def sort_keys(self, rows: Any) -> list[Any]:
+        """The same rank over columns of rows at once (a NumPy structured array with an `ordinal`
+        column and the policy's fields): keys for `numpy.lexsort`, whose order puts the member to
+        keep first (lexsort sorts by the last key first)."""
+        keys = [rows["ordinal"]]
+        for name, descending in reversed(list(zip(self.fields, self.descending, strict=True))):
+            column = rows[name]
+            if descending:  # negated; unsigned columns widened first so that they can be
+                column = -(column.astype("int64") if column.dtype.kind in "iu" else column)
+            keys.append(column)
+        return keys
 
 
-@keep_policy("first")
-def keep_first(c: Components) -> Rank:
-    ordinals = c.ordinals
-    return lambda i: (ordinals[i],)
+KEEP_POLICIES: dict[str, KeepPolicy] = {
+    "first": KeepPolicy(),
+    "longest": KeepPolicy(("length",), (True,)),
+    "best_quality": KeepPolicy(("quality",), (True,)),
+}
 
 
-@keep_policy("longest")
-def keep_longest(c: Components) -> Rank:
-    ordinals, lengths = c.ordinals, c.lengths
-    return lambda i: (-lengths[i], ordinals[i])
-
-
-@keep_policy("best_quality")
-def keep_best_quality(c: Components) -> Rank:
-    ordinals, qualities = c.ordinals, c.qualities
-    return lambda i: (-qualities[i], ordinals[i])
+def keep_policy(name: str) -> KeepPolicy:
+    try:
+        return KEEP_POLICIES[name]
+    except KeyError:
+        raise ValueError(f"unknown keep policy {name!r}; known: {', '.join(sorted(KEEP_POLICIES))}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,10 +230,7 @@ class Keepers:
 
 
 def keepers(c: Components, policy: str) -> Keepers:
-    try:
-        rank = KEEP_POLICIES[policy](c)
-    except KeyError:
-        raise ValueError(f"unknown keep policy {policy!r}; known: {', '.join(sorted(KEEP_POLICIES))}") from None
+    rank = keep_policy(policy).rank(c)
     n = len(c)
     keeper = array("q", [-1]) * n
     members = array("I", [0]) * n

@@ -3,18 +3,20 @@ stars, all-identical buckets, and the decision record's JSON form."""
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
-from thresher.core.document import Drop
-from thresher.dedup.cluster import (
+from thresher.clusters import (
     KEEP_POLICIES,
     Decision,
+    KeepPolicy,
     Node,
     cluster,
     decide,
-    keep_policy,
     link_identical,
 )
+from thresher.core.document import Drop
+from thresher.embed.semantic_phase import keep_order
 
 EXACT = SimpleNamespace(name="dedup.exact", reason="exact_duplicate", threshold=None)
 NEAR = SimpleNamespace(name="dedup.near", reason="near_duplicate", threshold=0.8)
@@ -95,20 +97,31 @@ def test_all_identical_bucket_links_each_member_to_the_first_of_its_kind():
     assert link_identical([]).leaders == []
 
 
-def test_keep_policies_are_a_registry_a_new_one_is_one_registration():
+def test_keep_policies_are_one_table_a_new_one_is_one_entry_and_ranks_alike_in_both_forms():
     assert set(KEEP_POLICIES) >= {"first", "longest", "best_quality"}
-
-    @keep_policy("last")
-    def keep_last(c):
-        return lambda i: (-c.ordinals[i],)
-
+    KEEP_POLICIES["shortest"] = KeepPolicy(("length",), (False,))
     try:
-        got = decisions([(0, node(1), node(2), 1.0)], "last")
+        got = decisions([(0, node(1, length=50), node(2, length=10), 1.0)], "shortest")
         assert got[2].kept and not got[1].kept
+        rows = np.array([(1, 50, 0.0), (2, 10, 0.0), (3, 10, 0.0)],
+                        dtype=[("ordinal", "<u8"), ("length", "<u4"), ("quality", "<f4")])
+        assert keep_order(rows, "shortest").tolist() == [1, 2, 0]
     finally:
-        del KEEP_POLICIES["last"]
+        del KEEP_POLICIES["shortest"]
     with pytest.raises(ValueError, match="unknown keep policy 'nope'"):
         cluster(source((0, node(1), node(2), 1.0)), "nope")
+
+
+def test_keep_order_over_rows_matches_the_cluster_phase_for_every_policy():
+    rows = np.array([(7, 30, 0.2), (3, 30, 0.9), (5, 80, 0.9), (9, 80, 0.1)],
+                    dtype=[("ordinal", "<u8"), ("length", "<u4"), ("quality", "<f4")])
+    for policy in ("first", "longest", "best_quality"):
+        order = keep_order(rows, policy).tolist()
+        nodes = [node(int(r["ordinal"]), length=int(r["length"]), quality=float(r["quality"])) for r in rows]
+        edges = [(0, nodes[order[0]], nodes[i], 1.0) for i in order[1:]]
+        got = decisions(edges, policy)
+        assert got[int(rows[order[0]]["ordinal"])].kept, policy
+        assert sum(d.kept for d in got.values()) == 1, policy
 
 
 def test_decision_json_round_trips_in_its_one_form():
