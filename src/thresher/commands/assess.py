@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from thresher.cli import add_config_flags, add_input_arguments, config_from_args
+from thresher.commands.arguments import add_config_flags, add_input_arguments, config_from_args
 from thresher.core.document import Document, Malformed
 
 

@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from thresher.cli import add_config_flags, add_input_arguments, config_from_args
+from thresher.commands.arguments import add_config_flags, add_input_arguments, config_from_args
 from thresher.core.errors import ConfigError, InputError
 from thresher.paths import is_url
 from thresher.report.progress import ProgressPrinter

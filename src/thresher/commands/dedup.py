@@ -18,7 +18,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from thresher.cli import add_config_flags, add_input_arguments, config_from_args
+from thresher.commands.arguments import add_config_flags, add_input_arguments, config_from_args
 from thresher.config import RunConfig
 
 

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from thresher.cli import add_config_flags, build_parser, full_help, verb_parser
+from thresher.commands.arguments import HelpFormatter, add_config_flags, full_help, verb_parser
 from thresher.config import RunConfig
 from thresher.core.config import flat_fields
 from thresher.core.errors import ConfigError
@@ -47,8 +47,6 @@ def section_help(name: str) -> str:
         raise ConfigError(
             f"no settings section {name!r} ({hint}sections: {', '.join(s for s in sections() if '.' not in s)})"
         )
-    from thresher.cli import HelpFormatter
-
     parser = argparse.ArgumentParser(
         prog="thresher build", usage=argparse.SUPPRESS, add_help=False, formatter_class=HelpFormatter
     )
@@ -57,7 +55,7 @@ def section_help(name: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    parser = build_parser()
+    parser: argparse.ArgumentParser = args.every_verb_parser()  # the CLI's parser of every verb
     topic = args.topic
     if topic is None:
         sys.stdout.write(parser.format_help().rstrip("\n") + "\n")

@@ -101,7 +101,7 @@ class FetchConfig:
 
     @property
     def user_agent(self) -> str:
-        from thresher import __version__
+        from thresher.version import __version__
 
         return f"{self.agent}/{__version__} (+{self.contact})"
 

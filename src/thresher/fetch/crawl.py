@@ -161,7 +161,7 @@ def fetch_urls(
     output.mkdir(parents=True, exist_ok=True)
     # first: a reader given this folder takes its WARC files only, even of a crawl still running
     write_json_atomic(output / MARKER, marker_record(WARC_DIR))
-    from thresher import __version__
+    from thresher.version import __version__
 
     writer = WarcLog(output, config, f"thresher/{__version__}", opener=opener)
     summary: PlanSummary | None = None
