@@ -51,6 +51,7 @@ _REGISTRY_SETTINGS = {
     "input.format": ("thresher.read.readers", "READERS", ("auto",), ()),
     "output.format": ("thresher.write.formats", "FORMATS", (), ()),
     "dedup.near.method": ("thresher.dedup.methods", "NEAR_METHODS", (), ("none",)),
+    "extract.extractor": ("thresher.extract.registry", "EXTRACTORS", (), ()),
 }
 
 
