@@ -4,7 +4,6 @@ so none of them enters the config hash."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from thresher.core.config import setting
 from thresher.paths import is_url
@@ -12,8 +11,10 @@ from thresher.paths import is_url
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExecConfig:
-    engine: Literal["local", "pool", "ray"] = setting(
-        "pool", "where tasks run: in-process, a local process pool, or Ray tasks (the ray extra)", flag="--engine"
+    # a name in the engine registry (thresher.run.engine_registry): the built-ins or a plugin's
+    engine: str = setting(
+        "pool", "where tasks run: in-process (local), a local process pool (pool), or Ray tasks (ray, the ray extra)",
+        flag="--engine",
     )
     workers: int | None = setting(None, "worker processes for the pool engine (default: CPU count)", flag="--workers")
     ray_address: str | None = setting(
@@ -50,6 +51,10 @@ class ExecConfig:
     )
 
     def __post_init__(self) -> None:
+        from thresher.run.engine_registry import ENGINES
+
+        if self.engine not in ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r} (known: {', '.join(ENGINES.names())})")
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be at least 1 (or none: the CPU count), got {self.workers}")
         if self.retries < 0:

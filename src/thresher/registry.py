@@ -1,11 +1,14 @@
-"""Named extension points: readers, output formats, rule sets, keep policies.
+"""Named extension points: readers, extractors, rule sets, classifier kinds, encoders, near-dedup
+methods, output formats, engines, dedup keep policies.
 
 A `Registry` maps a name (what the config and the CLI say: `--input-format warc`, `--format
-parquet`, `--rule-sets gopher`) to an object. Built-in entries are `module:attribute` strings,
+parquet`, `--engine pool`) to an object. Built-in entries are `module:attribute` strings,
 imported only when used, so a registry costs nothing until a build asks for one of its names.
 Third-party packages add entries through Python entry points in the registry's group
-(`thresher.readers`, `thresher.formats`, `thresher.stages`): installing the package is enough, no
-thresher file changes. Adding a built-in is one new module plus one line in the registry's table.
+(`thresher.readers`, `thresher.extractors`, `thresher.stages`, `thresher.classifiers`,
+`thresher.encoders`, `thresher.dedup_methods`, `thresher.formats`, `thresher.engines`): installing
+the package is enough, no thresher file changes (`examples/plugins/` has one package per kind).
+Adding a built-in is one new module plus one line in the registry's table.
 See docs/architecture.md, "Extending thresher".
 """
 

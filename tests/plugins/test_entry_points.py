@@ -190,6 +190,31 @@ def test_without_the_plugin_its_names_are_refused_with_the_known_ones():
         RunConfig.from_dict({"output": {"format": "jsonl.plain"}})
     with pytest.raises(ConfigError, match="unknown quality rule set 'no_forbidden'"):
         RunConfig.from_dict({"quality": {"rule_sets": ["no_forbidden"]}})
+    with pytest.raises(ConfigError, match=r"unknown extractor 'alltext' \(known: builtin, trafilatura, resiliparse"):
+        RunConfig.from_dict({"extract": {"extractor": "alltext"}})
+    with pytest.raises(ConfigError, match=r"unknown engine 'shuffle' \(known: local, pool, ray"):
+        RunConfig.from_dict({"exec": {"engine": "shuffle"}})
+
+
+def test_every_extension_kind_is_a_registry_with_its_own_entry_point_group():
+    from thresher.classify.kinds import CLASSIFIERS, kind_of
+    from thresher.dedup.methods import NEAR_METHODS
+    from thresher.embed.encoder import ENCODERS, check_encoder
+    from thresher.extract.registry import EXTRACTORS
+    from thresher.quality.rule_sets import RULE_SETS
+    from thresher.run.engine_registry import ENGINES
+
+    groups = {r.group: r for r in (READERS, FORMATS, RULE_SETS, NEAR_METHODS, EXTRACTORS, ENCODERS, CLASSIFIERS,
+                                   ENGINES)}
+    assert all(isinstance(r, Registry) for r in groups.values()) and len(groups) == 8
+    assert sorted(groups) == sorted(f"thresher.{g}" for g in ("readers", "formats", "stages", "dedup_methods",
+                                                               "extractors", "encoders", "classifiers", "engines"))
+    assert EXTRACTORS.names_so_far() == ["builtin", "trafilatura", "resiliparse"]
+    assert ENGINES.names_so_far() == ["local", "pool", "ray"]
+    assert ENCODERS.names_so_far() == ["wordllama", "minilm", "minilm-onnx", "stub"]
+    assert [kind_of(p).name for p in ("m.thc", "M.ONNX", "model.bin")] == ["thc", "onnx", "thc"]
+    with pytest.raises(ConfigError, match="unknown encoder 'chargram'; known: minilm, minilm-onnx, stub, wordllama"):
+        check_encoder("chargram", "cpu")
 
 
 def test_registry_keeps_the_first_registration_and_loads_lazily():

@@ -4,9 +4,10 @@ high enough on, and the bounds.
     --classifier quality=q.thc,tox=tox.thc --classifier-keep quality:good,tox:neither \
         --classifier-min-score quality:0.5,tox:0.8
 
-A model given without `NAME=` is named after its file's stem. A path ending `.onnx` is a user's
-transformer model (the `onnx` extra), read with the `tokenizer.json` beside it or the one
-`--classifier-tokenizer NAME=PATH` names. A keep entry is `LABEL` (when one
+A model given without `NAME=` is named after its file's stem. Its file name says its kind
+(`thresher.classify.kinds`): a path ending `.onnx` is a user's transformer model (the `onnx` extra),
+read with the `tokenizer.json` beside it or the one `--classifier-tokenizer NAME=PATH` names; a
+plugin's kind claims its own endings; any other file is a `.thc` model. A keep entry is `LABEL` (when one
 model runs) or `NAME:LABEL`; a model without a keep entry only annotates. A min-score entry is
 `SCORE` (every model) or `NAME:SCORE`. Whether the files exist and hold the labels is checked when
 the build starts (`thresher.classify.stage.resolve_classifiers`): a config never reads files.
@@ -16,8 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 from thresher.core.config import setting
+
+if TYPE_CHECKING:
+    from thresher.classify.kinds import ClassifierKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +31,8 @@ class ClassifierPlan:
     path: str
     keep: tuple[str, ...]  # empty: annotate only
     min_score: float
-    tokenizer: str | None = None  # an ONNX model's tokenizer.json (None: not an ONNX model)
+    tokenizer: str | None = None  # an ONNX model's tokenizer.json (None: a kind that reads none)
+    kind: str = "thc"  # its classifier kind (thresher.classify.kinds), from the file name
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,6 +98,11 @@ class ClassifyConfig:
                 raise ValueError(f"--classifier-min-score {entry!r}: no classifier named {name!r}")
             else:
                 scores[name] = score
+        kinds: dict[str, ClassifierKind] = {}
+        if models:
+            from thresher.classify.kinds import kind_of  # the built-in kinds, and plugins for other files
+
+            kinds = {name: kind_of(path) for name, path in models.items()}
         tokenizers: dict[str, str] = {}
         for entry in self.tokenizers or ():
             name, sep, path = entry.partition("=")
@@ -99,7 +110,7 @@ class ClassifyConfig:
                 if len(models) != 1:
                     raise ValueError(f"--classifier-tokenizer {entry!r}: name the model (NAME=PATH)")
                 name, path = next(iter(models)), entry
-            if name not in models or not models[name].lower().endswith(".onnx"):
+            if name not in models or not kinds[name].tokenizer:
                 raise ValueError(f"--classifier-tokenizer {entry!r}: no ONNX classifier named {name!r}")
             tokenizers[name] = path
         if self.onnx_max_len < 1:
@@ -107,7 +118,8 @@ class ClassifyConfig:
         plans = []
         for name, path in models.items():
             tokenizer = None
-            if path.lower().endswith(".onnx"):
+            if kinds[name].tokenizer:
                 tokenizer = tokenizers.get(name, str(PurePath(path).parent / "tokenizer.json"))
-            plans.append(ClassifierPlan(name, path, tuple(keep[name]), scores.get(name, default), tokenizer))
+            plans.append(ClassifierPlan(name, path, tuple(keep[name]), scores.get(name, default), tokenizer,
+                                        kinds[name].name))
         return plans

@@ -161,3 +161,9 @@ def load_model(path: str | os.PathLike[str]) -> Model:
     except IsADirectoryError:
         raise ModelFileError(f"classifier model is a directory: {path}") from None
     return model_from_bytes(data, str(path))
+
+
+def load_thc(path: str, *, tokenizer: str | None = None, max_len: int = 256) -> Model:
+    """The `thc` classifier kind's loader (`thresher.classify.kinds`): `load_model` (a `.thc` model
+    reads no tokenizer and scores whole texts, so both are unused)."""
+    return load_model(path)

@@ -9,14 +9,14 @@ Models are loaded once per process (`load_cached`, keyed by path, size and mtime
 (format version, sha256) when the build starts: `resolve_classifiers` is what the config hash
 and the manifest record, so a changed model file changes the run's identity.
 
-Two kinds of model: a `.thc` file (thresher's linear classifier) and a user's ONNX sequence
-classifier (`.onnx`, with its `tokenizer.json`; the `onnx` extra). Both take the scan loop's
-batches (`pipeline.BatchEvaluator`). A `.thc` batch gives each document exactly the scores it gets
-alone. ONNX Runtime's kernels may round a text's logits differently in another batch shape (its
-padded length), in the last bits; the batches are the same on every engine and worker count (the
-scan loop forms them from a partition's documents alone), so a build's output is still
-deterministic, and a document judged alone (the library `Pipeline`, `explain`, a retried task) is
-scored as a batch of one.
+Two built-in kinds of model (`thresher.classify.kinds`, where plugins add more): a `.thc` file
+(thresher's linear classifier) and a user's ONNX sequence classifier (`.onnx`, with its
+`tokenizer.json`; the `onnx` extra). All take the scan loop's batches (`pipeline.BatchEvaluator`).
+A `.thc` batch gives each document exactly the scores it gets alone. ONNX Runtime's kernels may
+round a text's logits differently in another batch shape (its padded length), in the last bits; the
+batches are the same on every engine and worker count (the scan loop forms them from a partition's
+documents alone), so a build's output is still deterministic, and a document judged alone (the
+library `Pipeline`, `explain`, a retried task) is scored as a batch of one.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from thresher.classify.config import ClassifierPlan, ClassifyConfig
-from thresher.classify.format import load_model
+from thresher.classify.kinds import BUILTIN_KINDS, CLASSIFIERS, ClassifierModel, kind_of
 from thresher.classify.model import Model, numpy_available, round_array
 from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError
@@ -40,38 +40,38 @@ def annotation_keys(name: str, labels: tuple[str, ...] | list[str]) -> list[str]
     return [f"classify.{name}.{label}" for label in labels]
 
 
-def load_cached(path: str, tokenizer: str | None = None, max_len: int = 256) -> Any:
-    """The model at `path` (a `Model`, or an `OnnxClassifier` with `tokenizer`), loaded and
-    checked once per process."""
+def load_cached(path: str, tokenizer: str | None = None, max_len: int = 256, kind: str | None = None) -> Any:
+    """The model at `path`, loaded by its classifier kind (`thresher.classify.kinds`: the one `kind`
+    names, else the one its file name says) and checked once per process."""
+    spec = CLASSIFIERS.get(kind) if kind is not None else kind_of(path)
     try:
         st = os.stat(path)
     except FileNotFoundError:
         raise ConfigError(f"classifier model not found: {path}") from None
-    key: tuple[Any, ...] = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    key: tuple[Any, ...] = (spec.name, os.path.abspath(path), st.st_size, st.st_mtime_ns)
     if tokenizer is not None:
         try:
             tst = os.stat(tokenizer)
         except FileNotFoundError:
+            what = "ONNX" if spec.name == "onnx" else spec.name
             raise ConfigError(
-                f"tokenizer of ONNX classifier {path} not found: {tokenizer} (--classifier-tokenizer)"
+                f"tokenizer of {what} classifier {path} not found: {tokenizer} (--classifier-tokenizer)"
             ) from None
         key += (os.path.abspath(tokenizer), tst.st_size, tst.st_mtime_ns, max_len)
     model = _loaded.get(key)
     if model is None:
-        if tokenizer is not None:
-            from thresher.classify.transformer import OnnxClassifier
-
-            # one thread: pool and Ray run one worker per core already, and a fixed thread count
-            # keeps ONNX Runtime's reductions the same from one run to the next
-            model = OnnxClassifier(path, tokenizer, max_len=max_len, threads=1, providers=["CPUExecutionProvider"])
-        else:
-            model = load_model(path)
+        model = spec.loader()(path, tokenizer=tokenizer, max_len=max_len)
+        if not isinstance(model, ClassifierModel):
+            raise ConfigError(
+                f"classifier {path}: the {spec.name} kind loaded {type(model).__name__}, which lacks labels, "
+                "sha256 or scores_array"
+            )
         _loaded[key] = model
     return model
 
 
 def _load(plan: ClassifierPlan, config: ClassifyConfig) -> Any:
-    return load_cached(plan.path, plan.tokenizer, config.onnx_max_len)
+    return load_cached(plan.path, plan.tokenizer, config.onnx_max_len, plan.kind)
 
 
 def resolve_classifiers(config: ClassifyConfig) -> list[dict[str, Any]]:
@@ -88,6 +88,8 @@ def resolve_classifiers(config: ClassifyConfig) -> list[dict[str, Any]]:
             )
         record = {"name": plan.name, "path": plan.path, "sha256": model.sha256, "labels": list(model.labels),
                   "keep": list(plan.keep), "min_score": plan.min_score}
+        if plan.kind not in BUILTIN_KINDS:  # a plugin's model format: which one read the file
+            record["kind"] = plan.kind
         if isinstance(model, Model) and "heldout" in model.info:  # its held-out calibration, for the report
             record["heldout"] = model.info["heldout"]
         if plan.tokenizer is not None:
@@ -128,7 +130,7 @@ class Classifier:
     def __init__(self, plan: ClassifierPlan, model: Any) -> None:
         self.plan = plan
         self.model = model
-        self.onnx = not isinstance(model, Model)
+        self.onnx = not isinstance(model, Model)  # scores through scores_array only (ONNX, a plugin's kind)
         self.keys = annotation_keys(plan.name, model.labels)
         self.annotates = tuple(self.keys)
         self.keep_index = [model.labels.index(label) for label in plan.keep]

@@ -142,3 +142,13 @@ class OnnxClassifier:
 
     def scores(self, text: str) -> dict[str, float]:
         return dict(zip(self.labels, self.scores_batch([text])[0], strict=True))
+
+
+def load_onnx(path: str, *, tokenizer: str | None = None, max_len: int = 256) -> OnnxClassifier:
+    """The `onnx` classifier kind's loader (`thresher.classify.kinds`), as a build runs it: on the CPU
+    with one thread (pool and Ray run one worker per core already, and a fixed thread count keeps ONNX
+    Runtime's reductions the same from one run to the next); the tokenizer defaults to the
+    `tokenizer.json` beside the model."""
+    if tokenizer is None:
+        tokenizer = str(Path(path).parent / "tokenizer.json")
+    return OnnxClassifier(path, tokenizer, max_len=max_len, threads=1, providers=["CPUExecutionProvider"])

@@ -45,6 +45,9 @@ _REGISTRY_SETTINGS = {
     "input.format": ("thresher.read.readers", "READERS", ("auto",), ()),
     "output.format": ("thresher.write.formats", "FORMATS", (), ()),
     "dedup.near.method": ("thresher.dedup.methods", "NEAR_METHODS", (), ("none",)),
+    "extract.extractor": ("thresher.extract.registry", "EXTRACTORS", (), ()),
+    "embed.encoder": ("thresher.embed.encoder", "ENCODERS", (), ("none",)),
+    "exec.engine": ("thresher.run.engine_registry", "ENGINES", (), ()),
 }
 
 

@@ -17,7 +17,7 @@ def register(subparsers: Any) -> None:
         "embed", help="add embeddings beside a dataset's shards; semantic dedup report", description=__doc__
     )
     p.add_argument("dataset", help="dataset directory (holding manifest.json)")
-    p.add_argument("--encoder", choices=sorted(ENCODERS), default=DEFAULT_ENCODER,
+    p.add_argument("--encoder", choices=sorted(ENCODERS.names()), default=DEFAULT_ENCODER,
                    help=f"the model (default {DEFAULT_ENCODER}: packaged static embeddings, CPU, no torch)")
     p.add_argument(
         "--device",

@@ -1,4 +1,4 @@
-"""The `Encoder` protocol and the encoders known by name.
+"""The `Encoder` protocol and the registry of encoders by name (`embed.encoder`, `--embed`).
 
 An encoder turns a batch of texts into one float32 row each, L2-normalised (cosine = dot
 product); a text with no tokens gets a zero row, so it is never anyone's near neighbour. Rows must
@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from thresher.core.errors import ConfigError
+from thresher.registry import Registry
 
 
 @runtime_checkable
@@ -49,38 +50,56 @@ def cpu_only(name: str, device: str) -> None:
         )
 
 
-def _stub(device: str) -> Encoder:
+def stub_encoder(device: str) -> Encoder:
     from thresher.embed.stub import HashingEncoder
 
     cpu_only("stub", device)
     return HashingEncoder()
 
 
-def _static(device: str) -> Encoder:
+def static_encoder(device: str) -> Encoder:
     from thresher.embed.static import WordLlamaEncoder
 
     cpu_only("wordllama", device)
     return WordLlamaEncoder()
 
 
-def _minilm(device: str) -> Encoder:
+def minilm_encoder(device: str) -> Encoder:
     from thresher.embed.transformer import MiniLMEncoder
 
     return MiniLMEncoder(device=device)
 
 
-def _minilm_onnx(device: str) -> Encoder:
+def minilm_onnx_encoder(device: str) -> Encoder:
     from thresher.embed.onnx import MiniLMOnnxEncoder
 
     return MiniLMOnnxEncoder(device=device)
 
 
-ENCODERS: dict[str, Callable[[str], Encoder]] = {
-    "wordllama": _static,  # the packaged static model: the CPU default
-    "minilm": _minilm,  # all-MiniLM-L6-v2 through sentence-transformers (torch; CPU or CUDA)
-    "minilm-onnx": _minilm_onnx,  # the same weights exported to ONNX, run by ONNX Runtime
-    "stub": _stub,  # hashed words: deterministic, dependency-light, for tests
-}
+EncoderFactory = Callable[[str], Encoder]  # device ("auto", "cpu" or "cuda") -> the encoder on it
+
+
+def _check(obj: object) -> EncoderFactory:
+    if not callable(obj):
+        raise TypeError(f"a thresher.encoders entry point must name a factory (device -> Encoder), not {obj!r}")
+    factory: Callable[[str], Any] = obj
+    return factory
+
+
+# Names to factories; a third-party package adds one through an entry point in the `thresher.encoders`
+# group. Each factory imports its model's packages only when called.
+ENCODERS: Registry[EncoderFactory] = Registry(
+    "encoder",
+    "thresher.encoders",
+    {
+        "wordllama": "thresher.embed.encoder:static_encoder",  # the packaged static model: the CPU default
+        "minilm": "thresher.embed.encoder:minilm_encoder",  # all-MiniLM-L6-v2, sentence-transformers (CPU/CUDA)
+        "minilm-onnx": "thresher.embed.encoder:minilm_onnx_encoder",  # the same weights in ONNX, ONNX Runtime
+        "stub": "thresher.embed.encoder:stub_encoder",  # hashed words: deterministic, dependency-light, for tests
+    },
+    check=_check,
+)
+
 DEFAULT_ENCODER = "wordllama"
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -103,7 +122,7 @@ def check_encoder(name: str, device: str) -> None:
     import importlib.util
 
     if name not in ENCODERS:
-        raise ConfigError(f"unknown encoder {name!r}; known: {', '.join(sorted(ENCODERS))}")
+        raise _unknown(name)
     if name in CPU_ONLY:
         cpu_only(name, device)
     for module, extra in NEEDS.get(name, ()):
@@ -125,8 +144,10 @@ def get_encoder(name: str, device: str = "auto") -> Encoder:
     """The encoder registered as `name`, on `device` (auto: CUDA when present, else the CPU)."""
     if device not in DEVICES:
         raise ConfigError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
-    try:
-        factory = ENCODERS[name]
-    except KeyError:
-        raise ConfigError(f"unknown encoder {name!r}; known: {', '.join(sorted(ENCODERS))}") from None
-    return factory(device)
+    if name not in ENCODERS:
+        raise _unknown(name)
+    return ENCODERS.get(name)(device)
+
+
+def _unknown(name: str) -> ConfigError:
+    return ConfigError(f"unknown encoder {name!r}; known: {', '.join(sorted(ENCODERS.names()))}")

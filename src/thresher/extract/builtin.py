@@ -18,7 +18,7 @@ renders its text in the browser), and last every link-poor block.
 from __future__ import annotations
 
 import gc
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thresher.extract.assemble import choose_title, filter_blocks, render
 from thresher.extract.base import Extraction
@@ -31,6 +31,9 @@ from thresher.extract.region import best_subtree, container_bonus, extend_to_nei
 from thresher.extract.scoring import block_scores, hint_scores, word_tokens
 from thresher.extract.tree import HtmlDocument, Node, parse, release
 from thresher.version import __version__
+
+if TYPE_CHECKING:
+    from thresher.extract.config import ExtractConfig
 
 # Comment threads (removed for their class words alone) are the page's content when they hold at
 # least this many characters while the selection beside them keeps fewer than
@@ -235,3 +238,8 @@ def declared_blocks(items: list[str], owner: Node, deadline: float | None = None
             b.owner = owner
         out.extend(found)
     return out
+
+
+def from_config(config: ExtractConfig) -> BuiltinExtractor:
+    """The registry's factory (`thresher.extract.registry`): the extractor with the config's options."""
+    return BuiltinExtractor(text_format=config.text_format, tables=config.tables, comments=config.comments)

@@ -10,7 +10,8 @@ from thresher.core.config import setting
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExtractConfig:
-    extractor: Literal["builtin", "trafilatura", "resiliparse"] = setting(
+    # a name in the extractor registry (thresher.extract.registry): the built-ins or a plugin's
+    extractor: str = setting(
         "builtin", "main-content extractor (trafilatura/resiliparse need their extras)", flag="--extractor"
     )
     text_format: Literal["text", "markdown"] = setting("text", "plain text or Markdown output", flag="--text-format")
@@ -29,3 +30,9 @@ class ExtractConfig:
     max_control_char_ratio: float | None = setting(
         0.05, "pages whose first 8 KiB has a larger share of control characters are dropped as binary_content"
     )
+
+    def __post_init__(self) -> None:
+        from thresher.extract.registry import EXTRACTORS
+
+        if self.extractor not in EXTRACTORS:
+            raise ValueError(f"unknown extractor {self.extractor!r} (known: {', '.join(EXTRACTORS.names())})")

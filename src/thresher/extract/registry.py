@@ -1,37 +1,48 @@
-"""Choosing the extractor a config names. Third-party extractors are imported only when chosen."""
+"""The registry of main-content extractors by name (`extract.extractor`, `--extractor`).
+
+Each entry is a factory `(config: ExtractConfig) -> Extractor` (`thresher.extract.base`): it builds
+the extractor with the config's output options (text format, tables, comments). A built-in is one
+module with its extractor and factory plus one line in the table below; a third-party package
+registers a factory through an entry point in the `thresher.extractors` group and is then chosen by
+name like a built-in. Nothing is imported until a build asks for the name (trafilatura and
+resiliparse, whose extras may be missing, are imported only when chosen).
+"""
 
 from __future__ import annotations
 
-from thresher.core.errors import ConfigError
-from thresher.extract.base import Extractor
-from thresher.extract.config import ExtractConfig
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-EXTRACTORS = ("builtin", "trafilatura", "resiliparse")
+from thresher.registry import Registry
+
+if TYPE_CHECKING:  # the config checks its extractor's name here: no import back
+    from thresher.extract.base import Extractor
+    from thresher.extract.config import ExtractConfig
+
+ExtractorFactory = Callable[["ExtractConfig"], "Extractor"]
+
+EXTRACTORS: Registry[ExtractorFactory] = Registry(
+    "extractor",
+    "thresher.extractors",
+    {
+        "builtin": "thresher.extract.builtin:from_config",
+        "trafilatura": "thresher.extract.trafilatura:from_config",
+        "resiliparse": "thresher.extract.resiliparse:from_config",
+    },
+)
 
 
 def get_extractor(config: ExtractConfig) -> Extractor:
     """The extractor `config.extractor` names, set up with the config's output options.
 
-    Raises `ConfigError` (with the install hint) when a third-party extractor's extra is missing.
+    Raises `ConfigError` for an unknown name (listing the known ones) and, with the install hint,
+    when a third-party extractor's extra is missing.
     """
-    name = config.extractor
-    if name == "builtin":
-        from thresher.extract.builtin import BuiltinExtractor
-
-        return BuiltinExtractor(text_format=config.text_format, tables=config.tables, comments=config.comments)
-    if name == "trafilatura":
-        from thresher.extract.trafilatura import TrafilaturaExtractor
-
-        return TrafilaturaExtractor(text_format=config.text_format, tables=config.tables, comments=config.comments)
-    if name == "resiliparse":
-        from thresher.extract.resiliparse import ResiliparseExtractor
-
-        return ResiliparseExtractor(text_format=config.text_format, tables=config.tables)
-    raise ConfigError(f"unknown extractor {name!r} (known: {', '.join(EXTRACTORS)})")
+    return EXTRACTORS.get(config.extractor)(config)
 
 
 def extractor_info(config: ExtractConfig) -> dict[str, str]:
     """What the manifest records about extraction: the extractor's name and its version (the
-    built-in extractor's version is thresher's; an adapter's is the third-party package's)."""
+    built-in extractor's version is thresher's; an adapter's or a plugin's is its package's)."""
     extractor = get_extractor(config)
     return {"name": extractor.name, "version": extractor.version()}

@@ -6,12 +6,15 @@ page metadata beyond the title; `<html lang>` and the rest come from the built-i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thresher.core.errors import ConfigError
 from thresher.extract.base import Extraction, ExtractionTimeout, cpu_clock
 from thresher.extract.metadata import extract_metadata
 from thresher.extract.tree import parse
+
+if TYPE_CHECKING:
+    from thresher.extract.config import ExtractConfig
 
 
 def _import() -> tuple[Any, Any, str]:
@@ -49,3 +52,9 @@ class ResiliparseExtractor:
             raise ExtractionTimeout("resiliparse passed the deadline")
         metadata = extract_metadata(parse(html[:200_000], deadline))
         return Extraction(text=text or "", title=(tree.title or "").strip() or None, metadata=metadata)
+
+
+def from_config(config: ExtractConfig) -> ResiliparseExtractor:
+    """The registry's factory (`thresher.extract.registry`): the adapter with the config's options
+    (resiliparse keeps no comment threads apart, so `comments` does not apply)."""
+    return ResiliparseExtractor(text_format=config.text_format, tables=config.tables)

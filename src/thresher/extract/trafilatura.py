@@ -6,10 +6,13 @@ too long still becomes a `timeout` drop, as with the built-in extractor.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thresher.core.errors import ConfigError
 from thresher.extract.base import Extraction, ExtractionTimeout, cpu_clock
+
+if TYPE_CHECKING:
+    from thresher.extract.config import ExtractConfig
 
 _META_KEYS = {"author": "author", "date": "date", "description": "description", "url": "canonical_url",
               "sitename": "sitename"}
@@ -55,3 +58,8 @@ class TrafilaturaExtractor:
         if data.get("language"):
             metadata["lang"] = data["language"]
         return Extraction(text=text or "", title=data.get("title") or None, metadata=metadata)
+
+
+def from_config(config: ExtractConfig) -> TrafilaturaExtractor:
+    """The registry's factory (`thresher.extract.registry`): the adapter with the config's options."""
+    return TrafilaturaExtractor(text_format=config.text_format, tables=config.tables, comments=config.comments)

@@ -6,7 +6,9 @@
   no state leaks from the driver and a worker starts in milliseconds; each worker is handed the corpus
   stages the driver's warm-up (the corpus stages it already built, `thresher.stage_cache`), so none
   rebuilds them;
-- `ray`: Ray tasks on a local Ray instance or a cluster (`thresher.run.ray_engine`).
+- `ray`: Ray tasks on a local Ray instance or a cluster (`thresher.run.ray_engine`);
+- a plugin's, by the name its entry point in the `thresher.engines` group gives it
+  (`thresher.run.engine_registry`: each name is a factory of `EngineOptions`).
 
 `run(calls)` takes `TaskCall`s and returns results in call order, so the driver's view is the same
 whatever ran the tasks and in whichever order they finished. `on_done(i, result)` is called as each
@@ -25,9 +27,11 @@ from typing import Any, Protocol
 
 from thresher.run import progress
 from thresher.run.calls import TaskCall, Warmup, dispatch_order, kept_result, task_failed, task_weight
+from thresher.run.engine_registry import ENGINES, EngineOptions
 from thresher.run.interrupts import InterruptHandlers
 
-__all__ = ["Engine", "LocalEngine", "TaskCall", "Warmup", "dispatch_order", "make_engine", "task_failed", "task_weight"]
+__all__ = ["ENGINES", "Engine", "EngineOptions", "LocalEngine", "TaskCall", "Warmup", "dispatch_order", "make_engine",
+           "task_failed", "task_weight"]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +74,26 @@ class LocalEngine:
 
 
 
+def local_engine(options: EngineOptions) -> Engine:
+    return LocalEngine(options.sink, options.retries)
+
+
+def pool_engine(options: EngineOptions) -> Engine:
+    if options.workers == 1:
+        return LocalEngine(options.sink, options.retries)
+    # its own module: multiprocessing and concurrent.futures cost a build on one worker ~11 ms
+    # of CPU to import, for nothing
+    from thresher.run.pool_engine import PoolEngine
+
+    return PoolEngine(options.workers, options.sink, options.retries, options.warmup, options.preload)
+
+
+def ray_engine(options: EngineOptions) -> Engine:
+    from thresher.run.ray_engine import RayEngine
+
+    return RayEngine(options.ray_address, options.workers, options.sink, options.retries)
+
+
 def make_engine(
     name: str,
     workers: int | None,
@@ -79,18 +103,9 @@ def make_engine(
     warmup: Callable[[], Warmup | None] | None = None,
     preload: Sequence[str] = (),
 ) -> Engine:
-    """The engine `name`; `preload` names modules the pool's fork server imports before it forks
+    """The engine `name` from the engine registry (`thresher.run.engine_registry`: the built-ins
+    above or a plugin's); `preload` names modules the pool's fork server imports before it forks
     a worker (shared read-only data: `thresher.pipeline.fork_server_preloads`)."""
-    if name == "local" or (name == "pool" and workers == 1):
-        return LocalEngine(sink, retries)
-    if name == "pool":
-        # its own module: multiprocessing and concurrent.futures cost a build on one worker ~11 ms
-        # of CPU to import, for nothing
-        from thresher.run.pool_engine import PoolEngine
-
-        return PoolEngine(workers, sink, retries, warmup, preload)
-    if name == "ray":
-        from thresher.run.ray_engine import RayEngine
-
-        return RayEngine(ray_address, workers, sink, retries)
-    raise ValueError(f"unknown engine {name!r}")
+    options = EngineOptions(workers=workers, sink=sink, retries=retries, ray_address=ray_address, warmup=warmup,
+                            preload=preload)
+    return ENGINES.get(name)(options)

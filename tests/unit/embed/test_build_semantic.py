@@ -206,7 +206,7 @@ def test_a_document_the_encoder_fails_on_alone_is_dropped_by_name_and_its_batch_
     from thresher.embed import encoder as registry
     from thresher.embed import phase
 
-    monkeypatch.setitem(registry.ENCODERS, "poisoned", lambda device: PoisonedEncoder())
+    monkeypatch.setitem(registry.ENCODERS.refs, "poisoned", lambda device: PoisonedEncoder())
     monkeypatch.setattr(phase, "_encoders", {})
     rng = random.Random(3)
     records = [
@@ -241,7 +241,7 @@ def test_out_of_memory_in_a_build_halves_the_budget_keeps_every_document_and_is_
     from thresher.embed.stub import HashingEncoder
     from thresher.write.manifest import read_shards
 
-    monkeypatch.setitem(registry.ENCODERS, "small", lambda device: SmallDevice(capacity=900))
+    monkeypatch.setitem(registry.ENCODERS.refs, "small", lambda device: SmallDevice(capacity=900))
     monkeypatch.setattr(phase, "_encoders", {})
     rng = random.Random(4)
     texts = [" ".join(_doc(i, rng)) for i in range(40)]
