@@ -25,11 +25,12 @@ from tests.unit.test_import_cycles import import_graph, module_names
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", (
         "thresher.version", "thresher.core", "thresher.registry", "thresher.compiled", "thresher.clusters",
+        "thresher.decided",
         "thresher.batching", "thresher.paths", "thresher.demo",
     )),
     ("stages", tuple(f"thresher.{p}" for p in (
         "read", "fetch", "extract", "normalize", "lang", "quality", "classify", "pii", "decontam", "dedup",
-        "embed", "write",
+        "embed", "write", "pack",
     ))),
     ("assembly", ("thresher.config", "thresher.exec_config", "thresher.pipeline", "thresher.stage_hooks",
                   "thresher.stage_cache")),
