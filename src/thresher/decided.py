@@ -24,12 +24,19 @@ def read_decisions(path: Path) -> Iterator[Decision]:
                 yield Decision.from_json(json.loads(line))
 
 
+def _tagged(stream: Iterator[Decision], i: int) -> Iterator[tuple[int, int, Decision]]:
+    """(ordinal, stream index, decision): the index a function argument, not a name a generator
+    expression reads late (which would give every stream the last index, and two decisions for one
+    document would then be compared)."""
+    return ((d.ordinal, i, d) for d in stream)
+
+
 def iter_decisions(paths: Sequence[Path]) -> Iterator[Decision]:
     """The decisions of the files `paths` (each in ordinal order; earlier stages first), one per
     document in ordinal order: a later file's decision applies over an earlier one's
     (`Decision.then`)."""
     streams = [read_decisions(path) for path in paths]
-    merged = heapq.merge(*(((d.ordinal, i, d) for d in s) for i, s in enumerate(streams)))
+    merged = heapq.merge(*(_tagged(s, i) for i, s in enumerate(streams)))
     current: Decision | None = None
     for _, _, decision in merged:
         if current is not None and decision.ordinal == current.ordinal:
