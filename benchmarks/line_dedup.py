@@ -81,10 +81,10 @@ WARC_FILES = (
     "ukwa/BL-20140325122341434-00000-32090_opera_8443.warc.gz",
 )
 GOALS = {"boilerplate_removed": 0.95, "content_lost": 0.005, "real_ratio_with_over_without": 0.3}
-DEFAULTS = {"unit": "line", "level": "normalized", "min_documents": 10, "min_host_pages": 3}
+DEFAULTS = {"unit": "line", "level": "structural", "min_documents": 10, "min_host_pages": 3}
 SWEEP = (
     {},
-    {"level": "structural"},
+    {"level": "normalized"},
     {"level": "raw"},
     {"unit": "paragraph"},
     {"min_host_pages": 2},
