@@ -134,7 +134,9 @@ def _near(config: RunConfig) -> list[Any]:
 # Phased corpus stages by the name `dedup.stages` (`--corpus-stages`) lists them under: each entry a
 # factory `(RunConfig) -> PhasedStage | None` (None: nothing to do for this config).
 PHASED_STAGES: Registry[Callable[[RunConfig], PhasedStage | None]] = Registry(
-    "corpus stage", "thresher.corpus_stages", {"semantic": "thresher.embed.stage:semantic_stage"}
+    "corpus stage",
+    "thresher.corpus_stages",
+    {"url": "thresher.dedup.url_stage:url_stage", "semantic": "thresher.embed.stage:semantic_stage"},
 )
 
 
@@ -159,7 +161,8 @@ STAGE_TABLE: tuple[StageRow, ...] = (
     StageRow("dedup.exact", CORPUS, _exact, "exact duplicates by text digest; before near dedup, its edges win"),
     StageRow("dedup.near", CORPUS, _near, "near duplicates (MinHash/LSH or SimHash), verified pairs"),
     StageRow("phased", PHASED, _phased,
-             "stages with phases of their own after clustering (semantic dedup, plugins), in dedup.stages order"),
+             "stages with phases of their own after clustering (URL dedup, semantic dedup, plugins), "
+             "in dedup.stages order"),
 )
 
 

@@ -7,6 +7,7 @@ from typing import Literal
 
 from thresher.core.config import section, setting
 from thresher.dedup.near_config import NearDedupConfig
+from thresher.dedup.url_config import UrlDedupConfig
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,9 +27,11 @@ class DedupConfig:
     keep: Literal["first", "longest", "best_quality"] = setting(
         "first", "which member of a duplicate cluster is kept", flag="--keep"
     )
+    url: UrlDedupConfig = section(UrlDedupConfig, "URL dedup: one document per normalized URL, the newest")
     stages: tuple[str, ...] = setting(
-        ("semantic",),
-        "corpus stages with phases of their own, run after clustering in this order: semantic (semantic dedup, "
-        "when an encoder is set) and any an installed plugin adds (entry points thresher.corpus_stages)",
+        ("url", "semantic"),
+        "corpus stages with phases of their own, run after clustering in this order: url (URL dedup, unless "
+        "--no-url-dedup), semantic (semantic dedup, when an encoder is set) and any an installed plugin adds "
+        "(entry points thresher.corpus_stages)",
         flag="--corpus-stages",
     )
