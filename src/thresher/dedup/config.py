@@ -32,6 +32,6 @@ class DedupConfig:
         ("url", "semantic"),
         "corpus stages with phases of their own, run after clustering in this order: url (URL dedup, unless "
         "--no-url-dedup), semantic (semantic dedup, when an encoder is set) and any an installed plugin adds "
-        "(entry points thresher.corpus_stages)",
+        "(entry points thresher.corpus_stages); a list without url runs no URL dedup",
         flag="--corpus-stages",
     )
