@@ -35,6 +35,7 @@ VERB_MODULES = {
     "dedup": "thresher.commands.dedup",
     "extract": "thresher.commands.extract",
     "verify": "thresher.commands.verify",
+    "pack": "thresher.commands.pack",
     "report": "thresher.commands.report",
     "check": "thresher.commands.check",
     "compare": "thresher.commands.compare",

@@ -286,33 +286,52 @@ def attribute(edges: EdgeSource, c: Components, keep: Keepers) -> Attribution:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Decision:
-    """What the cluster phase decided for one colliding document: kept as its cluster's keeper
-    (with the number of duplicates removed for it), or dropped with an attributed `Drop` whose
-    detail names the cluster, the kept document and, for an indirect link, the neighbour.
+    """What a corpus stage decided for one document: kept as its cluster's keeper (with the number
+    of duplicates removed for it), dropped with an attributed `Drop` whose detail names the cluster
+    (and, for a duplicate, the kept document and, for an indirect link, the neighbour), or kept with
+    an `edit`: its new text and the annotations that changed with it (line dedup removes spans).
 
     One JSON form, written one per line to the work dir's decisions files:
-    `{"o": ordinal, "keep": {"duplicates": n, "cluster": id}}` or `{"o": ordinal, "drop": drop record}`."""
+    `{"o": ordinal, "keep": {"duplicates": n, "cluster": id}}`, `{"o": ordinal, "drop": drop record}`
+    or `{"o": ordinal, "edit": {"text": ..., "annotations": {...}}}` (a keep and an edit of one
+    document, merged from two stages, carry both keys)."""
 
     ordinal: int
-    cluster: str
+    cluster: str = ""  # "": no cluster (an edit alone)
     duplicates: int = 0
     drop: Drop | None = None
+    edit: dict[str, Any] | None = None
 
     @property
     def kept(self) -> bool:
         return self.drop is None
 
     def to_json(self) -> dict[str, Any]:
-        if self.drop is None:
-            return {"o": self.ordinal, "keep": {"duplicates": self.duplicates, "cluster": self.cluster}}
-        return {"o": self.ordinal, "drop": self.drop.to_record()}
+        if self.drop is not None:
+            return {"o": self.ordinal, "drop": self.drop.to_record()}
+        data: dict[str, Any] = {"o": self.ordinal}
+        if self.cluster:
+            data["keep"] = {"duplicates": self.duplicates, "cluster": self.cluster}
+        if self.edit is not None:
+            data["edit"] = self.edit
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Decision:
-        if "keep" in data:
-            return cls(ordinal=data["o"], cluster=data["keep"]["cluster"], duplicates=data["keep"]["duplicates"])
-        drop = Drop.from_record(data["drop"])
-        return cls(ordinal=data["o"], cluster=(drop.detail or {})["cluster"], drop=drop)
+        if "drop" in data:
+            drop = Drop.from_record(data["drop"])
+            return cls(ordinal=data["o"], cluster=(drop.detail or {})["cluster"], drop=drop)
+        keep = data.get("keep") or {"cluster": "", "duplicates": 0}
+        return cls(ordinal=data["o"], cluster=keep["cluster"], duplicates=keep["duplicates"], edit=data.get("edit"))
+
+    def then(self, later: Decision) -> Decision:
+        """This document's decision once a later stage's `later` applies: a later drop replaces a
+        keep; an edit keeps the cluster and replaces an earlier edit; an earlier drop stands."""
+        if self.drop is not None or later.drop is not None:  # a dropped document is seen by no later stage
+            return self if self.drop is not None else later
+        edit = later.edit if later.edit is not None else self.edit
+        return Decision(ordinal=self.ordinal, cluster=self.cluster or later.cluster,
+                        duplicates=self.duplicates or later.duplicates, edit=edit)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,11 +25,12 @@ from tests.unit.test_import_cycles import import_graph, module_names
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", (
         "thresher.version", "thresher.core", "thresher.registry", "thresher.compiled", "thresher.clusters",
+        "thresher.decided",
         "thresher.batching", "thresher.paths", "thresher.demo",
     )),
     ("stages", tuple(f"thresher.{p}" for p in (
         "read", "fetch", "extract", "normalize", "lang", "quality", "classify", "pii", "decontam", "dedup",
-        "embed", "write",
+        "embed", "write", "pack",
     ))),
     ("assembly", ("thresher.config", "thresher.exec_config", "thresher.pipeline", "thresher.stage_hooks",
                   "thresher.stage_cache")),
@@ -62,10 +63,6 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {
         "semantic dedup's tasks are run tasks (see embed.phase -> run.cluster)",
     ("thresher.embed.semantic_phase", "thresher.run.workdir"):
         "semantic dedup's tasks write in the run's work folder (see embed.phase -> run.cluster)",
-    ("thresher.dedup.url_stage", "thresher.run.cluster"):
-        "URL dedup's tasks read the documents kept so far (iter_kept); to go when iter_kept moves below run/",
-    ("thresher.dedup.url_stage", "thresher.run.spill"):
-        "URL dedup's tasks spill their records by bucket (BucketSpill); to go when it moves below run/",
     ("thresher.embed.stage", "thresher.config"):
         "the semantic stage is built from the whole RunConfig (embed and dedup sections) by the stage table",
     ("thresher.run.finalize", "thresher.report.index"):

@@ -35,11 +35,11 @@ from thresher.clusters import Decision
 from thresher.core.document import Drop
 from thresher.core.phased import AfterWrite, KeptCorpus, PhaseDriver, StageOutcome, StagePhase
 from thresher.core.serial import Serializable
+from thresher.decided import iter_kept
 from thresher.dedup.urls import date_text, document_date, normalize_url
 from thresher.read.base import ordinal_partition
-from thresher.run.cluster import iter_kept
-from thresher.run.spill import BucketSpill, read_bucket_range
 from thresher.write.atomic import atomic_open, dumps_line
+from thresher.write.buckets import BucketSpill, read_bucket_range
 
 if TYPE_CHECKING:
     from thresher.config import RunConfig
@@ -125,7 +125,7 @@ def url_keys_task(ctx: Any, p: int, decided_by: Sequence[str]) -> UrlKeys:
     fields = tuple(ctx.config.dedup.url.date_fields)
     records = 0
     with BucketSpill(_keys_path(ctx.work, p), URL_BUCKETS) as spill:
-        for ordinal, line in iter_kept(ctx.work, p, decided_by):
+        for ordinal, line in iter_kept(*ctx.work.kept_sources(p, decided_by)):
             record = json.loads(line)
             url = record.get("url")
             if not isinstance(url, str) or not (normalized := normalize_url(url)):
@@ -178,7 +178,7 @@ def url_decide_task(ctx: Any, p: int, i: int, starts: Sequence[int], decided_by:
     pending = iter(drops)
     current = next(pending, None)
     with atomic_open(ctx.work.stage_decisions(NAME, p), "wb", durable=False) as out:
-        for ordinal, line in iter_kept(ctx.work, p, decided_by):
+        for ordinal, line in iter_kept(*ctx.work.kept_sources(p, decided_by)):
             if current is None:
                 break
             o, when, keeper_when, keeper_id = DROP.unpack(current)

@@ -209,6 +209,21 @@ def rerun(
     return steps, doc.annotations
 
 
+def _line_dedup_notes(summary: Any) -> list[str]:
+    """A document's spans that line dedup removed (its `dedup.lines` annotation): offsets into the
+    text before the edit, and on how many documents and hosts each repeats. The removed text itself
+    is in the rejects' `spans.jsonl.gz`."""
+    if not isinstance(summary, dict):
+        return []
+    notes = [f"line dedup removed {summary.get('spans')} repeated span(s), {summary.get('chars')} characters "
+             "(the text of each: the rejects' spans.jsonl.gz):"]
+    for start, end, documents, hosts in summary.get("removed", []):
+        notes.append(f"  characters {start}-{end}: on {documents} documents of {hosts} host(s)")
+    if len(summary.get("removed", [])) < int(summary.get("spans", 0)):
+        notes.append(f"  ... and {int(summary['spans']) - len(summary['removed'])} more")
+    return notes
+
+
 def explain(dataset: str | Path, query: str, rerun_inputs: bool = True) -> list[Explanation]:
     import json
 
@@ -228,11 +243,16 @@ def explain(dataset: str | Path, query: str, rerun_inputs: bool = True) -> list[
             else:
                 annotations = record.get("annotations") or {}
                 ex.rules = _rule_checks(rules, annotations)
+                ex.notes += _line_dedup_notes(annotations.get("dedup.lines"))
                 if annotations.get("dedup.duplicates"):
                     ex.notes.append(f"kept for a cluster of {annotations['dedup.duplicates'] + 1} near/exact duplicates"
                                     f" (cluster {annotations.get('dedup.cluster')})")
         else:
             drop = entry.get("drop") or {}
+            if (drop.get("detail") or {}).get("after") == "dedup.lines":
+                ex.notes.append("dropped by this rule once line dedup had removed its repeated lines; a re-run "
+                                "judges the text as it was before that edit")
+                ex.notes += _line_dedup_notes(drop["detail"].get("line_dedup"))
             kept_id = (drop.get("detail") or {}).get("kept_id")
             if kept_id:
                 ex.kept_instead = index.by_id(kept_id) or {"id": kept_id, "status": "unknown"}

@@ -76,6 +76,25 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Sequence
     return "".join(out)
 
 
+def _line_dedup_body(section: Any) -> str:
+    """Line dedup's totals and its most removed lines (the manifest's `line_dedup`)."""
+    if not isinstance(section, dict):
+        return ""
+    body = (
+        f"<h3>Repeated lines removed</h3><p>{_n(int(section.get('spans_removed', 0)))} spans "
+        f"({_n(int(section.get('chars_removed', 0)))} characters) removed from "
+        f"{_n(int(section.get('documents_edited', 0)))} kept documents; "
+        f"{_n(int(section.get('documents_dropped', 0)))} dropped once their repeated lines were gone. A "
+        f"{escape(str(section.get('unit', 'line')))} counts as repeated on at least "
+        f"{section.get('min_documents')} documents, or {section.get('min_host_pages')} pages of one host.</p>"
+    )
+    rows = [(str(t.get("text", ""))[:160], t.get("documents", 0), t.get("hosts", 0), t.get("removed", 0))
+            for t in section.get("top_lines", []) if isinstance(t, dict)]
+    if rows:
+        body += _table(["most removed lines", "documents", "hosts", "removed"], rows, [False, True, True, True])
+    return body
+
+
 def _section(anchor: str, title: str, body: str) -> str:
     return f"<section id='{anchor}' class='chart-section'><h2>{escape(title)}</h2>{body}</section>"
 
@@ -239,6 +258,7 @@ def render_report(data: ReportData) -> str:
             body += "</details>"
     else:
         body = "<p>No duplicate clusters.</p>"
+    body += _line_dedup_body(manifest.get("line_dedup"))
     events = stats.get("events", {}) or {}
     dedup_events = [(k, v) for k, v in sorted(events.items()) if k.startswith("dedup.")]
     if dedup_events:

@@ -8,18 +8,15 @@ keep-or-drop decision per colliding document, per input partition, in ordinal or
 from __future__ import annotations
 
 import contextlib
-import heapq
-import json
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
+from thresher import decided
 from thresher.clusters import Decision, Node, cluster, decide
 from thresher.pipeline import build_corpus_stages
 from thresher.read.base import ordinal_partition
 from thresher.run.records import EDGE, unpack_edge
 from thresher.run.results import ClusterResult
-from thresher.run.scan import iter_scan_docs
 from thresher.run.task import TaskContext
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line
@@ -64,40 +61,13 @@ def cluster_task(ctx: TaskContext) -> ClusterResult:
 
 def iter_decisions(work: WorkDir, p: int, stages: Sequence[str] = ()) -> Iterator[Decision]:
     """Every decision the write task applies to partition p, in ordinal order: the cluster phase's,
-    then each phased stage's of `stages` in order (`WorkDir.stage_decisions`), a later drop
-    replacing an earlier decision for the same document."""
-    streams = [_read_decisions(work.decisions(p))]
-    streams += [_read_decisions(work.stage_decisions(name, p)) for name in stages]
-    # by ordinal, and for one ordinal in stream order: the last stream's decision is the one kept
-    merged = heapq.merge(*(((d.ordinal, i, d) for d in s) for i, s in enumerate(streams)))
-    current: Decision | None = None
-    for _, _, decision in merged:
-        if current is not None and decision.ordinal != current.ordinal:
-            yield current
-        current = decision
-    if current is not None:
-        yield current
+    then each phased stage's of `stages` in order (`WorkDir.stage_decisions`), a later one applying
+    over an earlier one for the same document (`Decision.then`)."""
+    return decided.iter_decisions(work.kept_sources(p, stages)[1])
 
 
 def iter_kept(work: WorkDir, p: int, stages: Sequence[str] = ()) -> Iterator[tuple[int, bytes]]:
     """(ordinal, JSON line) of every document of partition p that passed the scan and that neither
-    the cluster phase nor the phased stages `stages` dropped, in ordinal order: what a phased
-    stage decides over (`thresher.core.phased.KeptCorpus`)."""
-    decisions = iter_decisions(work, p, stages)
-    pending = next(decisions, None)
-    for ordinal, line in iter_scan_docs(work, p):
-        while pending is not None and pending.ordinal < ordinal:
-            pending = next(decisions, None)
-        if pending is not None and pending.ordinal == ordinal:
-            dropped = not pending.kept
-            pending = next(decisions, None)
-            if dropped:
-                continue
-        yield ordinal, line
-
-
-def _read_decisions(path: Path) -> Iterator[Decision]:
-    if path.exists():
-        with open(path, "rb") as f:
-            for line in f:
-                yield Decision.from_json(json.loads(line))
+    the cluster phase nor the phased stages `stages` dropped, in ordinal order, edits applied: what
+    a phased stage decides over (`thresher.core.phased.KeptCorpus`)."""
+    return decided.iter_kept(*work.kept_sources(p, stages))

@@ -53,7 +53,8 @@ def remove_stale_shards(out: Store, shards: Sequence[ShardFile], previous: Seque
 
 
 def write_rejects(work: WorkDir, partitions: Sequence[Partition], rejects: str | Path) -> None:
-    """Every dropped document (scan and write phases) and every malformed record, gzipped."""
+    """Every dropped document (scan and write phases), every malformed record and every record a phased
+    stage wrote for the rejects (`WorkDir.stage_rejects`), gzipped."""
     rejects_store = open_store(rejects)
     local = isinstance(rejects_store, LocalStore)
     rejects_dir = rejects_store.root if isinstance(rejects_store, LocalStore) else work.path("rejects-out")
@@ -63,8 +64,16 @@ def write_rejects(work: WorkDir, partitions: Sequence[Partition], rejects: str |
         sources += [work.scan_rejects(p.index), work.write_rejects(p.index)]
     gzip_concat(sources, rejects_dir / "rejects.jsonl.gz")
     gzip_concat([work.scan_malformed(p.index) for p in partitions], rejects_dir / "malformed.jsonl.gz")
+    names = ["rejects.jsonl.gz", "malformed.jsonl.gz"]
+    # records of a kind a phased stage adds (line dedup's removed spans), partition by partition and,
+    # within one, stage by stage (by name: the order does not depend on which ran first)
+    kinds = work.path("stage-rejects")
+    for kind in sorted(d.name for d in kinds.iterdir()) if kinds.is_dir() else ():
+        files = [f for p in partitions for f in sorted((kinds / kind).glob(f"p{p.index:06d}.*.jsonl"))]
+        gzip_concat(files, rejects_dir / f"{kind}.jsonl.gz")
+        names.append(f"{kind}.jsonl.gz")
     if not local:  # compressed in the work dir, then uploaded
-        for name in ("rejects.jsonl.gz", "malformed.jsonl.gz"):
+        for name in names:
             rejects_store.put_file(rejects_dir / name, name)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from thresher.core.document import Document, Drop, Malformed, record_id
 from thresher.core.stats import Stats
+from thresher.decided import iter_scan_lines
 from thresher.pipeline import BATCH_CHARS, BATCH_DOCS, DocumentChain, Outcome, build_corpus_stages
 from thresher.read.base import Event, Partition, Skip
 from thresher.read.readers import reader_spec
@@ -313,7 +314,4 @@ def reject_record(doc: Document, drop: Drop, failures: list[Drop] | None = None)
 def iter_scan_docs(work: WorkDir, p: int) -> Iterator[tuple[int, bytes]]:
     """(ordinal, JSON line) of every document of partition p that passed the scan, in order. The
     scan writes `ordinal TAB json` per line, so a reader can pick documents without decoding them."""
-    with open(work.scan_docs(p), "rb") as f:
-        for line in f:
-            tab = line.index(b"\t")
-            yield int(line[:tab]), line[tab + 1 :]
+    return iter_scan_lines(work.scan_docs(p))

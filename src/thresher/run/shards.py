@@ -15,6 +15,7 @@ from typing import IO, Any, cast
 
 from thresher.clusters import Decision
 from thresher.core.stats import Stats
+from thresher.decided import apply_edit
 from thresher.run import progress
 from thresher.run.cluster import iter_decisions
 from thresher.run.observe import TaskObserver, record_id_url_json
@@ -76,7 +77,9 @@ def write_task(ctx: TaskContext, p: int, global_start: int, stages: Sequence[str
                     rejects_out.write(dumps_line(record))
                 reporter.tick(dropped=1)
                 continue
-            if decision is not None:
+            if decision is not None and decision.edit is not None:
+                apply_edit(record, decision.edit)  # a phased stage's edit (line dedup's removed spans)
+            if decision is not None and decision.cluster:
                 annotations = record.setdefault("annotations", {})
                 annotations["dedup.duplicates"] = decision.duplicates
                 annotations["dedup.cluster"] = decision.cluster

@@ -23,6 +23,8 @@ Layout under `STAGE/.work/` (one concept per folder):
     edges/<stage>/k0000.edges  a group task's edges between byte-identical payloads
     edges/<stage>/v0000.edges  a verify task's verified edges
     decisions/p000000.jsonl    per-partition drops and keeper annotations from the cluster phase
+    decisions/p000000.<stage>.jsonl  a phased corpus stage's drops and edits
+    stage-rejects/<kind>/p000000.<stage>.jsonl  a phased stage's records for the rejects folder
     pieces/s00000-p000000.*    each write task's share of each output shard
     output.json                the output this work dir publishes to (when it is not the output)
     rejects-out/               rejects files compressed here before they are uploaded to a URL
@@ -34,6 +36,7 @@ import fcntl
 import hashlib
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
@@ -77,6 +80,18 @@ class WorkDir:
     def stage_decisions(self, stage: str, p: int) -> Path:
         """A phased corpus stage's drops for partition p (`thresher.core.phased`)."""
         return self.root / "decisions" / f"p{p:06d}.{stage}.jsonl"
+
+    def kept_sources(self, p: int, stages: Sequence[str] = ()) -> tuple[Path, list[Path]]:
+        """What partition p's kept documents are read from once the cluster phase and the phased
+        stages `stages` decided (`thresher.decided.iter_kept`): its scan file and the decisions
+        files, in the order they apply."""
+        return self.scan_docs(p), [self.decisions(p), *(self.stage_decisions(s, p) for s in stages)]
+
+    def stage_rejects(self, kind: str, stage: str, p: int) -> Path:
+        """Where a phased stage writes partition p's records of a kind of its own for the rejects
+        folder (line dedup's removed spans: `spans`); finalize concatenates each kind, partition
+        by partition, into `<kind>.jsonl.gz` there."""
+        return self.root / "stage-rejects" / kind / f"p{p:06d}.{stage}.jsonl"
 
     def piece(self, shard: int, p: int, suffix: str) -> Path:
         return self.root / "pieces" / f"s{shard:05d}-p{p:06d}{suffix}"

@@ -35,15 +35,17 @@ class TokenCounter:
     count: Callable[[str], int]
 
 
-def _package_file(package: str, relative: str) -> Path:
+def package_file(package: str, relative: str, setting: str = "output.card_tokenizer") -> Path:
+    """The file `relative` inside the installed `package`, found without importing it; `setting`
+    names what asked for it in the error when it is missing."""
     import importlib.util
 
     spec = importlib.util.find_spec(package)  # located, never imported (wordllama's import has side effects)
     if spec is None or not spec.submodule_search_locations:
-        raise ConfigError(f'output.card_tokenizer needs the {package} package: pip install "thresher[embed]"')
+        raise ConfigError(f'{setting} needs the {package} package: pip install "thresher[embed]"')
     path = Path(next(iter(spec.submodule_search_locations))) / relative
     if not path.is_file():
-        raise ConfigError(f"output.card_tokenizer: {path} is missing from the installed {package} package")
+        raise ConfigError(f"{setting}: {path} is missing from the installed {package} package")
     return path
 
 
@@ -53,7 +55,7 @@ def token_counter(name: str) -> TokenCounter:
     if name not in TOKENIZER_FILES:
         raise ConfigError(f"unknown card tokenizer {name!r} (known: {', '.join(TOKENIZER_FILES)})")
     package, relative, description = TOKENIZER_FILES[name]
-    path = _package_file(package, relative)
+    path = package_file(package, relative)
     try:
         from tokenizers import Tokenizer
     except ImportError as exc:

@@ -303,7 +303,7 @@ def test_each_distinct_candidate_pair_is_verified_once(tmp_path):
 def test_keys_and_pairs_spilled_in_many_runs_give_the_same_output(tmp_path, monkeypatch):
     # scan and group tasks buffer at most SPILL_BYTES of keys/pairs before writing a run; with a
     # tiny buffer every task writes many runs, and group/verify must read them all back
-    from thresher.run import spill
+    from thresher.write import buckets as spill
 
     src = near_pairs_corpus(tmp_path)
     config = {"quality": {"preset": None}}

@@ -1,0 +1,63 @@
+"""`thresher pack DATASET[=WEIGHT]... -o OUT`: built datasets to tokenized, shuffled training files.
+
+Every kept document becomes its tokens followed by the tokenizer's end-of-sequence id, in one global
+order fixed by `--seed`; with weights and `--max-tokens` each dataset takes its share of the budget.
+Formats: `megatron` (`.bin`/`.idx` for megatron-core's IndexedDataset), `npy` (flat tokens + document
+offsets). A Parquet sidecar per split maps each sequence to its document and archive record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from thresher.core.errors import ConfigError
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("pack", help="tokenize, shuffle and mix datasets into training files",
+                              description=__doc__)
+    p.add_argument("datasets", nargs="+", metavar="DATASET[=WEIGHT]", help="built dataset folders, each with a weight")
+    p.add_argument("-o", "--output", required=True, help="output folder")
+    p.add_argument("--tokenizer", default="llama2", help="llama2, or the path of a tokenizer.json (default: llama2)")
+    p.add_argument("--format", default="megatron", choices=["megatron", "npy"], help="token file format")
+    p.add_argument("--seed", type=int, default=0, help="fixes the document order and the validation draw")
+    p.add_argument("--max-tokens", type=token_count, default=None,
+                   help="token budget over all datasets, split by weight (1000000, 1e9 or 1_000_000)")
+    p.add_argument("--validation-fraction", type=float, default=0.0, help="share of documents held out (by id)")
+    p.add_argument("--allow-repeat", action="store_true", help="repeat a dataset too small for its share")
+    p.add_argument("--file-tokens", type=token_count, default=1 << 28, help="tokens per output file (default 2^28)")
+    p.add_argument("--eos", default=None, help="the end-of-sequence token, when the tokenizer's is not a usual one")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.set_defaults(handler=run)
+
+
+def token_count(text: str) -> int:
+    """A count of tokens as people write them: 1000000, 1_000_000 or 1e9."""
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of tokens, got {text!r}") from None
+    if not value.is_integer() or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number of tokens, got {text!r}")
+    return int(value)
+
+
+def run(args: argparse.Namespace) -> int:
+    from thresher.pack.run import PackOptions, pack
+
+    if args.max_tokens is not None and args.max_tokens <= 0:
+        raise ConfigError("--max-tokens must be positive")
+    options = PackOptions(tokenizer=args.tokenizer, format=args.format, seed=args.seed, max_tokens=args.max_tokens,
+                          validation_fraction=args.validation_fraction, allow_repeat=args.allow_repeat,
+                          file_tokens=args.file_tokens, eos=args.eos)
+    manifest = pack(args.datasets, args.output, options)
+    if not args.quiet:
+        for name, split in manifest["splits"].items():
+            if split["sequences"]:
+                print(f"{name}: {split['sequences']:,} sequences, {split['tokens']:,} tokens in "
+                      f"{len(split['files'])} file(s)", file=sys.stderr)
+        print(f"wrote {args.output}/manifest.json ({manifest['format']}, {manifest['dtype']}, "
+              f"{manifest['cpu_s']} CPU s)", file=sys.stderr)
+    return 0

@@ -1,0 +1,142 @@
+"""`thresher pack`: a built dataset becomes token files its trainers' own readers read back (megatron-core's
+IndexedDataset for `megatron`, NumPy for `npy`) as exactly the kept documents' tokens + EOS, each once, in a
+seeded shuffled order; a weighted mix holds its shares; a validation split is by document; bad input gets
+one clear error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.conftest import local_config, write_jsonl
+
+from thresher.core.errors import ConfigError
+from thresher.pack.mix import parse_sources, plan_targets
+from thresher.pack.run import PackOptions, pack
+from thresher.run.build import build
+from thresher.write.manifest import read_shards
+
+tokenizers = pytest.importorskip("tokenizers", reason="the pack extra (tokenizers) is not installed")
+
+WORDS = ("river", "garden", "window", "engine", "market", "letter", "bridge", "forest", "station", "kitchen")
+
+
+def dataset(tmp_path: Path, name: str, n: int, lang_word: str = "the") -> Path:
+    records = [{"url": f"https://{name}.example/{i}",
+                "text": f"{lang_word} {' '.join(WORDS[(i * 7 + j) % 10] + str(i) for j in range(8 + i % 5))}."}
+               for i in range(n)]
+    src = write_jsonl(tmp_path / f"{name}.jsonl", records)
+    out = tmp_path / name
+    build([str(src)], out, local_config(dedup={"near": {"method": None}}))
+    return out
+
+
+@pytest.fixture(scope="module")
+def llama2():
+    from thresher.pack.tokenizer import load_tokenizer
+
+    try:
+        return load_tokenizer("llama2")
+    except ConfigError as exc:
+        pytest.skip(f"the llama2 tokenizer file is not installed: {exc}")
+
+
+def expected_sequences(ds: Path, tok) -> dict[str, list[int]]:
+    records = list(read_shards(ds))
+    return {r["id"]: seq for r, seq in zip(records, tok.encode_batch([r["text"] for r in records]), strict=True)}
+
+
+def test_megatron_files_read_back_with_megatron_core_as_every_document_once_shuffled(tmp_path, llama2):
+    indexed = pytest.importorskip("megatron.core.datasets.indexed_dataset", reason="megatron-core not installed")
+    ds = dataset(tmp_path, "a", 60)
+    manifest = pack([str(ds)], tmp_path / "packed", PackOptions(tokenizer="llama2", format="megatron", seed=1))
+    expected = expected_sequences(ds, llama2)
+    assert all(seq[-1] == llama2.eos_id for seq in expected.values())
+    files = [f["path"] for f in manifest["splits"]["train"]["files"] if f["path"].endswith(".bin")]
+    assert files == ["train/part-00000.bin"]
+    reader = indexed.IndexedDataset(str(tmp_path / "packed" / "train" / "part-00000"))
+    got = [list(map(int, reader[i])) for i in range(len(reader))]
+    assert sorted(map(tuple, got)) == sorted(map(tuple, expected.values()))  # each document once
+    ids = [r["id"] for r in read_shards(ds)]
+    import pyarrow.parquet as pq
+
+    prov = pq.read_table(tmp_path / "packed" / "train" / "provenance.parquet").to_pylist()
+    order = [row["id"] for row in prov]
+    assert sorted(order) == sorted(ids) and order != ids  # shuffled
+    assert [expected[i] for i in order] == got  # the sidecar names each sequence's document
+    assert prov[0]["url"].startswith("https://a.example/") and prov[0]["source_file"]
+    assert manifest["dtype"] == "uint16" and manifest["tokenizer"]["sha256"] == llama2.sha256
+    again = pack([str(ds)], tmp_path / "again", PackOptions(seed=1))
+    assert again["splits"] == manifest["splits"]  # same seed, same bytes (sha256 of every file)
+    other = pack([str(ds)], tmp_path / "other", PackOptions(seed=2))
+    assert other["splits"]["train"]["files"] != manifest["splits"]["train"]["files"]
+
+
+def test_npy_and_small_files_and_a_validation_split_by_document(tmp_path, llama2):
+    import numpy as np
+
+    ds = dataset(tmp_path, "a", 80)
+    manifest = pack([str(ds)], tmp_path / "p", PackOptions(format="npy", seed=3, validation_fraction=0.25,
+                                                           file_tokens=300))
+    expected = expected_sequences(ds, llama2)
+    seqs = []
+    for split in ("train", "validation"):
+        parts = sorted((tmp_path / "p" / split).glob("part-*.offsets.npy"))
+        assert len(parts) > (1 if split == "train" else 0)
+        for offsets_file in parts:
+            flat = np.load(offsets_file.with_name(offsets_file.name.replace(".offsets", "")))
+            offsets = np.load(offsets_file)
+            assert flat.dtype == np.uint16 and offsets[-1] == len(flat)
+            seqs += [list(map(int, flat[a:b])) for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+    assert sorted(map(tuple, seqs)) == sorted(map(tuple, expected.values()))
+    n_val = manifest["splits"]["validation"]["sequences"]
+    assert 0.1 < n_val / len(expected) < 0.4
+
+
+def test_a_weighted_mix_to_a_budget_holds_its_shares(tmp_path, llama2):
+    a, b = dataset(tmp_path, "a", 150), dataset(tmp_path, "b", 150, lang_word="a")
+    budget = 2000
+    manifest = pack([f"{a}=0.7", f"{b}=0.3"], tmp_path / "mix", PackOptions(max_tokens=budget, seed=5))
+    packed = [d["packed_tokens"] for d in manifest["datasets"]]
+    total = sum(packed)
+    assert 0.99 * budget <= total <= budget
+    assert abs(packed[0] / total - 0.7) <= 0.02
+    with pytest.raises(ConfigError, match="has .* tokens, but its share"):
+        pack([f"{a}=0.9", f"{b}=0.1"], tmp_path / "big", PackOptions(max_tokens=10 * manifest["datasets"][0]["tokens"]))
+    repeated = pack([f"{a}=0.5", f"{b}=0.5"], tmp_path / "rep",
+                    PackOptions(max_tokens=3 * manifest["datasets"][0]["tokens"], allow_repeat=True))
+    assert repeated["datasets"][0]["epochs"] >= 2
+    assert repeated["datasets"][0]["packed_sequences"] > repeated["datasets"][0]["documents"]
+
+
+def test_bad_input_gets_one_clear_error(tmp_path, llama2):
+    ds = dataset(tmp_path, "a", 5)
+    with pytest.raises(ConfigError, match="not a thresher dataset"):
+        pack([str(tmp_path)], tmp_path / "x")
+    with pytest.raises(ConfigError, match="must be a number"):
+        parse_sources([f"{ds}=heavy"])
+    with pytest.raises(ConfigError, match="sum to zero"):
+        parse_sources([f"{ds}=0", f"{ds}=0"])
+    with pytest.raises(ConfigError, match="every dataset a weight"):
+        parse_sources([f"{ds}=1", str(ds)])
+    with pytest.raises(ConfigError, match="neither a known tokenizer"):
+        pack([str(ds)], tmp_path / "x", PackOptions(tokenizer="gpt9"))
+    shard = ds / json.loads((ds / "manifest.json").read_text())["shards"][0]["path"]
+    shard.write_bytes(shard.read_bytes()[:-10] + b"0123456789")
+    from thresher.core.errors import ThresherError
+
+    with pytest.raises(ThresherError, match="sha256|unreadable"):
+        pack([str(ds)], tmp_path / "x")
+    assert plan_targets(parse_sources(["a", "b"]), [10, 30], None, False)[1].tokens == 30
+
+
+def test_the_cli_packs(tmp_path, llama2, capsys):
+    from thresher.cli import main
+
+    ds = dataset(tmp_path, "a", 10)
+    assert main(["pack", str(ds), "-o", str(tmp_path / "p"), "--seed", "4"]) == 0
+    manifest = json.loads((tmp_path / "p" / "manifest.json").read_text())
+    assert manifest["splits"]["train"]["sequences"] == 10
+    assert "train: 10 sequences" in capsys.readouterr().err
+    assert (tmp_path / "p" / "README.md").read_text().startswith("# Tokenized training files")
