@@ -136,7 +136,8 @@ def _near(config: RunConfig) -> list[Any]:
 PHASED_STAGES: Registry[Callable[[RunConfig], PhasedStage | None]] = Registry(
     "corpus stage",
     "thresher.corpus_stages",
-    {"lines": "thresher.dedup.line_stage:line_stage", "semantic": "thresher.embed.stage:semantic_stage"},
+    {"url": "thresher.dedup.url_stage:url_stage", "lines": "thresher.dedup.line_stage:line_stage",
+     "semantic": "thresher.embed.stage:semantic_stage"},
 )
 
 
@@ -161,7 +162,7 @@ STAGE_TABLE: tuple[StageRow, ...] = (
     StageRow("dedup.exact", CORPUS, _exact, "exact duplicates by text digest; before near dedup, its edges win"),
     StageRow("dedup.near", CORPUS, _near, "near duplicates (MinHash/LSH or SimHash), verified pairs"),
     StageRow("phased", PHASED, _phased,
-             "stages with phases of their own after clustering (line dedup, semantic dedup, plugins), "
+             "stages with phases of their own after clustering (URL dedup, line dedup, semantic dedup, plugins), "
              "in dedup.stages order"),
 )
 

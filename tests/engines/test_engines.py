@@ -123,7 +123,7 @@ def test_sigkill_at_ten_random_moments_then_resume_gives_identical_output(tmp_pa
     assert tasks >= 20, tasks
     rng = random.Random(20261130)
     phases_hit = set()
-    order = ["scan", "group", "verify", "cluster", "write", "assemble"]
+    order = ["scan", "group", "verify", "cluster", "url_keys", "url_groups", "url_decide", "write", "assemble"]
     for k in range(10):
         out = tmp_path / f"run{k}"
         engine = ["--engine", "local"] if k % 2 == 0 else ["--engine", "pool", "--workers", "2"]

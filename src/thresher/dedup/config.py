@@ -7,6 +7,7 @@ from typing import Literal
 
 from thresher.core.config import section, setting
 from thresher.dedup.near_config import NearDedupConfig
+from thresher.dedup.url_config import UrlDedupConfig
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,10 +61,12 @@ class DedupConfig:
         "first", "which member of a duplicate cluster is kept", flag="--keep"
     )
     lines: LineDedupConfig = section(LineDedupConfig, "line and paragraph dedup (boilerplate removal)")
+    url: UrlDedupConfig = section(UrlDedupConfig, "URL dedup: one document per normalized URL, the newest")
     stages: tuple[str, ...] = setting(
-        ("lines", "semantic"),
-        "corpus stages with phases of their own, run after clustering in this order: lines (line dedup, with "
-        "--line-dedup), semantic (semantic dedup, when an encoder is set) and any an installed plugin adds "
-        "(entry points thresher.corpus_stages)",
+        ("url", "lines", "semantic"),
+        "corpus stages with phases of their own, run after clustering in this order: url (URL dedup, unless "
+        "--no-url-dedup), lines (line dedup, with --line-dedup), semantic (semantic dedup, when an encoder is "
+        "set) and any an installed plugin adds (entry points thresher.corpus_stages); a list without url runs "
+        "no URL dedup",
         flag="--corpus-stages",
     )

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from thresher.core import serial
 from thresher.core.serial import SchemaError, SchemaVersionError, Serializable, dump, from_data, load, to_data
 from thresher.core.stats import HIST_PREFIX, Stats
+from thresher.dedup import url_stage
 from thresher.embed import results as embed_results
 from thresher.embed.stage import PHASES as EMBED_PHASES
 from thresher.run import results as run_results
@@ -56,12 +57,12 @@ def strategy(tp: Any) -> st.SearchStrategy[Any]:
 
 
 def result_classes() -> list[type]:
-    return [cls for module in (run_results, embed_results) for cls in vars(module).values()
+    return [cls for module in (run_results, embed_results, url_stage) for cls in vars(module).values()
             if isinstance(cls, type) and issubclass(cls, Serializable) and cls is not Serializable]
 
 
 def test_every_result_class_is_a_phase_result():
-    assert set(result_classes()) == {phase.result for phase in (*BUILD_PHASES, *EMBED_PHASES)}
+    assert set(result_classes()) == {phase.result for phase in (*BUILD_PHASES, *EMBED_PHASES, *url_stage.PHASES)}
 
 
 @pytest.mark.parametrize("cls", result_classes(), ids=lambda c: c.__name__)

@@ -19,8 +19,9 @@ from thresher.read.base import Skip
 from thresher.read.config import InputConfig
 from thresher.read.sources import iter_items
 
-# no dedup and no quality rules: every copy of a page reaches the output
-KEEP_ALL = ["--exact-level", "none", "--method", "none", "--quality", "none", "--engine", "local", "-q"]
+# no dedup (exact, near or URL) and no quality rules: every copy of a page reaches the output
+KEEP_ALL = ["--exact-level", "none", "--method", "none", "--no-url-dedup", "--quality", "none", "--engine", "local",
+            "-q"]
 
 
 def _warc_response(url: str, body: bytes, status: int = 200, ctype: str = "text/html") -> bytes:
@@ -141,6 +142,7 @@ def test_build_without_dedup_keeps_every_copy_under_its_own_id(
         "none",
         "--method",
         "none",
+        "--no-url-dedup",
         "-q",
     ]
     assert main(["build", str(crawl), "-o", str(other), *config]) == 0
@@ -167,7 +169,8 @@ def test_ids_are_the_same_on_every_engine(tmp_path: Path) -> None:
     ids = []
     for engine, extra in (("local", {}), ("pool", {"workers": 2})):
         config = local_config(
-            exec={"engine": engine, **extra}, dedup={"exact": {"level": None}, "near": {"method": None}}
+            exec={"engine": engine, **extra},
+            dedup={"exact": {"level": None}, "near": {"method": None}, "url": {"enabled": False}},
         )
         build([str(crawl)], tmp_path / engine, config)
         ids.append(_shard_ids(tmp_path / engine))
