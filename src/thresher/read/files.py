@@ -1,15 +1,27 @@
-"""A directory or glob of HTML files: each file is one page (`.html`, `.htm`, `.html.gz`)."""
+"""A directory or glob of HTML files: each file is one page (`.html`, `.htm`, `.html.gz`), whose `url` is
+the file's own: an absolute, percent-encoded `file://` URL for a local file, the URL as given for a remote
+one. The document id stays derived from the path as given (`source.file`), not from the URL."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 from thresher.core.document import Document, Malformed, record_id
 from thresher.core.errors import InputError
+from thresher.paths import is_url, local_path
 from thresher.read.base import Event, Partition, ReadItem, make_ordinal
 from thresher.read.config import InputConfig
 from thresher.read.decode import decode_html
 from thresher.read.sniff import open_binary
+
+
+def file_url(path: str) -> str:
+    """A page file's URL: `s3://...` and the like as given; a local path (or `file://` URL) as the absolute
+    `file://` URL of the file it resolves to, percent-encoded."""
+    if is_url(path):
+        return path
+    return Path(local_path(path)).resolve().as_uri()
 
 
 def read_html_files(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
@@ -35,6 +47,7 @@ def read_html_files(partition: Partition, config: InputConfig) -> Iterator[ReadI
         html, charset, fell_back = decode_html(data)
         doc = Document(
             id=record_id({"file": path}),
+            url=file_url(path),
             html=html,
             source={"file": path, "charset": charset},
             ordinal=make_ordinal(partition.index, index),

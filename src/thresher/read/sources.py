@@ -1,8 +1,9 @@
 """From the user's input arguments to a deterministic list of partitions, and from a partition to
 the items read from it.
 
-Inputs may be files, `-` (stdin), directories (every file below, sorted; of a crawl folder that
-`thresher fetch` made, its WARC files only) or glob patterns. Each
+Inputs may be files, `-` (stdin), directories (every file below, sorted, but for the files that are not
+data, `thresher.read.skip`; of a crawl folder that `thresher fetch` made, its WARC files only) or glob
+patterns. Each
 file's format is the configured one or is sniffed from its first decompressed bytes. The plan
 depends only on the inputs and the config, never on the engine or worker count: it fixes ordinals
 and therefore "first" and the output order.
@@ -16,10 +17,11 @@ from pathlib import Path
 
 from thresher.core.document import Malformed
 from thresher.core.errors import InputError
-from thresher.read.base import Partition, ReadItem
+from thresher.read.base import Event, Partition, ReadItem
 from thresher.read.config import InputConfig
 from thresher.read.paths import glob_files, input_size, is_dir, is_file, is_url, list_files, local_path, open_input
 from thresher.read.readers import reader_spec
+from thresher.read.skip import HEAD_BYTES, SKIPPED_KIND, is_json_document, skip_by_name
 from thresher.read.sniff import compression_of, peek_decompressed, sniff_format
 
 _GLOB_CHARS = set("*?[")
@@ -27,19 +29,25 @@ _GLOB_CHARS = set("*?[")
 
 def expand_inputs(inputs: Iterable[str]) -> list[str]:
     """Files named by the inputs, in a stable order; a missing path is kept (its read reports it)."""
-    paths: list[str] = []
+    return [path for path, _ in _expand(inputs)]
+
+
+def _expand(inputs: Iterable[str]) -> list[tuple[str, bool]]:
+    """`expand_inputs`, each file with whether a folder gave it (only those may be skipped as not data,
+    `thresher.read.skip`)."""
+    paths: list[tuple[str, bool]] = []
     for item in inputs:
         if item == "-":
-            paths.append(item)
+            paths.append((item, False))
         elif is_dir(item):
-            paths.extend(folder_files(item))
+            paths.extend((path, True) for path in folder_files(item))
         elif _GLOB_CHARS & set(item) and not is_file(item):
             matches = glob_files(item)
             if not matches:
                 raise InputError(f"{item}: the pattern matches no file")
-            paths.extend(matches)
+            paths.extend((path, False) for path in matches)
         else:
-            paths.append(item)
+            paths.append((item, False))
     if not paths:
         raise InputError("no input files")
     return paths
@@ -109,6 +117,23 @@ def format_of(path: str, config: InputConfig) -> str:
     return sniff_format(path, head) or "unknown"
 
 
+def folder_file_kind(path: str, config: InputConfig) -> str:
+    """The partition kind of a file a folder gave: `skipped/<reason>` for one that is not data
+    (`thresher.read.skip`), else its format (`format_of`)."""
+    reason = skip_by_name(path)
+    if reason is not None:
+        return f"{SKIPPED_KIND}/{reason}"
+    kind = format_of(path, config)
+    if kind == "jsonl" and is_file(path):
+        try:
+            head = peek_decompressed(path, HEAD_BYTES)
+        except (OSError, InputError):
+            return kind  # its read reports it
+        if is_json_document(path, head):
+            return f"{SKIPPED_KIND}/json_document"
+    return kind
+
+
 # Few, large inputs are split further so that a pool has enough tasks to balance (the scan of one
 # whole 60 MB file would run on one core): splittable input (uncompressed JSONL) is cut into at least
 # MIN_PARTITIONS byte ranges, none smaller than MIN_PARTITION_BYTES (a task's fixed cost, ~30 ms,
@@ -137,8 +162,8 @@ def plan_partitions(inputs: Iterable[str], config: InputConfig) -> list[Partitio
     (`range_bytes`), batches of HTML files (`html_batch_files`)."""
     # what each file is, first: the range size depends on the splittable bytes of all inputs
     files: list[tuple[str, str, int | None]] = []  # path, kind, size when splittable
-    for path in expand_inputs(inputs):
-        kind = format_of(path, config)
+    for path, from_folder in _expand(inputs):
+        kind = folder_file_kind(path, config) if from_folder else format_of(path, config)
         spec = reader_spec(kind)
         size = None
         if spec is not None and spec.splittable and path != "-" and is_file(path):
@@ -186,6 +211,10 @@ def plan_partitions(inputs: Iterable[str], config: InputConfig) -> list[Partitio
 
 def read_partition(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
     """Every item of one partition, in order, by the reader its kind names."""
+    skipped, _, reason = partition.kind.partition("/")
+    if skipped == SKIPPED_KIND and reason:  # a file of a folder that is not data: counted once, not read
+        yield Event(f"skipped_{reason}", partition.path)
+        return
     spec = reader_spec(partition.kind)
     if spec is None:
         yield Malformed("unknown_format", partition.path, "not JSONL, HTML, WARC/ARC/WET or Parquet")

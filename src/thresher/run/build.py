@@ -37,7 +37,13 @@ from thresher.run.phases import (
 )
 from thresher.run.plan import prepare_workdir
 from thresher.run.preflight import preflight
-from thresher.run.safety import check_not_nested, listed_shards, own_manifest, remember_previous_shards
+from thresher.run.safety import (
+    check_not_nested,
+    listed_shards,
+    own_manifest,
+    remember_previous_shards,
+    remove_own_card,
+)
 from thresher.run.task import TaskContext
 from thresher.run.workdir import BuildLock
 from thresher.stage_hooks import check_corpus_stages, prepare_stages
@@ -116,6 +122,7 @@ def _build_locked(request: BuildRequest) -> BuildResult:
     previous = own_manifest(place.target)
     listed = listed_shards(previous) if previous is not None else []
     place.target.remove(MANIFEST)
+    remove_own_card(place.target)  # after the manifest: a card without one never claims completeness
     config = _with_list_folder(config, work.path("lists"))
     ctx = TaskContext(config, str(work.root), request.rejects is not None)
     runner = PhaseRunner(

@@ -15,17 +15,18 @@ from typing import Any
 from thresher.config import RunConfig
 from thresher.core.config import to_dict
 from thresher.core.stats import Stats
-from thresher.paths import input_size
+from thresher.paths import input_size, is_url, local_path
 from thresher.read.base import Partition
 from thresher.run.integrity import require_work_files
 from thresher.run.observe import CARD, CARD_DROPPED, card_summary
 from thresher.run.results import ShardFile
-from thresher.run.safety import previous_shards
+from thresher.run.safety import CARD_FILE, previous_shards
 from thresher.run.workdir import WorkDir
 from thresher.stage_hooks import extractor_record, manifest_records
 from thresher.write.atomic import atomic_open, dumps_json
 from thresher.write.card import render_card
-from thresher.write.formats import get_format
+from thresher.write.formats import get_format, hub_features
+from thresher.write.hub import REJECT_FEATURES, HubConfig, front_matter
 from thresher.write.manifest import MANIFEST, build_manifest
 from thresher.write.storage import LocalStore, Store, open_store
 
@@ -132,12 +133,43 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
     for key, section in done.sections.items():
         manifest[key] = section
     summary = card_summary(done.stats.counters)
-    card = get_format(config.output.format, config.output.compression_level).card(
-        render_card(manifest, stats_dict, summary)
-    )
-    out.write_bytes("README.md", card.encode("utf-8"))
+    card = dataset_card(out, config, manifest, render_card(manifest, stats_dict, summary), rejects)
+    # the card just before the manifest: a build removes the previous one first (`run.safety.remove_own_card`),
+    # so a folder whose build is unfinished has no card whose `configs` would make it load as complete
+    out.write_bytes(CARD_FILE, card.encode("utf-8"))
     out.write_bytes(MANIFEST, dumps_json(manifest).encode("utf-8"))
     return manifest
+
+
+def dataset_card(out: Store, config: RunConfig, manifest: dict[str, Any], text: str, rejects: str | Path | None) -> str:
+    """The card: the format's Markdown after the `configs` front matter naming the shards (and the rejects
+    files when they are written inside the dataset folder), unless the format wrote a front matter itself."""
+    fmt = get_format(config.output.format, config.output.compression_level)
+    body = fmt.card(text)
+    if body.startswith("---\n"):
+        return body
+    shards = [s["path"] for s in manifest["shards"]]
+    features = hub_features(fmt)
+    configs = [HubConfig("default", tuple(shards), features=features)]
+    inside = rejects_inside(out, rejects)
+    if inside is not None:  # the rejects are JSON Lines whatever the format
+        configs += [
+            HubConfig("rejects", (f"{inside}rejects.jsonl.gz",), features=REJECT_FEATURES),
+            HubConfig("malformed", (f"{inside}malformed.jsonl.gz",)),
+        ]
+    return front_matter(configs) + "\n" + body
+
+
+def rejects_inside(out: Store, rejects: str | Path | None) -> str | None:
+    """The rejects folder's path relative to a local dataset folder that holds it (`""` for the folder
+    itself, else ending in `/`), or None."""
+    if rejects is None or not isinstance(out, LocalStore) or is_url(str(rejects)):
+        return None
+    folder = Path(local_path(str(rejects))).resolve()
+    root = Path(out.root).resolve()
+    if not folder.is_relative_to(root):
+        return None
+    return "" if folder == root else folder.relative_to(root).as_posix() + "/"
 
 
 def malformed_examples(work: WorkDir, partitions: list[int], limit: int = 50) -> list[dict[str, Any]]:

@@ -8,6 +8,10 @@
 - A build deletes from the output only the shards the previous manifest listed (recorded in the
   work dir before that manifest is removed, so a resumed build still knows them), never a file by
   its name alone.
+- The previous dataset card (`README.md`) is removed with the manifest when a build starts, and only when
+  it is a card thresher wrote (by its opening lines): its `configs` front matter would make the folder of
+  an unfinished build load as a complete dataset (`datasets.load_dataset`). The new card is written just
+  before the new manifest.
 - An output inside an input folder, or an input inside the output, is refused: a rerun would read its
   own shards, stats and card as input.
 - A build never writes or deletes through a symbolic link: an output folder whose `.work` is a link,
@@ -55,6 +59,30 @@ def own_manifest(store: Store) -> dict[str, Any] | None:
     ):
         return None
     return manifest
+
+
+CARD_FILE = "README.md"
+_CARD_TITLE = "# Dataset card\n\nBuilt by thresher "
+
+
+def own_card(store: Store) -> bool:
+    """Whether `store` holds a dataset card thresher wrote: its title and first line, after the front
+    matter if it has one (`thresher.write.card`)."""
+    try:
+        with store.open(CARD_FILE) as f:
+            head = f.read(1 << 16).decode("utf-8", "replace")
+    except OSError:
+        return False
+    if head.startswith("---\n"):
+        end = head.find("\n---\n", 3)
+        head = head[end + 5:].lstrip("\n") if end >= 0 else ""
+    return head.startswith(_CARD_TITLE)
+
+
+def remove_own_card(store: Store) -> None:
+    """Remove the dataset card if thresher wrote it (see the module docstring)."""
+    if own_card(store):
+        store.remove(CARD_FILE)
 
 
 def own_work_dir(work: WorkDir) -> bool:

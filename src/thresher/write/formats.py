@@ -40,9 +40,13 @@ class ShardFormat(Protocol):
         """The records of one shard, from its bytes (a seekable binary stream)."""
         ...
 
+    # Optional: `hub_features`, the records' `(column, datasets dtype)` pairs the card declares (for a
+    # format whose files carry no schema, such as JSON Lines).
+
     def card(self, text: str) -> str:
-        """The dataset card (README.md) for this format, given the rendered card: e.g. the front
-        matter that lets a hub find Parquet shards."""
+        """The dataset card (README.md) for this format, given the rendered card (e.g. a section on the
+        shard format). The `configs` front matter naming the manifest's shards is added before it
+        (`thresher.write.hub`), unless the returned card starts with a front matter of its own."""
         ...
 
 
@@ -64,6 +68,12 @@ def get_format(name: str, compression_level: int = 6) -> ShardFormat:
 
 
 ShardWriter = Callable[[Sequence[Path], IO[bytes]], int]
+
+
+def hub_features(fmt: ShardFormat) -> tuple[tuple[str, str], ...]:
+    """The format's `hub_features`, or none (see `ShardFormat`)."""
+    features = getattr(fmt, "hub_features", ())
+    return tuple(features) if isinstance(features, tuple) else ()
 
 
 def shard_writer(fmt: ShardFormat) -> ShardWriter | None:

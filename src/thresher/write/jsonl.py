@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from thresher.core.errors import ConfigError
 from thresher.write.atomic import atomic_open
+from thresher.write.hub import RECORD_FEATURES
 from thresher.write.pieces import iter_piece_lines
 
 
@@ -26,6 +27,7 @@ def _zstandard() -> Any:
 class JsonlGzFormat:
     name = "jsonl.gz"
     suffix = ".jsonl.gz"
+    hub_features = RECORD_FEATURES  # the card's `dataset_info` (`thresher.write.hub`)
 
     def __init__(self, compression_level: int = 6) -> None:
         self.level = compression_level
@@ -62,6 +64,7 @@ class JsonlGzFormat:
 class JsonlZstFormat:
     name = "jsonl.zst"
     suffix = ".jsonl.zst"
+    hub_features = RECORD_FEATURES
 
     def __init__(self, compression_level: int = 6) -> None:
         self.level = compression_level

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from thresher.write.atomic import atomic_open
+from thresher.write.hub import HubConfig, front_matter
 from thresher.write.pieces import iter_piece_records
 
 SCHEMA_VERSION = "1"
@@ -71,7 +72,7 @@ def hf_shard_path(index: int, total: int, split: str = "train") -> str:
 
 def hf_card_config(split: str = "train") -> str:
     """The YAML front matter that tells the Hugging Face hub (and `datasets`) where the shards are."""
-    return f"---\nconfigs:\n- config_name: default\n  data_files:\n  - split: {split}\n    path: data/{split}-*\n---\n"
+    return front_matter([HubConfig("default", (f"data/{split}-*.parquet",), split)])
 
 
 def _json(value: Any) -> str | None:
@@ -221,7 +222,7 @@ def _key_of(column: str, pf: Any) -> str:
 
 class ParquetShards:
     """The `parquet` output format: shards in the Hugging Face layout (`data/train-00000-of-000NN.parquet`),
-    and a card whose front matter lets `datasets` and the hub find them."""
+    named by the card's front matter (`thresher.write.hub`) so `datasets` and the hub find them."""
 
     name = "parquet"
     suffix = ".parquet"
@@ -242,4 +243,4 @@ class ParquetShards:
         return read_records(raw)
 
     def card(self, text: str) -> str:
-        return hf_card_config() + "\n" + text
+        return text

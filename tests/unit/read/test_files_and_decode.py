@@ -78,3 +78,30 @@ def test_unknown_binary_file_is_malformed(tmp_path):
 )
 def test_sniffing(head, name, fmt):
     assert sniff_format(name, head) == fmt
+
+
+def test_html_files_get_absolute_percent_encoded_file_urls_and_ids_from_the_path(tmp_path, monkeypatch):
+    from thresher.core.document import record_id
+
+    folder = tmp_path / "pages ü"
+    folder.mkdir()
+    (folder / "a b#1.html").write_text("<p>alpha</p>")
+    monkeypatch.chdir(tmp_path)
+    (doc,) = list(iter_items(["pages ü"], InputConfig()))  # a relative folder: the URL is absolute
+    assert doc.url == "file://" + str(tmp_path).replace(" ", "%20") + "/pages%20%C3%BC/a%20b%231.html"
+    assert doc.url == (folder / "a b#1.html").resolve().as_uri()
+    assert doc.id == record_id({"file": doc.source["file"]})  # the id is the path's, as before
+
+
+def test_a_build_of_html_files_gives_every_document_a_url(tmp_path):
+    from tests.conftest import article_html, local_config
+
+    from thresher.run.build import build
+    from thresher.write.manifest import read_shards
+
+    for i in range(3):
+        (tmp_path / "in").mkdir(exist_ok=True)
+        (tmp_path / "in" / f"p{i}.html").write_text(article_html(i), encoding="utf-8")
+    build([str(tmp_path / "in")], tmp_path / "out", local_config())
+    urls = sorted(r["url"] for r in read_shards(tmp_path / "out"))
+    assert urls == [(tmp_path / "in" / f"p{i}.html").resolve().as_uri() for i in range(3)]

@@ -77,3 +77,38 @@ def test_input_inside_the_output_is_refused(tmp_path):
     src = crawl(out / "crawl.jsonl")
     with pytest.raises(WorkDirError, match="the input is inside the output"):
         build([str(src)], out, local_config())
+
+
+def test_an_unfinished_rebuild_leaves_no_card_that_would_load_as_complete(tmp_path):
+    from thresher.core.errors import TaskError
+    from thresher.run.phases import DEFAULT_TASKS
+
+    out = tmp_path / "out"
+    config = local_config(output={"shard_max_records": 3}, exec={"retries": 0})
+    build([str(crawl(tmp_path / "a.jsonl"))], out, config)
+    assert (out / "README.md").read_text().startswith("---\nconfigs:")
+
+    def crashing_write_task(ctx, p, start, stages=()):
+        raise RuntimeError("simulated crash")
+
+    with pytest.raises(TaskError, match="simulated crash"):
+        build([str(tmp_path / "a.jsonl")], out, config, overwrite=True,
+              tasks=DEFAULT_TASKS.replace(write=crashing_write_task))
+    assert not (out / "manifest.json").exists() and not (out / "README.md").exists()
+    resumed = build([str(tmp_path / "a.jsonl")], out, config)
+    assert (out / "README.md").read_text().startswith("---\nconfigs:") and resumed.manifest["complete"]
+
+
+def test_a_readme_thresher_did_not_write_is_not_removed_by_a_build(tmp_path):
+    from thresher.run.safety import own_card, remove_own_card
+    from thresher.write.storage import LocalStore
+
+    store = LocalStore(tmp_path)
+    (tmp_path / "README.md").write_text("# My notes\n\nBuilt by hand.\n")
+    assert not own_card(store)
+    remove_own_card(store)
+    assert (tmp_path / "README.md").exists()
+    (tmp_path / "README.md").write_text("---\nconfigs: []\n---\n\n# Dataset card\n\nBuilt by thresher 0.1.0 ...")
+    assert own_card(store)
+    remove_own_card(store)
+    assert not (tmp_path / "README.md").exists()

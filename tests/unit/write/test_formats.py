@@ -38,4 +38,6 @@ def test_parquet_uses_the_hugging_face_layout_and_card(tmp_path, crawl):
     result = build([str(crawl)], tmp_path / "out", local_config(output={"format": "parquet", "shard_max_records": 10}))
     assert [s["path"] for s in result.manifest["shards"]] == [f"data/train-0000{i}-of-00003.parquet" for i in range(3)]
     card = (tmp_path / "out" / "README.md").read_text()
-    assert card.startswith("---\nconfigs:") and "path: data/train-*" in card
+    listed = "".join(f"    - data/train-0000{i}-of-00003.parquet\n" for i in range(3))
+    head = "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path:\n"
+    assert card.startswith(head + listed)
