@@ -186,16 +186,16 @@ class NgramDetector:
         self.max_chars = max_chars
         self.top_k = top_k
         self.version = self.model.version
-        self._scorers: dict[str, _Scorer] = {}
         self._by_script = {s: g for g in self.model.groups for s in g.scripts}
 
     def _scorer(self, script: str) -> _Scorer | None:
-        scorer = self._scorers.get(script)
+        key = (self.version, script)
+        scorer = _scorers.get(key)
         if scorer is None:
             group = self._by_script.get(script)
             if group is None:
                 return None
-            scorer = self._scorers[script] = _Scorer(group)
+            scorer = _scorers[key] = _Scorer(group)
         return scorer
 
     def _decide(self, text: str) -> Detection:
@@ -286,6 +286,9 @@ class NgramDetector:
 
 
 _shipped: list[NgramModel] = []
+# Score tables by model version and script, shared by the process's detectors (built on first use;
+# ~10 MiB for the Latin group): a pure function of the model file, so sharing cannot change a result.
+_scorers: dict[tuple[str, str], _Scorer] = {}
 
 
 def shipped_model() -> NgramModel:
@@ -293,3 +296,12 @@ def shipped_model() -> NgramModel:
     if not _shipped:
         _shipped.append(load_model(MODEL_PATH.read_bytes()))
     return _shipped[0]
+
+
+def preload() -> None:
+    """Build every group's score tables of the shipped model now (the pool's fork server calls this
+    through `thresher.lang.ngram_tables`, so forked workers share them instead of each building its own)."""
+    detector = NgramDetector()
+    for group in detector.model.groups:
+        for script in group.scripts:
+            detector._scorer(script)

@@ -168,3 +168,16 @@ def test_bare_install_demo_names_a_language_for_nine_documents_in_ten():
     assert 1 - kept.get("und", 0) / sum(kept.values()) >= 0.9, kept
     english = result["english"]
     assert english["en"] / sum(english.values()) >= 0.95, english
+
+
+def test_pool_fork_server_preloads_the_score_tables_of_an_ngram_build():
+    import importlib
+
+    from thresher.config import RunConfig
+    from thresher.lang import ngram
+    from thresher.pipeline import fork_server_preloads
+
+    assert "thresher.lang.ngram_tables" in fork_server_preloads(RunConfig.from_dict({"lang": {"detector": "ngram"}}))
+    importlib.import_module("thresher.lang.ngram_tables")
+    version = shipped_model().version
+    assert {script for v, script in ngram._scorers if v == version} >= {"Latn", "Cyrl", "Arab", "Deva"}
