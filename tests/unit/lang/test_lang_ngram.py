@@ -4,12 +4,15 @@ determinism, the shipped file, and a bare install's demo (no `lang` extra import
 from __future__ import annotations
 
 import hashlib
+import random
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
 import pytest
+from tests.conftest import shared_path
 
 from thresher.core.document import Document
 from thresher.core.stats import Stats
@@ -77,6 +80,41 @@ def test_low_probability_abstains_and_lists_the_best_guess():
     detection = strict.detect("the")
     assert (detection.code, detection.reason) == ("und", LOW_CONFIDENCE)
     assert detection.alternatives and detection.alternatives[0][0] == "en"
+
+
+BAD_INPUT = {
+    "ten_megabytes": "a" * 10_000_000,
+    "ten_megabytes_of_words": "Haus und Hof " * 800_000,
+    "mixed_scripts_in_a_word": "Mοscоw",  # Latin with Greek omicron and Cyrillic o
+    "unsupported_script": "ⵜⴰⵎⴰⵣⵉⵖⵜ ⵜⴰⵏⴰⵡⴰⵢⵜ",  # Tifinagh
+    "surrogates": "text \udc80\ud800 with lone surrogates in English words",
+    "c1_controls": "\x80\x81\x9f",
+    "emoji": "😀🎉👍 🙈",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUT))
+def test_bad_input_gets_a_defined_result_in_bounded_time(detector, name):
+    t0 = time.process_time()
+    d = detector.detect(BAD_INPUT[name])
+    whole, codes = detector.detect_paragraphs([BAD_INPUT[name]] * 3)
+    assert time.process_time() - t0 < 1.0
+    for result in (d, whole):
+        assert 0.0 <= result.score <= 1.0
+        assert result.decided or result.reason
+    assert len(codes) == 3
+    if name == "unsupported_script":
+        assert (d.code, d.script) == ("und", "Tfng")
+
+
+def test_held_out_sentences_of_all_languages_are_mostly_right(detector):
+    """Four sentences per language from lingua's dev split (never trained on), 300 in all."""
+    data = []
+    for path in sorted(shared_path("language", "lingua", "sentences").glob("*.txt")):
+        lines = [x.strip() for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+        random.Random(f"thresher-lang-{path.stem}").shuffle(lines)  # as benchmarks/train_lang_fallback.py
+        data += [(path.stem, x) for x in lines[134:138]]
+    assert sum(detector.detect(t).code == g for g, t in data) / len(data) >= 0.93
 
 
 def test_detection_is_deterministic_across_detectors_and_calls(detector):
