@@ -13,13 +13,14 @@ read once into a Python integer holding one 32-bit lane per language, so a text 
 addition per n-gram, and the lanes are read back once at the end. Standard library only.
 
 The score is the best language's posterior with the naive-Bayes log-likelihoods divided by the
-group's `temperature` (naive Bayes counts correlated n-grams as independent evidence and is
+model's `temperature` (naive Bayes counts correlated n-grams as independent evidence and is
 overconfident), fitted on a dev split. The text is `und` when it has fewer than `min_letters`
-letters (`too_short`), when even the best language explains its n-grams worse than `max_mean_cost`
-steps each on average (`unknown_language`: the text is in a language the model does not know, or
-is not language), or when the posterior is under `min_probability` (`low_confidence`). The bounds
-were chosen on the dev split and on Bible verses in languages the model does not know
-(`benchmarks/train_lang_fallback.py`, which trains the model and writes its figures).
+letters, or no more distinct ones (`too_short`), when even the best language explains its n-grams
+worse than `max_mean_cost` steps each on average (`unknown_language`: the text is in a language the
+model does not know, or is not language), or when the posterior is under `min_probability`
+(`low_confidence`). The bounds were chosen on the dev split, on Bible verses in languages the model
+does not know and on random letter strings (`benchmarks/train_lang_fallback.py`, which trains the
+model and writes its figures). A script group of one language (Bengali) names it without scoring.
 """
 
 from __future__ import annotations
