@@ -23,8 +23,8 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("file", help="text file, JSONL(.gz) file with a text field, or - for stdin")
     p.add_argument("--json", action="store_true", help="one JSON object per document")
-    p.add_argument("--detector", choices=["auto", "cascade", "script"], default="auto",
-                   help="auto: CLD2 + lingua when the lang extra is installed, else the script alone")
+    p.add_argument("--detector", choices=["auto", "cascade", "ngram", "script"], default="auto",
+                   help="auto: CLD2 + lingua when the lang extra is installed, else the built-in n-gram model")
     p.add_argument("--field", default="text", help="the JSONL field holding the text (default: text)")
     p.set_defaults(handler=run)
 

@@ -8,7 +8,7 @@ from typing import Literal
 from thresher.core.config import setting
 from thresher.lang.codes import normalize_code
 
-Detector = Literal["auto", "cascade", "script"]
+Detector = Literal["auto", "cascade", "ngram", "script"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -16,8 +16,8 @@ class LangConfig:
     enabled: bool = setting(True, "identify each document's language (writes lang.code, lang.score, lang.script)")
     detector: Detector = setting(
         "auto",
-        "auto: CLD2 + lingua when the lang extra is installed, else the script alone; cascade: require"
-        " the extra; script: the writing system only",
+        "auto: CLD2 + lingua when the lang extra is installed, else the built-in n-gram model; cascade:"
+        " require the extra; ngram: the built-in model (standard library only); script: the writing system only",
     )
     languages: tuple[str, ...] | None = setting(
         None, "keep only documents in these languages (comma-separated codes, e.g. en,de)", flag="--languages"
@@ -42,7 +42,7 @@ class LangConfig:
             # there is refused) rather than silently different output
             from thresher.lang.cascade import cld2_available
 
-            object.__setattr__(self, "detector", "cascade" if cld2_available() else "script")
+            object.__setattr__(self, "detector", "cascade" if cld2_available() else "ngram")
         if self.languages is not None:
             object.__setattr__(self, "languages", tuple(normalize_code(c) for c in self.languages if c.strip()))
         if self.min_score is not None and not 0.0 <= self.min_score <= 1.0:

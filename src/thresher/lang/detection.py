@@ -20,6 +20,8 @@ EMPTY = "empty"
 NO_LETTERS = "no_letters"
 SHARED_SCRIPT = "script_shared_by_many_languages"  # the core without the `lang` extra
 UNKNOWN_LANGUAGE = "unknown_language"  # the detector found no language it knows
+TOO_SHORT = "too_short"  # too few (distinct) letters to tell languages apart
+LOW_CONFIDENCE = "low_confidence"  # the best language is not likely enough
 DETECTOR_ERROR = "detector_error"
 
 
@@ -32,7 +34,7 @@ class Detection(NamedTuple):
     script: str
     alternatives: tuple[tuple[str, float], ...] = ()
     reason: str | None = None  # why the code is `und`
-    method: str = "script"  # what decided: script, cld2, lingua
+    method: str = "script"  # what decided: script, cld2, lingua, ngram
 
     @property
     def decided(self) -> bool:

@@ -11,9 +11,10 @@ left out) and writes:
   character ranges of the text, consecutive paragraphs of one language merged) and `lang.share`,
   the main language's share of the prose characters.
 
-It counts each document under `lang/<code>` in the run's stats (`stats.json` counters), and, with
-the script-only detector, `event/lang.script_only` for the documents it could not decide because
-their script is shared by many languages (those need the `lang` extra).
+It counts each document under `lang/<code>` in the run's stats (`stats.json` counters), the detector
+that judged it under `event/lang.detector.<name>` (the n-gram model's name carries its version), and,
+with the script-only detector, `event/lang.script_only` for the documents it could not decide because
+their script is shared by many languages (those need the `lang` extra or the n-gram model).
 
 The filter drops a document whose language is not in `languages` (`not_wanted`, value the code) or
 whose score is below `min_score` (`low_score`).
@@ -47,7 +48,7 @@ _detectors: dict[tuple[str, int, int], LanguageDetector] = {}
 
 def make_detector(config: LangConfig) -> LanguageDetector:
     """The detector `config.detector` names, built once per process and settings; `auto` is the
-    cascade when the `lang` extra is installed, else the script-only core."""
+    cascade when the `lang` extra is installed, else the built-in n-gram model."""
     key = (config.detector, config.max_chars, config.top_k)
     detector = _detectors.get(key)
     if detector is None:
@@ -57,15 +58,18 @@ def make_detector(config: LangConfig) -> LanguageDetector:
 
 def _new_detector(config: LangConfig) -> LanguageDetector:
     from thresher.lang.cascade import CascadeDetector, cld2_available
+    from thresher.lang.ngram import NgramDetector
     from thresher.lang.script_only import ScriptDetector
 
     if config.detector == "script":
         return ScriptDetector(config.max_chars)
+    if config.detector == "ngram":
+        return NgramDetector(config.max_chars, config.top_k)
     if cld2_available():
         return CascadeDetector(config.max_chars, config.top_k)
     if config.detector == "cascade":
         raise ConfigError("lang.detector = cascade needs the lang extra: pip install 'thresher[lang]'")
-    return ScriptDetector(config.max_chars)
+    return NgramDetector(config.max_chars, config.top_k)
 
 
 class LanguageAnnotator:

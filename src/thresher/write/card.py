@@ -26,6 +26,14 @@ def _inputs_section(manifest: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def _detector_note(name: str) -> str:
+    if name.startswith("ngram"):
+        return ("thresher's built-in character n-gram model, standard library only; the `lang` extra is the"
+                " accurate path: `pip install 'thresher[lang]'`")
+    return {"cld2+lingua": "CLD2, and lingua where CLD2 is unsure: the `lang` extra",
+            "script": "the writing system alone"}.get(name, "a custom detector")
+
+
 def _languages_section(summary: dict[str, Any] | None, records: int) -> list[str]:
     lines = ["## Languages", ""]
     languages = (summary or {}).get("languages") or {}
@@ -108,6 +116,10 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
             "|---|---:|",
         ]
         lines += [f"| {code} | {n} |" for code, n in sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))]
+        detectors = sorted(k.removeprefix("lang.detector.") for k in (stats.get("events") or {})
+                           if k.startswith("lang.detector."))
+        if detectors:
+            lines += ["", "Language detector: " + ", ".join(f"`{d}` ({_detector_note(d)})" for d in detectors) + "."]
         script_only = (stats.get("events") or {}).get("lang.script_only", 0)
         if script_only:
             lines += ["", f"{script_only} document(s) are `und` because their script is shared by many languages:"
