@@ -1,0 +1,60 @@
+"""Consent settings: which opt-out signals are read, for which crawlers, and what is done with them.
+
+The default agents are the product tokens of the crawlers whose operators say they collect for model
+training or AI products, each from its operator's own crawler documentation (docs/consent.md lists
+the pages): OpenAI (GPTBot, ChatGPT-User), Common Crawl (CCBot), Google (Google-Extended, the token
+that governs Gemini training), Anthropic (ClaudeBot, and the older anthropic-ai), Apple
+(Applebot-Extended), Perplexity (PerplexityBot), ByteDance (Bytespider), Meta (meta-externalagent),
+Amazon (Amazonbot) and Cohere (cohere-ai).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from thresher.core.config import setting
+
+DEFAULT_AGENTS = (
+    "GPTBot", "ChatGPT-User", "CCBot", "Google-Extended", "ClaudeBot", "anthropic-ai", "Applebot-Extended",
+    "PerplexityBot", "Bytespider", "meta-externalagent", "Amazonbot", "cohere-ai",
+)
+SIGNALS = ("robots", "noai", "noimageai", "tdm")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsentConfig:
+    mode: Literal["record", "enforce", "off"] = setting(
+        "record", "record: annotate each page's opt-out signals (consent.*); enforce: also drop opted-out pages; "
+        "off: read nothing", flag="--consent",
+    )
+    agents: tuple[str, ...] = setting(
+        DEFAULT_AGENTS, "crawler product tokens whose robots.txt verdicts and scoped directives count",
+        flag="--consent-agents",
+    )
+    signals: tuple[str, ...] = setting(
+        ("robots", "noai", "tdm"), "signals that drop a page under enforce (robots, noai, noimageai, tdm)",
+        flag="--consent-signals",
+    )
+    robots: str | None = setting(
+        None, "robots.txt snapshots: a folder (HOST or HOST.txt files, or HOST/DATE.txt), a JSONL of "
+        "{host or url, fetched_at, status, text}, or a WARC of robots.txt responses", flag="--consent-robots",
+    )
+    as_of: Literal["fetch", "latest"] = setting(
+        "fetch", "fetch: the robots.txt in force when the page was fetched (nearest snapshot at or before "
+        "fetched_at); latest: the newest snapshot, applied retroactively", flag="--consent-as-of",
+    )
+    cache_files: int = setting(1024, "parsed robots.txt files held in memory (least recently used dropped)")
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.signals) - set(SIGNALS))
+        if unknown:
+            raise ValueError(f"consent.signals: unknown {unknown}; choose from {list(SIGNALS)}")
+        if self.cache_files < 1:
+            raise ValueError(f"consent.cache_files must be >= 1, got {self.cache_files}")
+        if not all(self.agents):
+            raise ValueError("consent.agents: an agent name is empty")
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode != "off"

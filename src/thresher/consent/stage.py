@@ -1,0 +1,127 @@
+"""The `consent` stage: each page's opt-out signals recorded as `consent.*` annotations, and under
+`consent.mode = "enforce"` opted-out pages dropped with attribution.
+
+Runs first among the document stages: it reads the page's HTML (meta tags), which extraction
+consumes, and the response headers the WARC reader hands on (`Document.derived["http_headers"]`).
+
+Annotates (only what a page has: a page with no signal gets no `consent.*` key at all, so a build's
+output without signals is byte-identical to one without the stage):
+- `consent.noai`, `consent.noimageai`: the sources that say so (`meta`, `header`, `meta:GPTBot`);
+- `consent.tdm_reservation`: source -> 0 or 1; `consent.tdm_policy`: source -> policy URL;
+- `consent.robots`: `{"file", "date", "disallow": {agent: why}}` for the configured agents that the
+  applicable robots.txt snapshot disallows (why: `line N: Disallow: /x`, or the fetch status that
+  disallows everything); written only when at least one agent is disallowed;
+- `consent.problems`: values that could not be read (a `tdm-reservation` that is not 0 or 1, a
+  snapshot without a date).
+
+Drops (stage `consent`, enforce only, for the signals in `consent.signals`), all recorded, the first
+attributed: `robots_disallow` (value: the agent, limit: the rule, detail: the snapshot), `noai` and
+`noimageai` (value: the first source, detail: all sources), `tdm_reservation` (value: the source,
+detail: the policy URL when given).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from thresher.consent.config import ConsentConfig
+from thresher.consent.robots import status_verdict
+from thresher.consent.signals import SignalReader
+from thresher.consent.snapshots import RobotsSnapshots, host_of
+from thresher.core.document import Document, Drop
+from thresher.core.stages import Evaluation
+
+# meta tags are looked for in the page's first characters only (they belong in <head>): the cost of
+# the stage on a huge page stays bounded
+MAX_HTML_CHARS = 1 << 20
+
+
+class Consent:
+    """See the module docstring."""
+
+    name = "consent"
+    annotates = ("consent.noai", "consent.noimageai", "consent.tdm_reservation", "consent.tdm_policy",
+                 "consent.robots", "consent.problems")
+
+    def __init__(self, config: ConsentConfig, snapshots: RobotsSnapshots | None = None) -> None:
+        self.config = config
+        self.enforce = config.mode == "enforce"
+        self.reader = SignalReader(config.agents)
+        if snapshots is None and config.robots:
+            snapshots = RobotsSnapshots(config.robots, config.cache_files)
+        self.snapshots = snapshots
+
+    def evaluate(self, doc: Document) -> Evaluation:
+        html = doc.html
+        signals = self.reader.read(html[:MAX_HTML_CHARS] if html else None, doc.derived.get("http_headers"))
+        annotations: dict[str, Any] = {}
+        if signals.noai:
+            annotations["consent.noai"] = signals.noai
+        if signals.noimageai:
+            annotations["consent.noimageai"] = signals.noimageai
+        if signals.tdm_reservation:
+            annotations["consent.tdm_reservation"] = signals.tdm_reservation
+        if signals.tdm_policy:
+            annotations["consent.tdm_policy"] = signals.tdm_policy
+        problems = list(signals.problems)
+        robots = self._robots(doc, problems) if self.snapshots is not None else None
+        if robots is not None:
+            annotations["consent.robots"] = robots
+        if problems:
+            annotations["consent.problems"] = problems
+        drops = self._drops(annotations) if self.enforce and annotations else []
+        return Evaluation(annotations, drops)
+
+    def check_all(self, doc: Document) -> list[Drop]:
+        return self.evaluate(doc).drops
+
+    def _robots(self, doc: Document, problems: list[str]) -> dict[str, Any] | None:
+        assert self.snapshots is not None
+        host = host_of(doc.url)
+        if host is None:
+            return None
+        snapshot = self.snapshots.pick(host, doc.fetched_at, self.config.as_of)
+        if snapshot is None:
+            return None
+        problems.extend(self.snapshots.host_problems.get(host, ()))
+        disallow: dict[str, str] = {}
+        verdict = status_verdict(snapshot.status)
+        if verdict == "disallow_all":
+            why = f"status {snapshot.status}" if snapshot.status is not None else "unreachable"
+            disallow = dict.fromkeys(self.config.agents, why)
+        elif verdict == "parse":
+            robots = self.snapshots.parsed(snapshot)
+            if robots is not None:
+                parts = urlsplit(doc.url or "")
+                path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+                for agent in self.config.agents:
+                    found = robots.verdict(agent, path)
+                    if not found.allowed and found.rule is not None:
+                        disallow[agent] = f"line {found.rule.line}: {found.rule.text}"
+        if not disallow:
+            return None
+        return {"file": snapshot.where, "date": snapshot.date, "disallow": disallow}
+
+    def _drops(self, annotations: dict[str, Any]) -> list[Drop]:
+        counted = self.config.signals
+        drops = []
+        robots = annotations.get("consent.robots")
+        if "robots" in counted and robots:
+            agent, why = next(iter(robots["disallow"].items()))
+            drops.append(Drop(self.name, "robots_disallow", value=agent, limit=why,
+                              detail={"file": robots["file"], "date": robots["date"]}))
+        for key in ("noai", "noimageai"):
+            sources = annotations.get(f"consent.{key}")
+            if key in counted and sources:
+                drops.append(Drop(self.name, key, value=sources[0], detail={"sources": sources}))
+        reserved = [source for source, value in annotations.get("consent.tdm_reservation", {}).items() if value == 1]
+        if "tdm" in counted and reserved:
+            policy = annotations.get("consent.tdm_policy")
+            drops.append(Drop(self.name, "tdm_reservation", value=reserved[0], limit=None,
+                              detail={"policy": policy} if policy else None))
+        return drops
+
+
+def build_consent_stages(config: ConsentConfig) -> list[Consent]:
+    return [Consent(config)] if config.enabled else []
