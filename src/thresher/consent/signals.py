@@ -14,8 +14,8 @@ are not read. Each signal keeps its source: `header` or `meta`, with `:Agent` wh
 crawler of the configured list (scopes naming other crawlers are ignored).
 
 `page_signals` never raises; values it cannot read are reported in `problems` (a `tdm-reservation`
-that is neither 0 nor 1). Pages whose HTML holds none of the meta names skip the tag scan (a few
-substring searches of the lower-cased page).
+that is neither 0 nor 1). Meta tags are read in the page's head (`meta_tags`: up to `</head`),
+found by substring search, and only a tag naming one of the names read is parsed.
 """
 
 from __future__ import annotations
@@ -28,11 +28,16 @@ DIRECTIVES = ("noai", "noimageai")
 # robots directives that carry a value after a colon: in X-Robots-Tag, `name: value` is a directive
 # and not a crawler's scope when the name is one of these (Google's documented list)
 _VALUED = frozenset({"max-snippet", "max-image-preview", "max-video-preview", "unavailable_after"})
-_META = re.compile(r"<meta\b[^>]{0,4000}>", re.I)  # bounded: no quadratic scan of a page of unclosed tags
 _ATTR = re.compile(r"""([a-zA-Z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
+_NAME = re.compile(r"""name\s*=\s*["']?\s*([A-Za-z_-]+)""", re.I)  # a tag's name, to skip the others cheaply
 _SCOPE = re.compile(r"\s*([A-Za-z_-]+)\s*:(.*)", re.S)
 _SPLIT = re.compile(r"[,\s]+")
 _MAX_META_TAGS = 2000  # a page with more meta tags is read up to this many (bounded work)
+_MAX_TAG_CHARS = 4000  # a `<meta` without its `>` within this many characters is no tag
+# meta tags are read in the head: up to the first `</head`, else in this many first characters
+# (a page without a closing head tag; 512 Ki characters hold the head of any page we have seen)
+_MAX_HEAD_CHARS = 512 * 1024
+_HEAD_SCAN = re.compile(r"<(?:(meta)[\s/>]|/head)", re.I)
 
 
 @dataclass(slots=True)
@@ -73,19 +78,15 @@ class SignalReader:
 
     def __init__(self, agents: Sequence[str]) -> None:
         self.agents = {agent.lower(): agent for agent in agents}
-        self.meta_names = ("robots", "tdm-reservation", "tdm-policy", *self.agents)
+        self.meta_name_set = frozenset(("robots", "tdm-reservation", "tdm-policy", *self.agents))
 
     def read(self, html: str | None, headers: Mapping[str, str] | None) -> PageSignals:
         signals = PageSignals()
         if headers:
             self._headers(headers, signals)
-        if html and self._may_have_meta(html):
+        if html:
             self._meta(html, signals)
         return signals
-
-    def _may_have_meta(self, html: str) -> bool:
-        low = html.lower()
-        return "<meta" in low and any(name in low for name in self.meta_names)
 
     def _headers(self, headers: Mapping[str, str], signals: PageSignals) -> None:
         robots = headers.get("x-robots-tag")
@@ -111,11 +112,13 @@ class SignalReader:
                 signals.add_directives(item, "header:" + self.agents[scope])
 
     def _meta(self, html: str, signals: PageSignals) -> None:
-        for number, tag in enumerate(_META.finditer(html)):
-            if number >= _MAX_META_TAGS:
-                break
+        names = self.meta_name_set
+        for tag in meta_tags(html):
+            named = _NAME.search(tag)  # the first `name=` (a tag that hides one in another value is missed)
+            if named is None or named.group(1).lower() not in names:
+                continue
             attrs = {m.group(1).lower(): m.group(2) if m.group(2) is not None else
-                     m.group(3) if m.group(3) is not None else m.group(4) for m in _ATTR.finditer(tag.group())}
+                     m.group(3) if m.group(3) is not None else m.group(4) for m in _ATTR.finditer(tag)}
             name = (attrs.get("name") or "").strip().lower()
             content = attrs.get("content")
             if not name or content is None:
@@ -126,3 +129,20 @@ class SignalReader:
                 signals.add_tdm(name, content, "meta")
             elif name in self.agents:
                 signals.add_directives(content, "meta:" + self.agents[name])
+
+
+def meta_tags(html: str) -> list[str]:
+    """The `<meta ...>` tags of a page's head in page order (at most `_MAX_META_TAGS`, each at most
+    `_MAX_TAG_CHARS`): one regex pass that stops at the first `</head` (else after `_MAX_HEAD_CHARS`);
+    the page is never lower-cased or scanned past its head."""
+    found: list[str] = []
+    for match in _HEAD_SCAN.finditer(html, 0, _MAX_HEAD_CHARS):
+        if match.group(1) is None:
+            break  # </head
+        start = match.start()
+        end = html.find(">", start, start + _MAX_TAG_CHARS)
+        if end >= 0:
+            found.append(html[start:end + 1])
+            if len(found) >= _MAX_META_TAGS:
+                break
+    return found

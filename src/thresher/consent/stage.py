@@ -32,10 +32,6 @@ from thresher.consent.snapshots import RobotsSnapshots, host_of
 from thresher.core.document import Document, Drop
 from thresher.core.stages import Evaluation
 
-# meta tags are looked for in the page's first characters only (they belong in <head>): the cost of
-# the stage on a huge page stays bounded
-MAX_HTML_CHARS = 1 << 20
-
 
 class Consent:
     """See the module docstring."""
@@ -54,7 +50,7 @@ class Consent:
 
     def evaluate(self, doc: Document) -> Evaluation:
         html = doc.html
-        signals = self.reader.read(html[:MAX_HTML_CHARS] if html else None, doc.derived.get("http_headers"))
+        signals = self.reader.read(html, doc.derived.get("http_headers"))
         annotations: dict[str, Any] = {}
         if signals.noai:
             annotations["consent.noai"] = signals.noai
