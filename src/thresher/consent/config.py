@@ -1,11 +1,11 @@
 """Consent settings: which opt-out signals are read, for which crawlers, and what is done with them.
 
-The default agents are the product tokens of the crawlers whose operators say they collect for model
-training or AI products, each from its operator's own crawler documentation (docs/consent.md lists
-the pages): OpenAI (GPTBot, ChatGPT-User), Common Crawl (CCBot), Google (Google-Extended, the token
+The default agents are the product tokens of crawlers that collect for model training or AI
+products: OpenAI (GPTBot, ChatGPT-User), Common Crawl (CCBot), Google (Google-Extended, the token
 that governs Gemini training), Anthropic (ClaudeBot, and the older anthropic-ai), Apple
 (Applebot-Extended), Perplexity (PerplexityBot), ByteDance (Bytespider), Meta (meta-externalagent),
-Amazon (Amazonbot) and Cohere (cohere-ai).
+Amazon (Amazonbot) and Cohere (cohere-ai). docs/consent.md names the source of each (the operator's
+crawler page where there is one, else the "Consent in Crisis" study's agent list).
 """
 
 from __future__ import annotations

@@ -125,7 +125,7 @@ def test_allow_wins_a_tie_of_equal_length():
 
 def test_keys_are_case_insensitive_and_values_are_case_sensitive():
     """After google/robotstxt robots_test.cc, `ID_REPLineNamesCaseInsensitive` and
-    `ID_REPRuleValueCaseSensitive`."""
+    `ID_AllowDisallow_Value_CaseSensitive`."""
     robots = RobotsTxt.parse("USER-AGENT: FooBot\nDISALLOW: /x/\n")
     assert not robots.allowed("foobot", "/x/y") and robots.allowed("foobot", "/X/y")
 
@@ -137,11 +137,12 @@ def test_rules_before_any_user_agent_line_are_ignored():
 
 
 def test_a_user_agent_line_after_rules_starts_a_new_group_and_blank_lines_do_not():
-    """After google/robotstxt robots_test.cc, `ID_LineSyntax_Groups`, and the Python standard
-    library's `test_robotparser` (a blank line between agent lines keeps one group)."""
-    robots = RobotsTxt.parse("User-agent: a\n\nUser-agent: b\nDisallow: /x\nUser-agent: c\nDisallow: /y\n")
+    """After google/robotstxt robots_test.cc, `ID_LineSyntax_Groups` (a blank line between agent
+    lines keeps one group; a rule after blank lines still belongs to the group above)."""
+    robots = RobotsTxt.parse("User-agent: a\n\nUser-agent: b\nDisallow: /x\nUser-agent: c\nDisallow: /y\n\n\n"
+                             "Disallow: /z\n")
     assert not robots.allowed("a", "/x") and not robots.allowed("b", "/x") and robots.allowed("c", "/x")
-    assert robots.allowed("a", "/y")
+    assert robots.allowed("a", "/y") and not robots.allowed("c", "/z") and robots.allowed("a", "/z")
 
 
 def test_specific_group_replaces_the_wildcard_group():
@@ -158,7 +159,8 @@ def test_a_star_inside_a_user_agent_value_is_not_the_wildcard():
 
 
 def test_empty_rule_values_are_no_rules():
-    """After the Python standard library's `test_robotparser` (`Disallow:` alone allows all)."""
+    """After CPython's Lib/test/test_robotparser.py, `CrawlDelayAndCustomAgentTest` (an agent whose
+    group says only `Disallow:` may fetch everything)."""
     robots = RobotsTxt.parse("User-agent: *\nDisallow:\n")
     assert robots.allowed("x", "/anything") and robots.rules_for("x") == []
 
@@ -169,12 +171,28 @@ def test_robots_txt_itself_is_always_allowed():
 
 
 def test_wildcards_and_anchor_match_in_path_and_query():
-    """After google/robotstxt robots_test.cc, `ID_SimpleWildcards` style cases, written anew."""
+    """After google/robotstxt robots_test.cc, `GoogleOnly_DocumentationChecks` (`/*.php`, `/*.php$`),
+    written anew."""
     robots = RobotsTxt.parse("User-agent: *\nDisallow: /*?sessionid=\nDisallow: /*.php$\nDisallow: /a*b*c\n")
     assert not robots.allowed("x", "/shop/item?sessionid=1")
     assert robots.allowed("x", "/shop/item?id=1")
     assert not robots.allowed("x", "/index.php") and robots.allowed("x", "/index.php?x=1")
     assert not robots.allowed("x", "/a-b-c-d") and robots.allowed("x", "/a-c-b")
+
+
+@pytest.mark.parametrize(("pattern", "matches", "misses"), [
+    # after CPython's Lib/test/test_robotparser.py, `PercentEncodingTest` and `DisallowQueryStringTest`
+    ("/a/%5A%2D%2E%5F%7E", ["/a/Z-._~", "/a/%5a%2d%2e%5f%7e"], []),
+    ("/u/%f0%9f%90%8d", ["/u/\U0001f40d", "/u/%F0%9F%90%8D"], ["/u/%F0"]),
+    ("/p%", ["/p%", "/p%25", "/p%2525"], ["/p", "/p%24"]),
+    ("/john doe", ["/john%20doe", "/john doe"], []),
+    ("/some/path?name=value", ["/some/path?name=value"], ["/some/path%3Fname=value", "/some/path?name%3Dvalue"]),
+    ("/slash%2F", ["/slash%2f"], ["/slash/"]),
+])
+def test_percent_encoded_and_raw_forms_are_compared_alike(pattern, matches, misses):
+    robots = RobotsTxt.parse(f"User-agent: *\nDisallow: {pattern}\n")
+    assert [robots.allowed("x", p) for p in matches] == [False] * len(matches)
+    assert [robots.allowed("x", p) for p in misses] == [True] * len(misses)
 
 
 def test_a_byte_order_mark_and_crlf_or_cr_line_ends_are_read():
