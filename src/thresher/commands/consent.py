@@ -24,7 +24,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from thresher.report.consent import SIGNALS, consent_ledger, render_ledger
+    from thresher.consent.annotations import SIGNALS
+    from thresher.report.consent import consent_ledger, render_ledger
     from thresher.write.manifest import read_shards
 
     if not (Path(args.dataset) / "manifest.json").is_file():

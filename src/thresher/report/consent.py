@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-SIGNALS = ("robots", "noai", "noimageai", "tdm")
+from thresher.consent.annotations import SIGNALS, has_consent, signals_of
 
 
 @dataclass(slots=True)
@@ -30,22 +30,6 @@ class Tally:
         return {"documents": self.documents, "words": self.words, "hosts": len(self.hosts)}
 
 
-def signals_of(annotations: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """(the signals a document carries, the agents its robots.txt snapshot disallows)."""
-    found = []
-    robots = annotations.get("consent.robots")
-    agents = list(robots.get("disallow", {})) if isinstance(robots, dict) else []
-    if agents:
-        found.append("robots")
-    for key in ("noai", "noimageai"):
-        if annotations.get(f"consent.{key}"):
-            found.append(key)
-    reservation = annotations.get("consent.tdm_reservation")
-    if isinstance(reservation, dict) and 1 in reservation.values():
-        found.append("tdm")
-    return found, agents
-
-
 @dataclass(slots=True)
 class ConsentLedger:
     enforced: tuple[str, ...]  # the signals "what enforce would remove" counts
@@ -61,7 +45,7 @@ class ConsentLedger:
         self.documents += 1
         self.words += words
         annotations = record.get("annotations") or {}
-        if not any(key.startswith("consent.") for key in annotations):
+        if not has_consent(annotations):
             return
         signals, agents = signals_of(annotations)
         host = (urlsplit(record.get("url") or "").hostname or "(no host)").lower()

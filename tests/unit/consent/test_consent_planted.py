@@ -102,6 +102,8 @@ def test_record_mode_ledger_and_check_policy(tmp_path, planted, capsys):
     crawl, snapshots = planted
     build([str(crawl)], tmp_path / "out", local_config(consent={"robots": str(snapshots)}))
     out = str(tmp_path / "out")
+    card = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+    assert "## Consent" in card and "| noai | 3 | 21.4% |" in card and "| robots:CCBot | 2 | 14.3% |" in card
     assert main(["consent", out, "--json"]) == 0
     ledger = json.loads(capsys.readouterr().out)
     assert ledger["documents"] == len(PAGES)
