@@ -10,7 +10,9 @@ crawler page where there is one, else the "Consent in Crisis" study's agent list
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from thresher.core.config import setting
@@ -45,6 +47,10 @@ class ConsentConfig:
         "fetched_at); latest: the newest snapshot, applied retroactively", flag="--consent-as-of",
     )
     cache_files: int = setting(1024, "parsed robots.txt files held in memory (least recently used dropped)")
+    robots_sha256: str = setting(
+        "", "sha256 of the robots.txt snapshots (a folder: of its file names and contents), filled in when "
+        "empty, so the config hash and a resume see a changed snapshot source"
+    )
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.signals) - set(SIGNALS))
@@ -54,7 +60,27 @@ class ConsentConfig:
             raise ValueError(f"consent.cache_files must be >= 1, got {self.cache_files}")
         if not all(self.agents):
             raise ValueError("consent.agents: an agent name is empty")
+        if self.robots and self.mode != "off" and not self.robots_sha256:
+            object.__setattr__(self, "robots_sha256", source_sha256(self.robots))
 
     @property
     def enabled(self) -> bool:
         return self.mode != "off"
+
+
+def source_sha256(path: str) -> str:
+    """sha256 of a snapshot source: a file's bytes, or a folder's relative file names and their bytes
+    in name order ("" when the path is missing: the stage reports that when it starts)."""
+    root = Path(path)
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
+    h = hashlib.sha256()
+    for file in files:
+        if file != root:
+            h.update(file.relative_to(root).as_posix().encode("utf-8", "surrogateescape") + b"\x00")
+        try:
+            with open(file, "rb") as f:
+                while chunk := f.read(1 << 20):
+                    h.update(chunk)
+        except OSError:
+            return ""
+    return h.hexdigest() if files else ""

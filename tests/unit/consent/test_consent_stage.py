@@ -205,3 +205,11 @@ def test_robots_responses_in_a_warc_are_snapshots_dated_by_warc_date(tmp_path):
     found = consent.evaluate(doc("https://f.example/x", "2024-05-01T00:00:00Z")).annotations["consent.robots"]
     assert found["disallow"] == {"CCBot": "line 2: Disallow: /"} and found["date"] == "2024-01-02T03:04:05Z"
     assert consent.evaluate(doc("https://g.example/x", "2024-05-01T00:00:00Z")).annotations == {}
+
+
+def test_the_snapshot_source_digest_enters_the_config_hash(tmp_path):
+    path = robots_jsonl(tmp_path)
+    first = local_config(consent={"robots": str(path)})
+    assert first.consent.robots_sha256 and first.hash == local_config(consent={"robots": str(path)}).hash
+    path.write_text(path.read_text() + "\n", encoding="utf-8")
+    assert local_config(consent={"robots": str(path)}).hash != first.hash
