@@ -115,3 +115,8 @@ def test_record_mode_ledger_and_check_policy(tmp_path, planted, capsys):
     assert "broken by 1 kept documents with robots:ClaudeBot, 1 kept documents with tdm" in capsys.readouterr().out
     assert main(["check", out, "--consent-policy", "robots:Googlebot"]) == 0
     assert main(["check", out, "--consent-policy", "vibes"]) != 0
+    from thresher.report.html import write_report
+
+    write_report(out, str(tmp_path / "report.html"))
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "<section id='consent'" in html and "robots.txt disallows, by agent" in html
