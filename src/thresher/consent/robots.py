@@ -21,7 +21,7 @@ What it implements, by section of the RFC:
   as the fetcher treats it) or unreachable disallow all.
 
 Robustness: `parse` never raises and runs in time linear in its (capped) input; matching one path
-against a pattern is a greedy left-to-right scan (`_match`), linear in the path per pattern piece.
+against a pattern is a greedy left-to-right scan (`match_pattern`), linear in the path per pattern piece.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def normalise_path(path: str) -> str:
     return "".join(out)
 
 
-def _match(pattern: str, path: str) -> bool:
+def match_pattern(pattern: str, path: str) -> bool:
     """Whether `pattern` (normalised; `*` any run, a final `$` the end) matches `path` from its start.
 
     Greedy: each piece between `*`s is found at its leftmost place after the previous one, which
@@ -240,7 +240,7 @@ class RobotsTxt:
             if best is not None and (rule.specificity < best.specificity
                                      or (rule.specificity == best.specificity and not rule.allow)):
                 continue
-            if _match(rule.pattern, path):
+            if match_pattern(rule.pattern, path):
                 best = rule
         if best is None:
             return ALLOW

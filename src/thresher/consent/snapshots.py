@@ -10,6 +10,9 @@ Sources (`consent.robots`, `--consent-robots PATH`):
 - a WARC file (`.warc`, `.warc.gz`): every response record whose target is a `/robots.txt`, dated by
   its WARC-Date, with its HTTP status (Common Crawl publishes these per crawl).
 
+JSONL lines and WARC responses for `/.well-known/tdmrep.json` (TDMRep's file on the origin server)
+are TDMRep snapshots, kept apart and answered by `tdmrep_rules` under the same rules of time.
+
 Only the index (host -> dates and where each body is) is held for the whole source; a body is read
 when a page of its host first needs it, parsed, and kept among the `cache_files` most recently used.
 Undated snapshots apply at any time, after every dated one of their host is considered (see
@@ -23,17 +26,20 @@ import json
 import logging
 import re
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
-from thresher.consent.robots import MAX_BYTES, RobotsTxt, status_verdict
+from thresher.consent.robots import MAX_BYTES, RobotsTxt, match_pattern, normalise_path, status_verdict
 from thresher.core.errors import ConfigError
 
 log = logging.getLogger("thresher.consent")
 
 _PORT_SUFFIX = re.compile(r"_(?:80|443)$")
+TDMREP_PATH = "/.well-known/tdmrep.json"
 _MAX_PROBLEMS = 100  # problems kept for the whole source (the rest are counted)
 
 
@@ -44,6 +50,7 @@ class Snapshot:
     status: int | None  # HTTP status of the fetch (None: unreachable)
     where: str  # the file (and line or offset) it came from, for attribution
     ref: tuple[str, int, int] | str  # the body: a path, (WARC path, offset, inner offset), or the text itself
+    kind: str = "robots"  # or "tdmrep" (/.well-known/tdmrep.json)
 
 
 def iso_utc(value: object) -> str | None:
@@ -83,10 +90,11 @@ class RobotsSnapshots:
         self.source = source
         self.cache_files = cache_files
         self.by_host: dict[str, list[Snapshot]] = {}
+        self.tdmrep_by_host: dict[str, list[Snapshot]] = {}
         self.problems: list[str] = []
         self.problem_count = 0
         self.host_problems: dict[str, list[str]] = {}
-        self._cache: OrderedDict[tuple[str, str | None, str], RobotsTxt | None] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str | None, str], Any] = OrderedDict()
         path = Path(source)
         if not path.exists():
             raise ConfigError(f"consent.robots: {source} does not exist")
@@ -96,7 +104,7 @@ class RobotsSnapshots:
             self._load_warc(path)
         else:
             self._load_jsonl(path)
-        for snapshots in self.by_host.values():
+        for snapshots in (*self.by_host.values(), *self.tdmrep_by_host.values()):
             snapshots.sort(key=lambda s: (s.date is not None, s.date or "", s.where))
 
     # -- loading ------------------------------------------------------------------------------------
@@ -110,7 +118,8 @@ class RobotsSnapshots:
             self.host_problems.setdefault(host, []).append(text)
 
     def _add(self, snapshot: Snapshot) -> None:
-        self.by_host.setdefault(snapshot.host, []).append(snapshot)
+        index = self.tdmrep_by_host if snapshot.kind == "tdmrep" else self.by_host
+        index.setdefault(snapshot.host, []).append(snapshot)
 
     def _load_folder(self, root: Path) -> None:
         for entry in sorted(root.iterdir()):
@@ -155,37 +164,42 @@ class RobotsSnapshots:
                 status = record.get("status", 200)
                 status = status if isinstance(status, int) and not isinstance(status, bool) else None
                 text = record.get("text")
-                self._add(Snapshot(host, date, status, where, text if isinstance(text, str) else ""))
+                tdmrep = record.get("kind") == "tdmrep" or _path(record.get("url")) == TDMREP_PATH
+                kind = "tdmrep" if tdmrep else "robots"
+                self._add(Snapshot(host, date, status, where, text if isinstance(text, str) else "", kind))
 
-    def _load_warc(self, path: Path) -> None:
+    def _load_warc(self, source: Path) -> None:
         from thresher.read.warc import iter_records
         from thresher.read.warc_config import WarcConfig
         from thresher.read.warc_payload import RawRecord, parse_http
 
-        for rec in iter_records(str(path), 64 << 20, WarcConfig()):
+        for rec in iter_records(str(source), 64 << 20, WarcConfig()):
             if not isinstance(rec, RawRecord) or rec.type != "response" or rec.block is None:
                 continue
             url = rec.target_uri
-            if not url or urlsplit(url).path != "/robots.txt":
+            path = _path(url)
+            if path not in ("/robots.txt", TDMREP_PATH):
                 continue
+            assert url is not None
             host = host_of(url)
             if host is None:
                 continue
-            where = rec.where(str(path))
+            where = rec.where(str(source))
             parsed = parse_http(rec.block, 65536)
             status = parsed[0] if not isinstance(parsed, str) else None
             date = iso_utc(rec.headers.get("warc-date"))
             if date is None:
                 self._problem(f"{where}: no WARC-Date (read as undated)", host)
-            self._add(Snapshot(host, date, status, where, (str(path), rec.offset, rec.inner_offset)))
+            self._add(Snapshot(host, date, status, where, (str(source), rec.offset, rec.inner_offset),
+                               "robots" if path == "/robots.txt" else "tdmrep"))
 
     # -- answering ----------------------------------------------------------------------------------
 
-    def pick(self, host: str, fetched_at: str | None, as_of: str) -> Snapshot | None:
+    def pick(self, host: str, fetched_at: str | None, as_of: str, kind: str = "robots") -> Snapshot | None:
         """The snapshot that applies to a page of `host` fetched at `fetched_at`: with `as_of`
         "latest" (or an undated page) the newest; with "fetch" the newest dated at or before the
         fetch, else an undated one, else none (no robots.txt known at that time)."""
-        snapshots = self.by_host.get(host)
+        snapshots = (self.tdmrep_by_host if kind == "tdmrep" else self.by_host).get(host)
         if not snapshots:
             return None
         when = iso_utc(fetched_at) if as_of == "fetch" else None
@@ -199,34 +213,92 @@ class RobotsSnapshots:
                 break
         return best
 
-    def parsed(self, snapshot: Snapshot) -> RobotsTxt | None:
+    def parsed(self, snapshot: Snapshot) -> tuple[RobotsTxt | None, list[str]]:
         """The parsed robots.txt of a snapshot with a 2xx status (None for any other status: the
-        status decides, `status_verdict`), from the LRU or read and parsed now."""
+        status decides, `status_verdict`), from the LRU or read and parsed now, and the problems met
+        reading it (the same on every call: they are cached with it, so every page of the host shows
+        them whichever page read the file first)."""
         if status_verdict(snapshot.status) != "parse":
-            return None
+            return None, []
+        return self._cached(snapshot, lambda body, problems: RobotsTxt.parse(body))
+
+    def tdmrep_rules(self, snapshot: Snapshot) -> tuple[list[TdmRule], list[str]]:
+        """The rules of a `tdmrep.json` snapshot with a 2xx status, in file order (none for any other
+        status, or a file that is not a JSON array of rules), and the problems met reading it."""
+        if status_verdict(snapshot.status) != "parse":
+            return [], []
+        return self._cached(snapshot, lambda body, problems: _tdmrep(snapshot, body, problems))
+
+    def _cached(self, snapshot: Snapshot, parse: Callable[[bytes, list[str]], Any]) -> tuple[Any, list[str]]:
         key = (snapshot.host, snapshot.date, snapshot.where)
         cache = self._cache
         if key in cache:
             cache.move_to_end(key)
-            return cache[key]
-        robots = RobotsTxt.parse(self._body(snapshot))
-        cache[key] = robots
+            return cache[key]  # type: ignore[no-any-return]
+        problems: list[str] = []
+        value = parse(_body(snapshot, problems), problems)
+        cache[key] = (value, problems)
         if len(cache) > self.cache_files:
             cache.popitem(last=False)
-        return robots
+        return value, problems
 
-    def _body(self, snapshot: Snapshot) -> bytes:
-        ref = snapshot.ref
-        try:
-            if isinstance(ref, tuple):
-                return _warc_body(*ref)
-            if snapshot.where == ref:  # a file of a folder
-                with open(ref, "rb") as f:
-                    return f.read(MAX_BYTES + 1)
-            return ref.encode("utf-8", "surrogatepass")
-        except OSError as exc:
-            self._problem(f"{snapshot.where}: unreadable ({exc}); read as empty", snapshot.host)
-            return b""
+
+def _body(snapshot: Snapshot, problems: list[str]) -> bytes:
+    ref = snapshot.ref
+    try:
+        if isinstance(ref, tuple):
+            return _warc_body(*ref)
+        if snapshot.where == ref:  # a file of a folder
+            with open(ref, "rb") as f:
+                return f.read(MAX_BYTES + 1)
+        return ref.encode("utf-8", "surrogatepass")
+    except OSError as exc:
+        problems.append(f"{snapshot.where}: unreadable ({exc.strerror or exc}); read as empty")
+        return b""
+
+
+def _tdmrep(snapshot: Snapshot, body: bytes, problems: list[str]) -> list[TdmRule]:
+    try:
+        data = json.loads(body.decode("utf-8", "replace"))
+    except ValueError as exc:
+        problems.append(f"{snapshot.where}: tdmrep.json is not JSON ({exc})")
+        return []
+    if not isinstance(data, list):
+        problems.append(f"{snapshot.where}: tdmrep.json is not a JSON array of rules")
+        return []
+    rules = []
+    for number, item in enumerate(data):
+        location = item.get("location") if isinstance(item, dict) else None
+        reservation = item.get("tdm-reservation") if isinstance(item, dict) else None
+        if not isinstance(location, str) or isinstance(reservation, bool) or reservation not in (0, 1):
+            problems.append(f"{snapshot.where}: tdmrep.json rule {number} has no location or a tdm-reservation "
+                            "other than 0 or 1 (ignored)")
+            continue
+        policy = item.get("tdm-policy")
+        rules.append(TdmRule(normalise_path(location), int(reservation), policy if isinstance(policy, str) else None))
+    return rules
+
+
+@dataclass(frozen=True, slots=True)
+class TdmRule:
+    """One rule of a `tdmrep.json`: a location pattern (robots.txt syntax, normalised), the reservation
+    and the policy URL."""
+
+    location: str
+    reservation: int
+    policy: str | None
+
+    def matches(self, path: str) -> bool:
+        return match_pattern(self.location, path)
+
+
+def _path(url: object) -> str | None:
+    if not isinstance(url, str) or not url:
+        return None
+    try:
+        return urlsplit(url).path
+    except ValueError:
+        return None
 
 
 def _warc_body(path: str, offset: int, inner_offset: int) -> bytes:

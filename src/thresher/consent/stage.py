@@ -26,8 +26,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from thresher.consent.config import ConsentConfig
-from thresher.consent.robots import status_verdict
-from thresher.consent.signals import SignalReader
+from thresher.consent.robots import normalise_path, status_verdict
+from thresher.consent.signals import PageSignals, SignalReader
 from thresher.consent.snapshots import RobotsSnapshots, host_of
 from thresher.core.document import Document, Drop
 from thresher.core.stages import Evaluation
@@ -56,12 +56,16 @@ class Consent:
             annotations["consent.noai"] = signals.noai
         if signals.noimageai:
             annotations["consent.noimageai"] = signals.noimageai
+        problems = list(signals.problems)
+        robots = None
+        if self.snapshots is not None and (host := host_of(doc.url)) is not None:
+            path = _path_of(doc.url)
+            robots = self._robots(host, path, doc.fetched_at, problems)
+            self._tdmrep(host, path, doc.fetched_at, signals, problems)
         if signals.tdm_reservation:
             annotations["consent.tdm_reservation"] = signals.tdm_reservation
         if signals.tdm_policy:
             annotations["consent.tdm_policy"] = signals.tdm_policy
-        problems = list(signals.problems)
-        robots = self._robots(doc, problems) if self.snapshots is not None else None
         if robots is not None:
             annotations["consent.robots"] = robots
         if problems:
@@ -72,12 +76,9 @@ class Consent:
     def check_all(self, doc: Document) -> list[Drop]:
         return self.evaluate(doc).drops
 
-    def _robots(self, doc: Document, problems: list[str]) -> dict[str, Any] | None:
+    def _robots(self, host: str, path: str, fetched_at: str | None, problems: list[str]) -> dict[str, Any] | None:
         assert self.snapshots is not None
-        host = host_of(doc.url)
-        if host is None:
-            return None
-        snapshot = self.snapshots.pick(host, doc.fetched_at, self.config.as_of)
+        snapshot = self.snapshots.pick(host, fetched_at, self.config.as_of)
         if snapshot is None:
             return None
         problems.extend(self.snapshots.host_problems.get(host, ()))
@@ -87,10 +88,9 @@ class Consent:
             why = f"status {snapshot.status}" if snapshot.status is not None else "unreachable"
             disallow = dict.fromkeys(self.config.agents, why)
         elif verdict == "parse":
-            robots = self.snapshots.parsed(snapshot)
+            robots, read_problems = self.snapshots.parsed(snapshot)
+            problems.extend(read_problems)
             if robots is not None:
-                parts = urlsplit(doc.url or "")
-                path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
                 for agent in self.config.agents:
                     found = robots.verdict(agent, path)
                     if not found.allowed and found.rule is not None:
@@ -98,6 +98,23 @@ class Consent:
         if not disallow:
             return None
         return {"file": snapshot.where, "date": snapshot.date, "disallow": disallow}
+
+    def _tdmrep(self, host: str, path: str, fetched_at: str | None, signals: PageSignals,
+                problems: list[str]) -> None:
+        """The first rule of the host's `tdmrep.json` (in force at the fetch) whose location matches."""
+        assert self.snapshots is not None
+        snapshot = self.snapshots.pick(host, fetched_at, self.config.as_of, kind="tdmrep")
+        if snapshot is None:
+            return
+        rules, read_problems = self.snapshots.tdmrep_rules(snapshot)
+        problems.extend(read_problems)
+        normalised = normalise_path(path)
+        for rule in rules:
+            if rule.matches(normalised):
+                signals.tdm_reservation.setdefault("tdmrep.json", rule.reservation)
+                if rule.policy:
+                    signals.tdm_policy.setdefault("tdmrep.json", rule.policy)
+                return
 
     def _drops(self, annotations: dict[str, Any]) -> list[Drop]:
         counted = self.config.signals
@@ -117,6 +134,11 @@ class Consent:
             drops.append(Drop(self.name, "tdm_reservation", value=reserved[0], limit=None,
                               detail={"policy": policy} if policy else None))
         return drops
+
+
+def _path_of(url: str | None) -> str:
+    parts = urlsplit(url or "")
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
 def build_consent_stages(config: ConsentConfig) -> list[Consent]:

@@ -213,3 +213,28 @@ def test_the_snapshot_source_digest_enters_the_config_hash(tmp_path):
     assert first.consent.robots_sha256 and first.hash == local_config(consent={"robots": str(path)}).hash
     path.write_text(path.read_text() + "\n", encoding="utf-8")
     assert local_config(consent={"robots": str(path)}).hash != first.hash
+
+
+def test_tdmrep_json_snapshots_reserve_by_location_and_bad_files_are_reported(tmp_path):
+    rules = [{"location": "/private/*", "tdm-reservation": 1, "tdm-policy": "https://v.example/policy.json"},
+             {"location": "/", "tdm-reservation": 0}, {"location": 3, "tdm-reservation": 1}]
+    lines = [{"url": "https://v.example/.well-known/tdmrep.json", "fetched_at": "2024-01-01",
+              "text": json.dumps(rules)},
+             {"host": "w.example", "kind": "tdmrep", "fetched_at": "2024-01-01", "text": "{not json"}]
+    path = tmp_path / "snapshots.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    consent = Consent(ConsentConfig(agents=AGENTS, robots=str(path), mode="enforce"))
+    private = consent.evaluate(doc("https://v.example/private/a", "2024-02-01T00:00:00Z"))
+    where = f"{path}:1"
+    assert private.annotations == {
+        "consent.tdm_reservation": {"tdmrep.json": 1},
+        "consent.tdm_policy": {"tdmrep.json": "https://v.example/policy.json"},
+        "consent.problems": [
+            f"{where}: tdmrep.json rule 2 has no location or a tdm-reservation other than 0 or 1 (ignored)"]}
+    assert private.drops[0] == Drop("consent", "tdm_reservation", value="tdmrep.json",
+                                    detail={"policy": {"tdmrep.json": "https://v.example/policy.json"}})
+    public = consent.evaluate(doc("https://v.example/pub", "2024-02-01T00:00:00Z"))
+    assert public.annotations["consent.tdm_reservation"] == {"tdmrep.json": 0} and public.drops == []
+    assert consent.evaluate(doc("https://v.example/private/a", "2023-02-01T00:00:00Z")).annotations == {}
+    bad = consent.evaluate(doc("https://w.example/x", "2024-02-01T00:00:00Z")).annotations
+    assert bad["consent.problems"][0].startswith(f"{path}:2: tdmrep.json is not JSON")
