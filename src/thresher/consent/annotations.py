@@ -29,3 +29,12 @@ def signals_of(annotations: dict[str, Any]) -> tuple[list[str], list[str]]:
     if isinstance(reservation, dict) and 1 in reservation.values():
         found.append("tdm")
     return found, agents
+
+
+def card_names(annotations: dict[str, Any]) -> tuple[str, ...]:
+    """The names the dataset card counts a kept document under: its signals, and `robots:AGENT`
+    for each agent its robots.txt disallows (none: no opt-out annotation)."""
+    if not has_consent(annotations):
+        return ()
+    signals, agents = signals_of(annotations)
+    return (*signals, *(f"robots:{agent}" for agent in agents))

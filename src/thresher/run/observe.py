@@ -36,11 +36,11 @@ from json import encoder as _json_encoder
 from pathlib import Path
 from typing import Any
 
-from thresher.consent.annotations import has_consent, signals_of
 from thresher.core.document import Document, Drop
 from thresher.core.stats import Stats
 from thresher.report.sample import BottomK
 from thresher.run.histograms import ValueHistograms
+from thresher.stage_hooks import card_counter_names
 from thresher.write.tokens import TokenCounter, token_counter
 
 SAMPLE_PER_RULE = 5
@@ -188,8 +188,10 @@ class TextCounters:
         self.text_bytes += utf8_length(text)
         words = whitespace_tokens(text)
         self.words += words
-        if annotations and has_consent(annotations):
-            self._consent(words, annotations)
+        if annotations:
+            names = card_counter_names(annotations)
+            if names:
+                self._consent(words, names)
         if self.tokens is not None:
             self.token_count += self.tokens.count(text)
         code = annotations.get("lang.code") if annotations else None
@@ -199,12 +201,11 @@ class TextCounters:
                 key = self._lang[code] = f"{self._lang_prefix}{code}"
             self.counters[key] += 1
 
-    def _consent(self, words: int, annotations: dict[str, Any]) -> None:
+    def _consent(self, words: int, names: tuple[str, ...]) -> None:
         """Documents and whitespace tokens per opt-out signal and per agent robots.txt disallows
         (`consent/<signal>/…`, `consent/robots:<agent>/…`; only documents that carry one)."""
-        signals, agents = signals_of(annotations)
         prefix = self._consent_prefix
-        for name in (*signals, *(f"robots:{agent}" for agent in agents)):
+        for name in names:
             self.counters[f"{prefix}{name}/documents"] += 1
             if words:
                 self.counters[f"{prefix}{name}/whitespace_tokens"] += words
