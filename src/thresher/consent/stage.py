@@ -59,9 +59,12 @@ class Consent:
         problems = list(signals.problems)
         robots = None
         if self.snapshots is not None and (host := host_of(doc.url)) is not None:
-            path = _path_of(doc.url)
-            robots = self._robots(host, path, doc.fetched_at, problems)
-            self._tdmrep(host, path, doc.fetched_at, signals, problems)
+            try:
+                path = _path_of(doc.url)
+                robots = self._robots(host, path, doc.fetched_at, problems)
+                self._tdmrep(host, path, doc.fetched_at, signals, problems)
+            except Exception as exc:  # noqa: BLE001 - a lookup that fails is recorded; it must not drop the page
+                problems.append(f"snapshot lookup failed: {type(exc).__name__}: {exc}"[:500])
         if signals.tdm_reservation:
             annotations["consent.tdm_reservation"] = signals.tdm_reservation
         if signals.tdm_policy:

@@ -238,3 +238,11 @@ def test_tdmrep_json_snapshots_reserve_by_location_and_bad_files_are_reported(tm
     assert consent.evaluate(doc("https://v.example/private/a", "2023-02-01T00:00:00Z")).annotations == {}
     bad = consent.evaluate(doc("https://w.example/x", "2024-02-01T00:00:00Z")).annotations
     assert bad["consent.problems"][0].startswith(f"{path}:2: tdmrep.json is not JSON")
+
+
+def test_odd_urls_and_dates_never_raise(tmp_path):
+    consent = stage(tmp_path, mode="enforce")
+    for url, fetched_at in (("http://[::1", None), ("https://a.example/p", "0001-01-01T00:00:00+01:00"),
+                            ("https://a.example/\ud800", "9999-12-31T23:59:59-01:00"), (None, "x"), ("", "")):
+        consent.evaluate(doc(url, fetched_at))  # type: ignore[arg-type]
+    assert iso_utc("0001-01-01T00:00:00+01:00") is None and iso_utc("0999-01-01") == "0999-01-01T00:00:00Z"
