@@ -38,6 +38,7 @@ VERB_MODULES = {
     "pack": "thresher.commands.pack",
     "report": "thresher.commands.report",
     "check": "thresher.commands.check",
+    "consent": "thresher.commands.consent",
     "compare": "thresher.commands.compare",
     "explain": "thresher.commands.explain",
     "lang": "thresher.commands.lang",

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.classify.config import ClassifyConfig
+from thresher.consent.config import ConsentConfig
 from thresher.core.config import config_hash, from_dict, merge, section, to_dict
 from thresher.core.errors import ConfigError
 from thresher.decontam.config import DecontamConfig
@@ -29,6 +30,9 @@ from thresher.write.config import OutputConfig
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunConfig:
     input: InputConfig = section(InputConfig, "how input records are read")
+    consent: ConsentConfig = section(
+        ConsentConfig, "opt-out signals: robots.txt for AI crawlers, noai, TDMRep (recorded unless off)"
+    )
     extract: ExtractConfig = section(ExtractConfig, "main-content extraction")
     normalize: NormalizeConfig = section(NormalizeConfig, "text normalization")
     lang: LangConfig = section(LangConfig, "language identification and language filters")

@@ -70,6 +70,14 @@ class StageRow:
     why: str  # what it does, and why it sits where it does in the order
 
 
+def _consent(config: RunConfig) -> list[Any]:
+    if not config.consent.enabled:
+        return []
+    from thresher.consent.stage import build_consent_stages
+
+    return list(build_consent_stages(config.consent))
+
+
 def _extract(config: RunConfig) -> list[Any]:
     from thresher.extract.stage import Extract
 
@@ -151,7 +159,9 @@ def _phased(config: RunConfig) -> list[Any]:
 
 
 STAGE_TABLE: tuple[StageRow, ...] = (
-    StageRow("extract", DOCUMENT, _extract, "HTML to the page's main text; first, every later stage reads text"),
+    StageRow("consent", DOCUMENT, _consent,
+             "opt-out signals (robots.txt, noai, TDMRep) recorded or enforced; first, it reads the HTML"),
+    StageRow("extract", DOCUMENT, _extract, "HTML to the page's main text; every later stage reads text"),
     StageRow("normalize", DOCUMENT, _normalize, "Unicode, whitespace and line clean-up of the extracted text"),
     StageRow("lang", DOCUMENT, _lang, "language per document and per paragraph; routes the rules that follow"),
     StageRow("quality", DOCUMENT, _quality, "rule sets (Gopher, C4, FineWeb, URL lists), per language"),

@@ -56,3 +56,12 @@ def manifest_records(config: RunConfig) -> dict[str, Any]:
 
         records.update(classifier_records(config.classify))
     return records
+
+
+def card_counter_names(annotations: dict[str, Any]) -> tuple[str, ...]:
+    """Names a kept document is counted under in the dataset card beside its text and language (the
+    card's Consent section: its opt-out signals, `thresher.consent`); empty for most documents. Called
+    by the build's observer for every document with annotations."""
+    from thresher.consent.annotations import card_names
+
+    return card_names(annotations)

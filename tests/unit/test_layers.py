@@ -11,7 +11,7 @@ from __future__ import annotations
 from tests.unit.test_import_cycles import import_graph
 
 RUN = "thresher.run"
-STAGE_PACKAGES = ("embed", "dedup", "decontam", "pii", "classify", "lang", "quality", "extract")
+STAGE_PACKAGES = ("embed", "dedup", "decontam", "pii", "classify", "lang", "quality", "extract", "consent")
 
 # (importer, imported): still to move behind the corpus-stage protocol (issue 30)
 STILL_CROSSING: set[tuple[str, str]] = set()

@@ -37,7 +37,7 @@ def test_the_table_orders_the_document_stages_and_kinds_come_in_their_order():
     assert kinds == sorted(kinds, key=[DOCUMENT, CORPUS, PHASED].index)
     config = local_config(quality={"preset": "default"}, pii={"types": ["email"]})
     names = [stage.name for stage in build_document_stages(config)]
-    assert names[:2] == ["extract", "normalize"] and names[-1].startswith("pii")
+    assert names[:3] == ["consent", "extract", "normalize"] and names[-1].startswith("pii")
 
 
 @pytest.fixture

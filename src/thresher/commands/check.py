@@ -34,6 +34,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--language", help="target language code for language_share (e.g. en)")
     for name, text in BOUND_FLAGS:
         p.add_argument("--" + name.replace("_", "-"), type=float, dest=name, default=None, help=text)
+    p.add_argument("--consent-policy", metavar="ITEMS", default=None,
+                   help="fail when a kept document carries one of these opt-outs: robots, robots:AGENT, noai, "
+                   "noimageai, tdm (comma-separated; see docs/consent.md)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=run)
 
@@ -67,11 +70,30 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{args.dataset}: not a thresher dataset (no manifest.json)")
     if args.sample < 1:
         raise ConfigError("--sample must be at least 1")
+    consent = consent_policy_violations(args.dataset, args.consent_policy) if args.consent_policy else None
     result = check_dataset(args.dataset, bounds_from_args(args), args.sample)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(json.dumps({**result.to_dict(), **({"consent_policy": consent} if consent is not None else {})},
+                         indent=2))
     else:
         print(result.render())
-    if not result.passed:
-        print("thresher: check failed: " + ", ".join(m.name for m in result.measures if not m.passed), file=sys.stderr)
-    return 0 if result.passed else 1
+        if consent is not None:
+            print("consent policy " + args.consent_policy + ": " + (
+                "holds" if not consent else
+                "broken by " + ", ".join(f"{n} kept documents with {item}" for item, n in consent.items())))
+    failed = [m.name for m in result.measures if not m.passed] + [f"consent:{item}" for item in consent or {}]
+    if failed:
+        print("thresher: check failed: " + ", ".join(failed), file=sys.stderr)
+    return 0 if not failed else 1
+
+
+def consent_policy_violations(dataset: str, policy: str) -> dict[str, int]:
+    """Kept documents that break each item of a `--consent-policy` (empty: it holds)."""
+    from thresher.report.consent import consent_ledger, parse_policy, policy_violations
+    from thresher.write.manifest import read_shards
+
+    try:
+        items = parse_policy(policy)
+    except ValueError as exc:
+        raise ConfigError(f"--consent-policy: {exc}") from exc
+    return policy_violations(consent_ledger(read_shards(dataset)), items)

@@ -32,7 +32,9 @@ class Document:
     annotations: dict[str, Any] = field(default_factory=dict)
     ordinal: int = 0
     # scratch space for values stages derive from the text and later stages of the same scan reuse
-    # (the word split exact and near dedup share); never written out, not part of equality
+    # (the word split exact and near dedup share), and for what a reader hands the stages beside the
+    # page (`http_headers`: the response headers consent signals are read from); never written out,
+    # not part of equality
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def to_record(self) -> dict[str, Any]:

@@ -85,6 +85,15 @@ def split_media_type(value: str | None) -> tuple[str, str | None]:
     return mime, charset
 
 
+# Headers a response may repeat whose values all count, joined with ", " (RFC 9110 5.3): a site sends
+# one `X-Robots-Tag` per crawler (`X-Robots-Tag: GPTBot: noai`, then another for the next). Of other
+# headers the first is kept.
+_REPEATED = frozenset({"x-robots-tag"})
+# The response headers a page's consent signals are read from (`thresher.consent.signals`), handed to
+# the stages in `Document.derived["http_headers"]` (never written out) when the response has any.
+CONSENT_HEADERS = ("x-robots-tag", "tdm-reservation", "tdm-policy")
+
+
 def parse_http(block: bytes, max_header_bytes: int) -> tuple[int, dict[str, str], bytes] | str:
     """(status, headers with lower-case names, body) of an HTTP response, or what is wrong with it.
     Tolerates LF-only line ends and missing spaces after colons (both occur in real crawls)."""
@@ -115,6 +124,9 @@ def parse_http(block: bytes, max_header_bytes: int) -> tuple[int, dict[str, str]
         key = name.strip().lower()
         if key not in headers:
             headers[key] = value.strip()
+            last = key
+        elif key in _REPEATED:
+            headers[key] += ", " + value.strip()
             last = key
         else:
             last = None
@@ -312,7 +324,7 @@ def to_items(
     source["charset"] = used
     if fell_back:
         yield Event("charset_fallback", where, used)
-    yield Document(
+    doc = Document(
         id=record_id(source),
         html=html,
         url=url,
@@ -321,3 +333,8 @@ def to_items(
         metadata={"content_type": mime or None, "http_status": status} if is_http else {"content_type": mime or None},
         ordinal=ordinal,
     )
+    if is_http:
+        kept = {name: http_headers[name] for name in CONSENT_HEADERS if name in http_headers}
+        if kept:
+            doc.derived["http_headers"] = kept
+    yield doc

@@ -95,6 +95,7 @@ class ReportData:
     hosts_kept: list[tuple[str, int]] = field(default_factory=list)
     hosts_dropped: list[tuple[str, int]] = field(default_factory=list)
     binned: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # the build's histograms
+    consent: dict[str, Any] = field(default_factory=dict)  # `report.consent` ledger of the kept records
     examples_source: str = ""  # "rejects", "samples" (the build's samples.jsonl.gz) or "" (none)
     examples: dict[str, list[Example]] = field(default_factory=dict)  # "stage/reason" -> dropped examples
     kept_examples: list[Example] = field(default_factory=list)
@@ -249,7 +250,11 @@ def collect(dataset: str | Path, rejects: str | Path | None = None) -> ReportDat
     kept_examples = BottomK[Example](KEPT_EXAMPLES)
     largest = TopK[tuple[int, Example]](LARGEST_CLUSTERS)
 
+    from thresher.report.consent import consent_ledger
+
+    ledger = consent_ledger(())
     for record in read_shards(root):
+        ledger.add(record)
         doc_id = str(record.get("id"))
         annotations = record.get("annotations") or {}
         text = record.get("text") or ""
@@ -310,5 +315,6 @@ def collect(dataset: str | Path, rejects: str | Path | None = None) -> ReportDat
         data.examples = read_samples(root / SAMPLES)
         data.examples_source = "samples"
     data.kept_examples = kept_examples.items()
+    data.consent = ledger.to_dict() if ledger.by_signal else {}
     return data
 

@@ -274,6 +274,8 @@ def render_report(data: ReportData) -> str:
             bar_chart([(h, float(n)) for h, n in data.hosts_dropped], "Top hosts dropped") or "<p>None.</p>"
         )
     parts.append(_section("hosts", "Hosts", body))
+    if data.consent:
+        parts.append(_section("consent", "Consent", _consent_body(data.consent)))
 
     # timings
     timings = stats.get("timings_s", {}) or {}
@@ -376,6 +378,26 @@ def _classifiers_body(classifiers: list[dict[str, Any]], stats: dict[str, Any]) 
              "against their mean score, in ten score bins (point area: texts in the bin); the dashed diagonal is "
              "perfect calibration; ECE is the count-weighted mean gap.</p>")
     return body + f"<div class='grid'>{''.join(cells)}</div>"
+
+
+def _consent_body(ledger: dict[str, Any]) -> str:
+    """The kept pages' opt-out signals (`thresher.report.consent`; `thresher consent` prints the same)."""
+    kept = int(ledger["documents"])
+    body = _table(["signal", "documents", "share", "words", "hosts"],
+                  [(name, t["documents"], _pct(t["documents"], kept), t["words"], t["hosts"])
+                   for name, t in ledger["signals"].items()], [False, True, True, True, True])
+    agents = ledger["robots_disallow_by_agent"]
+    if agents:
+        body += "<h3>robots.txt disallows, by agent</h3>" + _table(
+            ["agent", "documents", "words", "hosts"],
+            [(a, t["documents"], t["words"], t["hosts"]) for a, t in agents.items()], [False, True, True, True])
+    if ledger["top_opted_out_hosts"]:
+        body += "<h3>Hosts that opt out, most kept words first</h3>" + _table(
+            ["host", "words"], [(h["host"], h["words"]) for h in ledger["top_opted_out_hosts"]], [False, True])
+    e = ledger["enforce_would_remove"]
+    body += (f"<p><code>--consent enforce</code> ({escape(','.join(e['signals']))}) would remove {_n(e['documents'])}"
+             f" documents ({_pct(e['documents'], kept)}), {_n(e['words'])} words, {_n(e['hosts'])} hosts.</p>")
+    return body
 
 
 def _bounds_text(lo: float | None, hi: float | None) -> str:

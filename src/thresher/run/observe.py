@@ -40,6 +40,7 @@ from thresher.core.document import Document, Drop
 from thresher.core.stats import Stats
 from thresher.report.sample import BottomK
 from thresher.run.histograms import ValueHistograms
+from thresher.stage_hooks import card_counter_names
 from thresher.write.tokens import TokenCounter, token_counter
 
 SAMPLE_PER_RULE = 5
@@ -169,7 +170,7 @@ class TextCounters:
     `prefix/…` counters. Sizes are summed in attributes and added to the counters by `flush` (an
     attribute sum costs a third of a counter update); the language keys are built once."""
 
-    __slots__ = ("counters", "tokens", "_bytes", "_words", "_tokens", "_lang", "_lang_prefix",
+    __slots__ = ("counters", "tokens", "_bytes", "_words", "_tokens", "_lang", "_lang_prefix", "_consent_prefix",
                  "text_bytes", "words", "token_count")
 
     def __init__(self, counters: Any, prefix: str, tokens: TokenCounter | None = None) -> None:
@@ -180,11 +181,17 @@ class TextCounters:
         self._tokens = None if tokens is None else f"{prefix}/tokens/{tokens.name}"
         self._lang: dict[str, str] = {}
         self._lang_prefix = f"{prefix}/lang/"
+        self._consent_prefix = f"{prefix}/consent/"
         self.text_bytes = self.words = self.token_count = 0
 
     def add(self, text: str, annotations: dict[str, Any] | None) -> None:
         self.text_bytes += utf8_length(text)
-        self.words += whitespace_tokens(text)
+        words = whitespace_tokens(text)
+        self.words += words
+        if annotations:
+            names = card_counter_names(annotations)
+            if names:
+                self._consent(words, names)
         if self.tokens is not None:
             self.token_count += self.tokens.count(text)
         code = annotations.get("lang.code") if annotations else None
@@ -193,6 +200,15 @@ class TextCounters:
             if key is None:
                 key = self._lang[code] = f"{self._lang_prefix}{code}"
             self.counters[key] += 1
+
+    def _consent(self, words: int, names: tuple[str, ...]) -> None:
+        """Documents and whitespace tokens per opt-out signal and per agent robots.txt disallows
+        (`consent/<signal>/…`, `consent/robots:<agent>/…`; only documents that carry one)."""
+        prefix = self._consent_prefix
+        for name in names:
+            self.counters[f"{prefix}{name}/documents"] += 1
+            if words:
+                self.counters[f"{prefix}{name}/whitespace_tokens"] += words
 
     def flush(self) -> None:
         """Add the summed sizes to the counters (only those that are not zero, as adding did)."""
@@ -219,8 +235,15 @@ def card_summary(counters: Any) -> dict[str, Any]:
                     out[key[len(prefix):]] = n
         return out
 
-    return {"text_bytes": net("text_bytes"), "whitespace_tokens": net("whitespace_tokens"),
-            "languages": by("lang"), "tokens": by("tokens")}
+    summary: dict[str, Any] = {"text_bytes": net("text_bytes"), "whitespace_tokens": net("whitespace_tokens"),
+                               "languages": by("lang"), "tokens": by("tokens")}
+    consent: dict[str, dict[str, int]] = {}
+    for key, n in by("consent").items():  # "noai/documents", "robots:GPTBot/whitespace_tokens"
+        name, _, measure = key.rpartition("/")
+        consent.setdefault(name, {})[measure] = n
+    if consent:  # only a build whose kept pages carry opt-out signals (thresher.consent) has the key
+        summary["consent"] = consent
+    return summary
 
 
 class TaskObserver:

@@ -52,6 +52,23 @@ def _languages_section(summary: dict[str, Any] | None, records: int) -> list[str
     return lines + [""]
 
 
+def _consent_section(summary: dict[str, Any] | None, records: int) -> list[str]:
+    """Kept documents and whitespace tokens per opt-out signal (`thresher.consent`), when any kept
+    page carries one; `thresher consent DATASET` prints the full ledger (hosts, enforce's effect)."""
+    consent = (summary or {}).get("consent")
+    if not consent:
+        return []
+    lines = ["## Consent", "",
+             "Kept documents that carry an opt-out signal (docs/consent.md): `robots:AGENT` means the"
+             " robots.txt in force disallows that crawler.", "",
+             "| signal | documents | share | whitespace tokens |", "|---|---:|---:|---:|"]
+    for name, n in sorted(consent.items(), key=lambda kv: (":" in kv[0], kv[0])):
+        docs = n.get("documents", 0)
+        share = f"{100.0 * docs / records:.1f}%" if records else "-"
+        lines.append(f"| {name} | {docs} | {share} | {n.get('whitespace_tokens', 0):,} |")
+    return lines + [""]
+
+
 def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[str, Any] | None = None) -> str:
     """The card's Markdown; `summary` (`thresher.run.observe.card_summary`) adds the text size and the language mix."""
     seen = stats.get("seen", 0) or 0
@@ -127,6 +144,7 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
     extractor = manifest.get("extractor") or {}
     lines += [""]
     lines += _languages_section(summary, manifest["records"])
+    lines += _consent_section(summary, manifest["records"])
     lines += _inputs_section(manifest)
     lines += [
         "## How it was made",
