@@ -11,6 +11,8 @@ Configs:
   rules, exact and MinHash near dedup).
 - `optional`: default plus the FineWeb URL blocklist (../shared/data/blocklists), PII redaction and
   decontamination against GSM8K (../shared/data/benchmarks-for-decontamination).
+- `without_new_stages`: default without URL dedup and the consent stage (what a default build ran
+  before they joined it), and `line_dedup`: default plus `--line-dedup`: what each stage costs.
 
 Reported per size and config: peak tree RSS, peak of the driver and of the largest worker, CPU
 seconds of the build and its workers (rusage of waited-for children), CPU µs per document, per-stage
@@ -63,6 +65,10 @@ def config_args(name: str) -> list[str]:
         bench = SHARED / "benchmarks-for-decontamination" / "gsm8k" / "test.jsonl"
         return ["--quality-urls-blocklists", str(blocklist), "--pii", "email,ip,phone,card,iban",
                 "--decontaminate", str(bench), "--decontaminate-field", "question,answer"]
+    if name == "without_new_stages":  # the default build before URL dedup and the consent stage
+        return ["--no-url-dedup", "--consent", "off"]
+    if name == "line_dedup":
+        return ["--line-dedup"]
     raise SystemExit(f"unknown config {name!r}")
 
 

@@ -98,6 +98,10 @@ def test_build_reads_s3_urls_like_local_files(tmp_path, s3_env, shared_data):
         # ids name the input file as given (an s3:// URL or a local path) and the record's place in it
         record = dict(record)
         record.pop("id")
+        # a page read from an .html file has the file's URL: s3://crawl/... or file://.../local/...
+        url = record.get("url") or ""
+        if url.startswith(("s3://crawl/", "file://")):
+            record["url"] = "pages/" + url.rsplit("/pages/", 1)[-1]
         record["source"] = {k: v for k, v in record.get("source", {}).items() if k != "file"}
         record["annotations"] = {k: v for k, v in record.get("annotations", {}).items() if k != "dedup.cluster"}
         return record
