@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +28,8 @@ from typing import Any
 from thresher.report.sample import stable_hash
 
 INDEX_DIR = "index"
+# the files of `index/`: its header and the buckets (`verify` checks each against the header)
+INDEX_FILE = re.compile(r"^(?:index\.json|(?:ids|urls)-[0-9a-f]{4}\.jsonl\.gz)$")
 # 2: buckets by CRC-32 (a fifth of BLAKE2b's cost per key through hashlib; the build hashes every
 # id and URL once in the merge); 1: by `stable_hash` (BLAKE2b), still read
 VERSION = 2

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,19 +82,27 @@ def write_rejects(work: WorkDir, partitions: Sequence[Partition], rejects: str |
 def write_observations(out: Store, work: WorkDir, partitions: Sequence[Partition], documents: int) -> None:
     """`index/` (every document by id and URL, for `thresher explain`) and `samples.jsonl.gz` (a
     few dropped documents per rule, for `thresher report`) from the tasks' observations."""
-    from thresher.report.index import INDEX_DIR, IndexWriter
+    from thresher.report.index import INDEX_DIR, INDEX_FILE, IndexWriter
     from thresher.run.observe import iter_index_parts, merge_samples
 
     parts = [work.observed(phase, p.index, "index") for phase in ("scan", "write") for p in partitions]
     staged = work.path("observed-out")
+    # a finalize a kill stopped left part files the writer would append to: start them afresh
+    shutil.rmtree(work.path("index-parts"), ignore_errors=True)
+    shutil.rmtree(staged, ignore_errors=True)
     writer = IndexWriter(work.path("index-parts"), documents)
     for id_json, url_json, line in iter_index_parts(parts):
         writer.add_raw(id_json, url_json, line)
     index_dir = writer.finish(staged)
     merge_samples([work.observed(phase, p.index, "samples") for phase in ("scan", "write") for p in partitions],
                   staged / SAMPLES)
-    for path in sorted(index_dir.iterdir()):
+    written = sorted(index_dir.iterdir())
+    for path in written:
         out.put_file(path, f"{INDEX_DIR}/{path.name}")
+    names = {p.name for p in written}
+    for stale in out.files(f"{INDEX_DIR}/"):  # a previous dataset's buckets beyond this one's count
+        if stale.rpartition("/")[2] not in names and INDEX_FILE.match(stale.rpartition("/")[2]):
+            out.remove(stale)
     out.put_file(staged / SAMPLES, SAMPLES)
 
 
