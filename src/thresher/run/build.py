@@ -116,11 +116,11 @@ def _complete_finish(place: OutputPlace, inputs: list[str], config: RunConfig, r
     previous = own_manifest(place.target)
     complete = previous is not None and previous.get("complete") is True
     check_no_links(place.stage)  # nothing is deleted through a link
-    finished = complete_finish(place.stage, place.work, complete)
+    finished = complete_finish(place.stage, place.work, complete, publishes=place.publishes)
     if not finished or not complete or previous is None or "-" in inputs:
         return None  # standard input cannot be compared without reading it
     _, plan = work_plan(inputs, config, write_rejects=rejects)
-    if plan_digest(plan) not in {f.plan for f in finished}:
+    if not any(f.same_plan(plan_digest(plan)) for f in finished):
         return None
     try:
         stats = Stats.from_dict(json.loads(place.target.open("stats.json").read().decode("utf-8")))

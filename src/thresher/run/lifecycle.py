@@ -7,16 +7,17 @@ kill can stop it in any of them, and the rerun (plain or `--overwrite`) picks up
     building    `.work/` holds `plan.json` (or only the lock, or the spooled standard input
                 before the plan): resumed from its completion markers
     finished    the manifest is written; `.work/finished.json` says so and names the plan
-    retired     `.work` renamed to `.work.done-<pid>-<ns>` (one atomic rename): no rerun can take it
-                for an unfinished build, and a new build may start a new `.work` beside it
+    retired     `.work` renamed to `.work.done-<plan>-<pid>-<ns>` (one atomic rename; `<plan>` the
+                first 16 hex digits of the plan's digest): no rerun can take it for an unfinished
+                build, and a new build may start a new `.work` beside it
     swept       the retired folder's files deleted, its marker last, then the folder itself
 
 `finished.json` (the marker) is what makes a retired folder thresher's: it is written before the
 rename and deleted after everything else in the folder, so a `.work.done-*` folder holds it until
-it is empty. A rerun completes any retirement and sweep it finds (`complete_finish`); one of the
-same plan (config, inputs and their fingerprints) as a finished build it completed then has
-nothing left to do and returns that dataset, any other meets the finished-dataset rule
-(`--overwrite` to replace it).
+it is empty; an empty one still names its plan. A rerun completes any retirement and sweep it
+finds (`complete_finish`); one of the same plan (config, inputs and their fingerprints) as a
+finished build it completed then has nothing left to do and returns that dataset, any other meets
+the finished-dataset rule (`--overwrite` to replace it).
 
 An older thresher deleted `.work` in place, so a kill part-way left a `.work` with no plan beside
 a complete manifest; such a folder, holding only names of the work dir's layout, is retired the
@@ -58,6 +59,15 @@ def plan_digest(plan: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+PLAN_KEY_HEX = 16
+NO_PLAN = "0" * PLAN_KEY_HEX  # an older thresher's remnant: no plan is known
+
+
+def plan_key(digest: str | None) -> str:
+    """The part of a plan digest a retired folder's name carries."""
+    return (digest or NO_PLAN)[:PLAN_KEY_HEX]
+
+
 @dataclass(frozen=True, slots=True)
 class FinishedBuild:
     """What a finished build's marker says: its plan (None for an older thresher's remnant) and
@@ -66,6 +76,10 @@ class FinishedBuild:
     plan: str | None
     staged: tuple[str, ...] = ()
     owned_stage: bool = False
+
+    def same_plan(self, digest: str) -> bool:
+        """Whether this build had the plan of `digest` (an emptied folder knows only its key)."""
+        return self.plan is not None and plan_key(self.plan) == plan_key(digest)
 
     def to_json(self) -> dict[str, Any]:
         return {"finished": True, "plan": self.plan, "staged": list(self.staged), "owned_stage": self.owned_stage}
@@ -81,7 +95,7 @@ class FinishedBuild:
         plan = data.get("plan")
         staged = data.get("staged")
         return cls(
-            plan if isinstance(plan, str) else None,
+            plan if isinstance(plan, str) and plan != NO_PLAN else None,
             tuple(s for s in staged if isinstance(s, str) and _inside(s)) if isinstance(staged, list) else (),
             data.get("owned_stage") is True,
         )
@@ -96,35 +110,38 @@ def finish(stage: Path, work: WorkDir, plan: str | None, staged: Sequence[str] =
     """After the manifest: mark the work dir finished, retire it and sweep it (each step resumable)."""
     write_json_atomic(work.path(FINISHED), FinishedBuild(plan, tuple(staged), owned_stage).to_json())
     try:
-        retired = retire(stage, work)
+        retired = retire(stage, work, plan)
     except FileNotFoundError:  # a rerun started meanwhile retired it (and leaves its sweep to this build)
         return
     sweep(retired, held=True)
 
 
-def retire(stage: Path, work: WorkDir) -> Path:
+def retire(stage: Path, work: WorkDir, plan: str | None) -> Path:
     """Rename a finished work dir aside (atomic): from here no rerun takes it for an unfinished build."""
-    target = stage / f"{RETIRED_PREFIX}{os.getpid()}-{time.monotonic_ns()}"
+    target = stage / f"{RETIRED_PREFIX}{plan_key(plan)}-{os.getpid()}-{time.monotonic_ns()}"
     os.rename(work.root, target)
     return target
 
 
-def sweep(folder: Path, *, held: bool = False) -> FinishedBuild | None:
-    """Delete a retired work dir: the staged files it names, its files but the marker, the marker,
-    then the folder (and an owned stage left empty). Returns its marker; None when another process
-    still holds its lock (a build sweeping it now) or it is not a finished work dir. `held`: this
-    process holds the lock (the build that just finished)."""
+def sweep(folder: Path, *, held: bool = False, staged: bool = True) -> FinishedBuild | None:
+    """Delete a retired work dir: the staged files it names (unless not `staged`: the stage is the
+    output, whose shards are the dataset), its files but the marker, the marker, then the folder
+    (and an owned stage left empty). Returns what it knew of the finished build; None when another
+    process still holds its lock (a build sweeping it now) or it is not a finished work dir.
+    `held`: this process holds the lock (the build that just finished)."""
     marker = FinishedBuild.read(folder)
     if marker is None:
-        if _empty_dir(folder):  # the marker was the last file: only the folder is left
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        return None
+        if not _empty_dir(folder):
+            return None
+        with contextlib.suppress(OSError):  # the marker was the last file: only the folder is left
+            folder.rmdir()
+        key = folder.name[len(RETIRED_PREFIX):].partition("-")[0]
+        return FinishedBuild(None if key == NO_PLAN else key)
     with _lock_or_none(folder, held) as locked:
         if not locked:
             return None
         stage = folder.parent
-        for rel in marker.staged:
+        for rel in marker.staged if staged else ():
             (stage / rel).unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             (stage / "data").rmdir()  # a Parquet layout's folder, once its staged shards are gone
@@ -177,19 +194,21 @@ def remnant_of_finished_build(work: WorkDir, complete_manifest: bool) -> bool:
     return "plan.json" not in names and names <= WORK_LAYOUT
 
 
-def complete_finish(stage: Path, work: WorkDir, complete_manifest: bool) -> list[FinishedBuild]:
+def complete_finish(stage: Path, work: WorkDir, complete_manifest: bool, *, publishes: bool) -> list[FinishedBuild]:
     """Complete every finish a kill interrupted in `stage`: a `.work` marked finished (or an older
-    thresher's remnant) is retired, then every retired work dir is swept. Returns the markers of
-    the finished builds completed."""
+    thresher's remnant) is retired, then every retired work dir is swept (`publishes`: the stage is
+    not the output, so the shards staged in it are deleted too). Returns what is known of the
+    finished builds completed."""
     if not work.root.is_symlink() and work.root.is_dir():
-        if FinishedBuild.read(work.root) is not None:
-            retire(stage, work)
+        marker = FinishedBuild.read(work.root)
+        if marker is not None:
+            retire(stage, work, marker.plan)
         elif remnant_of_finished_build(work, complete_manifest):
             write_json_atomic(work.path(FINISHED), FinishedBuild(None).to_json())
-            retire(stage, work)
+            retire(stage, work, None)
     done = []
     for folder in retired_folders(stage):
-        marker = sweep(folder)
+        marker = sweep(folder, staged=publishes)
         if marker is not None:
             done.append(marker)
     return done

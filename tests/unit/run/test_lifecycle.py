@@ -60,6 +60,15 @@ def _half_rmtree(real=shutil.rmtree):
     return rmtree
 
 
+def _rmdir_of_retired(real=Path.rmdir):
+    def rmdir(self):
+        if self.name.startswith(".work.done-"):  # the marker is gone, the folder not yet
+            raise Killed
+        real(self)
+
+    return rmdir
+
+
 # each step of the finish, by the call a kill there would have stopped
 STEPS = {
     "before the manifest": (finalize_module, "write_observations", lambda: _kill),
@@ -67,6 +76,7 @@ STEPS = {
     "after the marker": (lifecycle, "retire", lambda: _kill),
     "after the rename": (lifecycle, "sweep", lambda: _kill),
     "during the sweep": (lifecycle.shutil, "rmtree", _half_rmtree),
+    "after the marker's removal": (Path, "rmdir", _rmdir_of_retired),
 }
 
 
@@ -144,3 +154,15 @@ def test_a_work_dir_elsewhere_is_swept_of_its_staged_shards(crawl, reference, tm
     assert _build(crawl, out, "--work-dir", str(work)) == 0
     assert _files(out) == reference
     assert list(work.iterdir()) == []  # the staged shards and the retired work dir are gone
+
+
+def test_a_marker_in_the_output_never_deletes_the_dataset_s_shards(crawl, reference, tmp_path):
+    """Staged files are deleted only from a stage that is not the output: there they are the dataset."""
+    out = tmp_path / "out"
+    assert _build(crawl, out) == 0
+    retired = out / ".work.done-0000000000000000-1-1"
+    retired.mkdir()
+    (retired / "finished.json").write_text('{"finished": true, "plan": null, "staged": ["shard-00000.jsonl.gz"]}')
+    assert _build(crawl, out) == 1  # swept, then refused: another plan's dataset, and no --overwrite
+    assert not retired.exists()
+    assert _files(out) == reference
