@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -52,6 +53,30 @@ def remove_stale_shards(out: Store, shards: Sequence[ShardFile], previous: Seque
     for stale in previous:
         if stale not in keep:
             out.remove(stale)
+
+
+# what finalize writes into the output and the rejects folder, each through a temp file
+# `.NAME.tmp-PID` (`thresher.write.atomic`) that a kill part-way leaves behind
+_WRITTEN = re.compile(
+    r"^\.(?:stats\.json|README\.md|manifest\.json|samples\.jsonl\.gz|[a-z_]+\.jsonl\.gz"
+    r"|(?:ids|urls)-[0-9a-f]{4}\.jsonl\.gz|index\.json)\.tmp-\d+$"
+)
+
+
+def remove_killed_writes(out: Store, rejects: str | Path | None) -> None:
+    """The temp files of finalize's writes that an earlier, killed finalize left in the output, its
+    `index/` and the rejects folder: the build holds the output's lock, so none is being written."""
+    folders = [Path(out.root), Path(out.root) / "index"] if isinstance(out, LocalStore) else []
+    if rejects is not None and not is_url(str(rejects)):
+        folders.append(Path(local_path(str(rejects))))
+    for folder in folders:
+        try:
+            entries = list(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if _WRITTEN.match(entry.name) and entry.is_file() and not entry.is_symlink():
+                entry.unlink(missing_ok=True)
 
 
 def write_rejects(work: WorkDir, partitions: Sequence[Partition], rejects: str | Path) -> None:
@@ -119,6 +144,7 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
         needed += [f(p.index) for p in done.partitions for f in (work.scan_rejects, work.write_rejects)]
     require_work_files(needed, "finalize")  # a lost one would leave the rejects silently incomplete
     remove_stale_shards(out, done.shards, previous_shards(work))
+    remove_killed_writes(out, rejects)
     stats_dict = done.stats.to_dict()
     # the card's text counters are bookkeeping for the card (`observe.card_summary`), not statistics
     stats_dict["counters"] = {

@@ -141,10 +141,11 @@ def sweep(folder: Path, *, held: bool = False, staged: bool = True) -> FinishedB
         if not locked:
             return None
         stage = folder.parent
-        for rel in marker.staged if staged else ():
-            (stage / rel).unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            (stage / "data").rmdir()  # a Parquet layout's folder, once its staged shards are gone
+        if staged and marker.staged:
+            for rel in marker.staged:
+                (stage / rel).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                (stage / "data").rmdir()  # a Parquet layout's folder, once its staged shards are gone
         for entry in sorted(folder.iterdir()):
             if entry.name in (FINISHED, "lock"):
                 continue

@@ -60,6 +60,17 @@ def _half_rmtree(real=shutil.rmtree):
     return rmtree
 
 
+def _index_write_cut():
+    def write_observations(out, work, partitions, documents):
+        # what `atomic_open` leaves when a kill lands in the copy of an index bucket into the output
+        (Path(out.root) / "index").mkdir(exist_ok=True)
+        (Path(out.root) / "index" / ".ids-0000.jsonl.gz.tmp-99999").write_bytes(b"half a bucket")
+        (Path(out.root) / ".stats.json.tmp-99999").write_bytes(b"{")
+        raise Killed
+
+    return write_observations
+
+
 def _rmdir_of_retired(real=Path.rmdir):
     def rmdir(self):
         if self.name.startswith(".work.done-"):  # the marker is gone, the folder not yet
@@ -72,6 +83,7 @@ def _rmdir_of_retired(real=Path.rmdir):
 # each step of the finish, by the call a kill there would have stopped
 STEPS = {
     "before the manifest": (finalize_module, "write_observations", lambda: _kill),
+    "during an index write": (finalize_module, "write_observations", _index_write_cut),
     "after the manifest": (build_module, "finish", lambda: _kill),
     "after the marker": (lifecycle, "retire", lambda: _kill),
     "after the rename": (lifecycle, "sweep", lambda: _kill),
