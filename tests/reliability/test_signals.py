@@ -119,6 +119,20 @@ def test_signal_stops_the_build_within_a_second_and_leaves_no_process(big_crawl,
     assert not (out / "manifest.json").exists()
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_pool_build_prints_the_hint_and_no_traceback(big_crawl, tmp_path, started, signum):
+    """The pool's queues and locks are released once: no `sem_unlink` traceback at exit, and the
+    resource tracker finds nothing leaked (issue 36, item 4)."""
+    out = tmp_path / "out"
+    proc = started(big_crawl, out, "pool")
+    _wait_for_scan(out, proc)
+    os.killpg(proc.pid, signum) if signum == signal.SIGINT else proc.send_signal(signum)
+    assert proc.wait(timeout=30) == 130
+    time.sleep(0.3)  # a resource tracker's warning would come as it exits
+    err = (tmp_path / "stderr.txt").read_text()
+    assert err == "thresher: interrupted; rerun the same command to resume\n", err
+
+
 @pytest.mark.slow
 def test_interrupted_build_resumes_to_the_same_output(big_crawl, tmp_path, started):
     from thresher.cli import main
@@ -145,3 +159,5 @@ def test_second_interrupt_ends_the_driver_at_once(big_crawl, tmp_path, started):
     assert proc.wait(timeout=10) == 130
     time.sleep(0.6)
     assert _group_members(proc.pid) == []
+    err = (tmp_path / "stderr.txt").read_text()
+    assert "Traceback" not in err and "leaked semaphore" not in err, err

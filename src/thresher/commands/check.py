@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from thresher.core.errors import ConfigError, InputError
+from thresher.core.errors import ConfigError
 
 BOUND_FLAGS = (
     ("min_language_share", "smallest share of the target language (with --language)"),
@@ -65,9 +65,9 @@ def bounds_from_args(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from thresher.report.check import check_dataset
+    from thresher.report.dataset import open_dataset
 
-    if not (Path(args.dataset) / "manifest.json").is_file():
-        raise InputError(f"{args.dataset}: not a thresher dataset (no manifest.json)")
+    open_dataset(args.dataset)  # a damaged manifest or an unlisted shard: one line, before sampling
     if args.sample < 1:
         raise ConfigError("--sample must be at least 1")
     consent = consent_policy_violations(args.dataset, args.consent_policy) if args.consent_policy else None

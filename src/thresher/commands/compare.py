@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
-from thresher.core.errors import ConfigError, InputError
+from thresher.core.errors import ConfigError
 
 
 def register(subparsers: Any) -> None:
@@ -28,10 +27,10 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from thresher.report.check import Bounds
     from thresher.report.compare import compare_datasets
+    from thresher.report.dataset import open_dataset
 
     for d in (args.a, args.b):
-        if not (Path(d) / "manifest.json").is_file():
-            raise InputError(f"{d}: not a thresher dataset (no manifest.json)")
+        open_dataset(d)  # a damaged manifest or an unlisted shard: one line, before sampling
     if args.sample < 1:
         raise ConfigError("--sample must be at least 1")
     result = compare_datasets(args.a, args.b, Bounds(language=args.language), args.sample)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from thresher.core.errors import InputError
@@ -27,8 +26,6 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from thresher.report.explain import explain
 
-    if not (Path(args.dataset) / "manifest.json").is_file():
-        raise InputError(f"{args.dataset}: not a thresher dataset (no manifest.json)")
     found = explain(args.dataset, args.query, rerun_inputs=args.rerun)
     if not found:
         raise InputError(f"{args.query}: no document with this id or URL in {args.dataset}")

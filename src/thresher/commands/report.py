@@ -25,8 +25,6 @@ def run(args: argparse.Namespace) -> int:
     from thresher.report.html import write_report
 
     dataset = Path(args.dataset)
-    if not (dataset / "manifest.json").is_file():
-        raise InputError(f"{args.dataset}: not a thresher dataset (no manifest.json)")
     if args.rejects is not None and not Path(args.rejects).is_dir():
         raise InputError(f"--rejects {args.rejects}: no such folder")
     out = args.output or str(dataset / "report.html")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from thresher.core.errors import DatasetError
 from thresher.report.sample import BottomK, HeavyHitters, TopK
 
 
@@ -183,18 +184,22 @@ SAMPLES = "samples.jsonl.gz"
 
 
 def read_samples(path: Path) -> dict[str, list[Example]]:
-    """The build's per-rule samples of dropped documents (`thresher.run.observe`)."""
+    """The build's per-rule samples of dropped documents (`thresher.run.observe`); a damaged file
+    is a `DatasetError` naming it."""
     out: dict[str, list[Example]] = {}
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            item = json.loads(line)
-            ex = Example(
-                id=str(item["id"]),
-                url=item.get("url"),
-                text=(item.get("text") or "")[:TEXT_PREVIEW],
-                drop=item.get("drop"),
-            )
-            out.setdefault(item["rule"], []).append(ex)
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            for line in f:
+                item = json.loads(line)
+                ex = Example(
+                    id=str(item["id"]),
+                    url=item.get("url"),
+                    text=(item.get("text") or "")[:TEXT_PREVIEW],
+                    drop=item.get("drop"),
+                )
+                out.setdefault(str(item["rule"]), []).append(ex)
+    except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise DatasetError(f"{path}: damaged ({type(exc).__name__}: {exc}); run thresher verify") from exc
     return dict(sorted(out.items()))
 
 
@@ -223,14 +228,12 @@ def _sample_metrics(
 
 
 def collect(dataset: str | Path, rejects: str | Path | None = None) -> ReportData:
+    from thresher.report.dataset import open_dataset
     from thresher.write.manifest import read_shards
 
     root = Path(dataset)
-    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-    stats_path = root / "stats.json"
-    stats = (
-        json.loads(stats_path.read_text(encoding="utf-8")) if stats_path.is_file() else dict(manifest.get("stats", {}))
-    )
+    opened = open_dataset(root)  # every defect of the manifest or stats.json: one located line
+    manifest, stats = opened.manifest, opened.stats()
     rejects_dir = Path(rejects) if rejects is not None else None
     has_rejects = rejects_dir is not None and (rejects_dir / "rejects.jsonl.gz").is_file()
     rules = rule_bounds(manifest.get("config", {}))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from thresher.core.errors import InputError
+from thresher.core.errors import DatasetError
 from thresher.report.collect import RuleBound, rule_bounds
 from thresher.report.index import DocumentIndex
 
@@ -115,11 +115,8 @@ def _rule_checks(rules: list[RuleBound], annotations: dict[str, Any]) -> list[Ru
     return out
 
 
-def lookup(dataset: str | Path, query: str) -> tuple[DocumentIndex, list[dict[str, Any]]]:
-    try:
-        index = DocumentIndex(dataset)
-    except FileNotFoundError as exc:
-        raise InputError(f"{dataset}: no document index (built by an older thresher; rebuild to use explain)") from exc
+def find(index: DocumentIndex, query: str) -> list[dict[str, Any]]:
+    """The index entries a query names: the document of an id, else the documents of a URL."""
     entries: list[dict[str, Any]] = []
     if DOC_ID.fullmatch(query):
         entry = index.by_id(query)
@@ -127,12 +124,14 @@ def lookup(dataset: str | Path, query: str) -> tuple[DocumentIndex, list[dict[st
             entries.append(entry)
     if not entries:
         entries = index.entries_for_url(query)
-    return index, entries
+    return entries
 
 
 def read_kept(dataset: str | Path, manifest: dict[str, Any], shard: int, row: int) -> dict[str, Any] | None:
-    """One kept record: the shard's file read up to its row (one shard, not the dataset)."""
+    """One kept record: the shard's file read up to its row (one shard, not the dataset), once the
+    shard is checked against the manifest: an altered shard's row is another document."""
     from thresher.write.formats import get_format
+    from thresher.write.manifest import check_shard
     from thresher.write.storage import open_store
 
     shards = manifest.get("shards", [])
@@ -140,6 +139,10 @@ def read_kept(dataset: str | Path, manifest: dict[str, Any], shard: int, row: in
         return None
     fmt = get_format(manifest["format"])
     store = open_store(str(dataset))
+    problem = check_shard(store, shards[shard])
+    if problem is not None:
+        raise DatasetError(f"{store.locate(problem.shard)}: {problem.problem}; explain answers only from an intact "
+                           "dataset (run thresher verify)")
     with store.open(shards[shard]["path"]) as raw:
         for i, record in enumerate(fmt.read(cast(BinaryIO, raw))):
             if i == row:
@@ -225,13 +228,13 @@ def _line_dedup_notes(summary: Any) -> list[str]:
 
 
 def explain(dataset: str | Path, query: str, rerun_inputs: bool = True) -> list[Explanation]:
-    import json
-
     from thresher.config import RunConfig
+    from thresher.report.dataset import open_dataset
 
     root = Path(dataset)
-    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-    index, entries = lookup(root, query)
+    opened = open_dataset(root)  # the manifest checked, no unlisted shard
+    manifest, index = opened.manifest, opened.index()
+    entries = find(index, query)
     rules = rule_bounds(manifest.get("config", {}))
     out: list[Explanation] = []
     for entry in entries:

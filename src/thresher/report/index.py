@@ -17,16 +17,21 @@ of tasks), and each bucket is sorted on its own when the index is finished.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from thresher.core.errors import DatasetError
 from thresher.report.sample import stable_hash
 
 INDEX_DIR = "index"
+# the files of `index/`: its header and the buckets (`verify` checks each against the header)
+INDEX_FILE = re.compile(r"^(?:index\.json|(?:ids|urls)-[0-9a-f]{4}\.jsonl\.gz)$")
 # 2: buckets by CRC-32 (a fifth of BLAKE2b's cost per key through hashlib; the build hashes every
 # id and URL once in the merge); 1: by `stable_hash` (BLAKE2b), still read
 VERSION = 2
@@ -35,6 +40,32 @@ TARGET_BUCKET_ENTRIES = 4096
 # zlib level 3, not gzip's default 9: on index lines 9 costs 7x the CPU of 3 for 13% fewer bytes
 # (6: 2.2x for 11%), and the driver compresses the whole index serially at the end of a build
 INDEX_GZIP_LEVEL = 3
+
+
+def _file_sha256(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def header_defect(header: Any) -> str | None:
+    """What makes a parsed `index.json` unusable (None: it can be read)."""
+    if not isinstance(header, dict):
+        return f"not an index header: a JSON {type(header).__name__}, not an object"
+    if header.get("version") not in READABLE_VERSIONS:
+        return (f"index version {header.get('version')!r} is not one of {', '.join(map(str, READABLE_VERSIONS))} "
+                "(rebuild the dataset)")
+    buckets, documents = header.get("buckets"), header.get("documents")
+    if not isinstance(buckets, int) or isinstance(buckets, bool) or not 1 <= buckets <= 65_536:
+        return f"buckets is {buckets!r}, not a bucket count"
+    if not isinstance(documents, int) or isinstance(documents, bool) or documents < 0:
+        return f"documents is {documents!r}, not a count"
+    files = header.get("files")
+    if files is not None and not (
+        isinstance(files, dict)
+        and all(isinstance(v, dict) and isinstance(v.get("sha256"), str) for v in files.values())
+    ):
+        return "files is not a table of file sizes and digests"
+    return None
 
 
 def bucket_count(documents: int) -> int:
@@ -184,6 +215,7 @@ class IndexWriter:
             self.close_parts()
         out = Path(dataset) / INDEX_DIR
         out.mkdir(parents=True, exist_ok=True)
+        files: dict[str, dict[str, Any]] = {}
         for kind, buffers in (("ids", self._ids), ("urls", self._urls)):
             for b in range(self.buckets):
                 part = self.parts / f"{kind}-{b:04x}.part"
@@ -202,41 +234,77 @@ class IndexWriter:
                 ):
                     gz.write(data)
                 os.replace(tmp, target)
+                files[target.name] = {"bytes": target.stat().st_size, "sha256": _file_sha256(target)}
                 if part.exists():
                     part.unlink()
-        header = {"version": VERSION, "buckets": self.buckets, "documents": self.documents}
+        # each bucket's size and digest: `explain` refuses a damaged bucket instead of answering
+        # "no such document", and `verify` checks the index file by file
+        header = {"version": VERSION, "buckets": self.buckets, "documents": self.documents, "files": files}
         (out / "index.json").write_text(json.dumps(header, sort_keys=True) + "\n", encoding="utf-8")
         return out
 
 
 class DocumentIndex:
-    """Reads `DATASET/index/`."""
+    """Reads `DATASET/index/`; every defect found is a `DatasetError` naming the file."""
 
     def __init__(self, dataset: str | Path) -> None:
         self.root = Path(dataset) / INDEX_DIR
         header_path = self.root / "index.json"
         if not header_path.is_file():
             raise FileNotFoundError(str(header_path))
-        header = json.loads(header_path.read_text(encoding="utf-8"))
-        if header.get("version") not in READABLE_VERSIONS:
-            from thresher.core.errors import DatasetError
-
-            raise DatasetError(f"{header_path}: index version {header.get('version')} is not one of "
-                               f"{', '.join(map(str, READABLE_VERSIONS))} (rebuild the dataset)")
+        try:
+            header = json.loads(header_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            raise DatasetError(f"{header_path}: not a readable index header: {exc}") from exc
+        defect = header_defect(header)
+        if defect is not None:
+            raise DatasetError(f"{header_path}: {defect}")
         self.version = int(header["version"])
         self._bucket = _BUCKETS[self.version]
         self.buckets = int(header["buckets"])
         self.documents = int(header["documents"])
+        # written from version 2 on by this thresher; an older index has no digests to check against
+        self.files: dict[str, dict[str, Any]] | None = header.get("files")
+
+    def bucket_problem(self, name: str) -> str | None:
+        """Why a bucket file cannot be trusted (None: it matches the header, or the header has no
+        digests and it decompresses)."""
+        path = self.root / name
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return "missing (the index header counts it)"
+        except OSError as exc:
+            return f"unreadable: {exc}"
+        expected = None if self.files is None else self.files.get(name)
+        if self.files is not None and expected is None:
+            return "not listed in index.json"
+        if expected is not None:
+            if len(data) != expected.get("bytes"):
+                return f"size {len(data)} bytes, index.json says {expected.get('bytes')} (truncated or altered)"
+            if hashlib.sha256(data).hexdigest() != expected.get("sha256"):
+                return "sha256 differs from index.json (altered)"
+            return None
+        try:
+            for line in gzip.decompress(data).splitlines():
+                json.loads(line)
+        except (OSError, EOFError, ValueError) as exc:
+            return f"damaged: {exc}"
+        return None
+
+    def bucket_names(self) -> list[str]:
+        return [f"{kind}-{b:04x}.jsonl.gz" for kind in ("ids", "urls") for b in range(self.buckets)]
 
     def _scan(self, kind: str, key: str) -> Iterator[dict[str, Any]]:
-        path = self.root / f"{kind}-{self._bucket(key, self.buckets):04x}.jsonl.gz"
-        if not path.is_file():
-            return
+        name = f"{kind}-{self._bucket(key, self.buckets):04x}.jsonl.gz"
+        problem = self.bucket_problem(name)
+        if problem is not None:
+            raise DatasetError(f"{self.root / name}: {problem}; the index cannot answer (run thresher verify)")
         # lines are written with these separators, so the key's field appears verbatim: only lines
         # holding it are decoded (a bucket has thousands; decoding all of them was 0.1 s a lookup)
         field = "id" if kind == "ids" else "url"
         needle = f'"{field}":{json.dumps(key, ensure_ascii=False)}'
-        with gzip.open(path, "rt", encoding="utf-8") as f:
+        with gzip.open(self.root / name, "rt", encoding="utf-8") as f:
             for line in f:
                 if needle in line:
                     yield json.loads(line)

@@ -14,6 +14,7 @@ completeness. The output may be a local folder or an fsspec URL (`s3://bucket/pr
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +23,8 @@ from typing import Any
 from thresher.config import RunConfig
 from thresher.core.stats import Stats
 from thresher.run.finalize import Finished, finalize
-from thresher.run.output import OutputPlace, check_output, claim_work_dir, clean_stage, place_output
+from thresher.run.lifecycle import complete_finish, finish, plan_digest
+from thresher.run.output import OutputPlace, check_output, claim_work_dir, place_output
 from thresher.run.phases import (
     DEFAULT_TASKS,
     PhaseRunner,
@@ -35,9 +37,10 @@ from thresher.run.phases import (
     scan_and_group,
     write_phase,
 )
-from thresher.run.plan import prepare_workdir
+from thresher.run.plan import prepare_workdir, work_plan
 from thresher.run.preflight import preflight
 from thresher.run.safety import (
+    check_no_links,
     check_not_nested,
     listed_shards,
     own_manifest,
@@ -92,6 +95,9 @@ def build(
     check_corpus_stages(config)  # the embedding encoder
     place = place_output(output, config.exec.work_dir)
     check_not_nested(inputs, place.target)
+    finished = _complete_finish(place, list(inputs), config, rejects is not None)
+    if finished is not None:
+        return finished  # this very build had finished; a kill stopped only its clean-up
     check_output(place, overwrite=overwrite)
     place.work.root.mkdir(parents=True, exist_ok=True)
     with BuildLock(place.work):
@@ -102,6 +108,25 @@ def build(
             on_progress=on_progress, tasks=tasks,
         )
         return _build_locked(request)
+
+
+def _complete_finish(place: OutputPlace, inputs: list[str], config: RunConfig, rejects: bool) -> BuildResult | None:
+    """Complete the clean-up of a finished build a kill interrupted (`thresher.run.lifecycle`); when
+    that build had the plan of this one, the dataset it finished is this build's result."""
+    previous = own_manifest(place.target)
+    complete = previous is not None and previous.get("complete") is True
+    check_no_links(place.stage)  # nothing is deleted through a link
+    finished = complete_finish(place.stage, place.work, complete, publishes=place.publishes)
+    if not finished or not complete or previous is None or "-" in inputs:
+        return None  # standard input cannot be compared without reading it
+    _, plan = work_plan(inputs, config, write_rejects=rejects)
+    if not any(f.same_plan(plan_digest(plan)) for f in finished):
+        return None
+    try:
+        stats = Stats.from_dict(json.loads(place.target.open("stats.json").read().decode("utf-8")))
+    except (OSError, ValueError, AttributeError):
+        return None  # a damaged stats.json: the finished-dataset rule decides
+    return BuildResult(place.shown, previous, stats)
 
 
 def _with_list_folder(config: RunConfig, folder: Path) -> RunConfig:
@@ -154,5 +179,7 @@ def _build_locked(request: BuildRequest) -> BuildResult:
     aggregator.task_done()
     aggregator.emit(final=True)
     if not config.exec.keep_work:
-        clean_stage(place, written)
+        plan = plan_digest(json.loads(work.path("plan.json").read_text(encoding="utf-8")))
+        staged = [s.path for s in written] if place.publishes else []
+        finish(place.stage, work, plan, staged, owned_stage=place.publishes and place.owned)
     return BuildResult(place.shown, manifest, stats)

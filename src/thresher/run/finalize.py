@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +55,30 @@ def remove_stale_shards(out: Store, shards: Sequence[ShardFile], previous: Seque
             out.remove(stale)
 
 
+# what finalize writes into the output and the rejects folder, each through a temp file
+# `.NAME.tmp-PID` (`thresher.write.atomic`) that a kill part-way leaves behind
+_WRITTEN = re.compile(
+    r"^\.(?:stats\.json|README\.md|manifest\.json|samples\.jsonl\.gz|[a-z_]+\.jsonl\.gz"
+    r"|(?:ids|urls)-[0-9a-f]{4}\.jsonl\.gz|index\.json)\.tmp-\d+$"
+)
+
+
+def remove_killed_writes(out: Store, rejects: str | Path | None) -> None:
+    """The temp files of finalize's writes that an earlier, killed finalize left in the output, its
+    `index/` and the rejects folder: the build holds the output's lock, so none is being written."""
+    folders = [Path(out.root), Path(out.root) / "index"] if isinstance(out, LocalStore) else []
+    if rejects is not None and not is_url(str(rejects)):
+        folders.append(Path(local_path(str(rejects))))
+    for folder in folders:
+        try:
+            entries = list(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if _WRITTEN.match(entry.name) and entry.is_file() and not entry.is_symlink():
+                entry.unlink(missing_ok=True)
+
+
 def write_rejects(work: WorkDir, partitions: Sequence[Partition], rejects: str | Path) -> None:
     """Every dropped document (scan and write phases), every malformed record and every record a phased
     stage wrote for the rejects (`WorkDir.stage_rejects`), gzipped."""
@@ -81,19 +107,27 @@ def write_rejects(work: WorkDir, partitions: Sequence[Partition], rejects: str |
 def write_observations(out: Store, work: WorkDir, partitions: Sequence[Partition], documents: int) -> None:
     """`index/` (every document by id and URL, for `thresher explain`) and `samples.jsonl.gz` (a
     few dropped documents per rule, for `thresher report`) from the tasks' observations."""
-    from thresher.report.index import INDEX_DIR, IndexWriter
+    from thresher.report.index import INDEX_DIR, INDEX_FILE, IndexWriter
     from thresher.run.observe import iter_index_parts, merge_samples
 
     parts = [work.observed(phase, p.index, "index") for phase in ("scan", "write") for p in partitions]
     staged = work.path("observed-out")
+    # a finalize a kill stopped left part files the writer would append to: start them afresh
+    shutil.rmtree(work.path("index-parts"), ignore_errors=True)
+    shutil.rmtree(staged, ignore_errors=True)
     writer = IndexWriter(work.path("index-parts"), documents)
     for id_json, url_json, line in iter_index_parts(parts):
         writer.add_raw(id_json, url_json, line)
     index_dir = writer.finish(staged)
     merge_samples([work.observed(phase, p.index, "samples") for phase in ("scan", "write") for p in partitions],
                   staged / SAMPLES)
-    for path in sorted(index_dir.iterdir()):
+    written = sorted(index_dir.iterdir())
+    for path in written:
         out.put_file(path, f"{INDEX_DIR}/{path.name}")
+    names = {p.name for p in written}
+    for stale in out.files(f"{INDEX_DIR}/"):  # a previous dataset's buckets beyond this one's count
+        if stale.rpartition("/")[2] not in names and INDEX_FILE.match(stale.rpartition("/")[2]):
+            out.remove(stale)
     out.put_file(staged / SAMPLES, SAMPLES)
 
 
@@ -110,6 +144,7 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
         needed += [f(p.index) for p in done.partitions for f in (work.scan_rejects, work.write_rejects)]
     require_work_files(needed, "finalize")  # a lost one would leave the rejects silently incomplete
     remove_stale_shards(out, done.shards, previous_shards(work))
+    remove_killed_writes(out, rejects)
     stats_dict = done.stats.to_dict()
     # the card's text counters are bookkeeping for the card (`observe.card_summary`), not statistics
     stats_dict["counters"] = {

@@ -7,18 +7,15 @@ the output. By default the stage is the output folder itself and nothing is publ
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from thresher.core.errors import WorkDirError
 from thresher.paths import local_path
 from thresher.run.plan import reset_workdir
-from thresher.run.results import Published, ShardFile
+from thresher.run.results import Published
 from thresher.run.safety import check_no_links, own_manifest, own_work_dir
 from thresher.run.task import TaskContext
 from thresher.run.workdir import WorkDir, default_work_dir
@@ -122,15 +119,3 @@ def publish_task(ctx: TaskContext, src: str, target: str, rel: str) -> Published
     """Copy or upload one assembled shard from the stage to the output (a folder or a URL)."""
     open_store(target).put_file(Path(src), rel)
     return Published(path=rel, bytes=os.path.getsize(src))
-
-
-def clean_stage(place: OutputPlace, shards: Sequence[ShardFile]) -> None:
-    """After a finished build: remove the work dir, and what was staged for publishing."""
-    shutil.rmtree(place.work.root, ignore_errors=True)
-    if place.publishes and place.owned:
-        shutil.rmtree(place.stage, ignore_errors=True)
-    elif place.publishes:  # a folder given by --work-dir: remove only what this build staged in it
-        for s in shards:
-            (place.stage / s.path).unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            (place.stage / "data").rmdir()

@@ -61,9 +61,10 @@ def spool_stdin(work: WorkDir) -> str:
 
 
 def reset_workdir(work: WorkDir) -> None:
-    """Empty the work dir (all but the lock the running build holds)."""
+    """Empty the work dir (all but the lock the running build holds, and the output a `--work-dir`
+    was claimed for: `thresher.run.output.claim_work_dir` checked it)."""
     for entry in work.root.iterdir():
-        if entry.name == "lock":
+        if entry.name in ("lock", "output.json"):
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)  # never follows a link inside
@@ -77,23 +78,15 @@ def prepare_workdir(
     """Spool stdin, plan the partitions, and check (or write) the work dir's plan: a resume must
     find the same plan; another one is refused unless `overwrite`."""
     plan_path = work.path("plan.json")
+    if not plan_path.exists():
+        # a work dir without a plan holds nothing a resume can use (an older thresher's half-deleted
+        # work dir, a spool cut by a kill): task markers left in it would be taken for this plan's
+        reset_workdir(work)
     if "-" in inputs:
         spooled = work.path("stdin.bin")
         spooled_path = str(spooled) if plan_path.exists() and spooled.exists() else spool_stdin(work)
         inputs = [spooled_path if i == "-" else i for i in inputs]
-    partitions = plan_partitions(inputs, config.input)
-    plan: dict[str, Any] = {
-        "thresher_version": __version__,
-        "config_hash": config.hash,
-        "write_rejects": write_rejects,
-        "key_buckets": KEY_BUCKETS,
-        "key_layout": KEY_LAYOUT,
-        "observe_layout": OBSERVE_LAYOUT,
-        "group_plan": GROUP_PLAN,
-        "corpus_stages": [s.name for s in build_corpus_stages(config)],
-        "partitions": [[p.kind, list(p.paths), p.start, p.end] for p in partitions],
-        "inputs": fingerprints(path for p in partitions for path in p.paths),
-    }
+    partitions, plan = work_plan(inputs, config, write_rejects=write_rejects)
     if plan_path.exists():
         previous = json.loads(plan_path.read_text(encoding="utf-8"))
         same_but_inputs = {k: v for k, v in previous.items() if k != "inputs"} == {
@@ -118,6 +111,24 @@ def prepare_workdir(
             log.info("resuming the build in %s", work.root)
     write_json_atomic(plan_path, plan)
     return inputs, partitions
+
+
+def work_plan(inputs: list[str], config: RunConfig, *, write_rejects: bool) -> tuple[list[Partition], dict[str, Any]]:
+    """The input partitions and the work plan of a build (`plan.json`): what a resume must match."""
+    partitions = plan_partitions(inputs, config.input)
+    plan: dict[str, Any] = {
+        "thresher_version": __version__,
+        "config_hash": config.hash,
+        "write_rejects": write_rejects,
+        "key_buckets": KEY_BUCKETS,
+        "key_layout": KEY_LAYOUT,
+        "observe_layout": OBSERVE_LAYOUT,
+        "group_plan": GROUP_PLAN,
+        "corpus_stages": [s.name for s in build_corpus_stages(config)],
+        "partitions": [[p.kind, list(p.paths), p.start, p.end] for p in partitions],
+        "inputs": fingerprints(path for p in partitions for path in p.paths),
+    }
+    return partitions, plan
 
 
 def plan_group_ranges(bucket_bytes: list[int], tasks: int | None = None) -> list[tuple[int, int]]:

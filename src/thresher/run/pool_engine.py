@@ -136,6 +136,7 @@ class PoolEngine:
         kill_processes(pids)
         self._stop.set()
         _stop_fork_server(self.ctx)
+        _release_semaphores()  # before the tracker stops: else it unlinks them and exit unlinks them again
         _stop_resource_tracker()
 
     def _run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], Any] | None = None) -> list[Any]:
@@ -221,6 +222,26 @@ def _stop_fork_server(ctx: Any) -> None:
         stop()
     except OSError:
         pass
+
+
+def _release_semaphores() -> None:
+    """Unlink this process's named semaphores (the pool's queues and locks) now, as its exit would.
+
+    The resource tracker, once stopped, unlinks every semaphore still registered with it and warns
+    "leaked semaphore objects"; the driver's own exit then unlinks the same names again and prints
+    a `FileNotFoundError` traceback for each. Run first, the semaphores' finalizers unlink and
+    unregister them once: the objects keep working (an unlinked POSIX semaphore lives while it is
+    open), and a finalizer that ran is not run again at exit."""
+    from multiprocessing import synchronize, util
+
+    registry = getattr(util, "_finalizer_registry", {})  # CPython's, not public API
+    cleanup = getattr(synchronize.SemLock, "_cleanup", None)
+    for finalizer in list(registry.values()):
+        if cleanup is not None and getattr(finalizer, "_callback", None) is cleanup:
+            try:
+                finalizer()
+            except OSError:  # already unlinked by someone else: nothing left to release
+                pass
 
 
 def _stop_resource_tracker() -> None:

@@ -4,7 +4,9 @@
   with the manifest schema (`format_version`, `thresher_version`, `config_hash`, and shard entries
   with a path and a sha256). A file merely *named* `manifest.json` makes no dataset.
 - A `.work` entry is thresher's only when its `plan.json` is a work plan thresher wrote, or when it
-  holds nothing but the build lock (a build stopped before planning).
+  holds nothing but what a build writes before its plan (the lock, the claimed output, standard
+  input spooled). A finished build's work dir is marked, renamed aside and swept
+  (`thresher.run.lifecycle`).
 - A build deletes from the output only the shards the previous manifest listed (recorded in the
   work dir before that manifest is removed, so a resumed build still knows them), never a file by
   its name alone.
@@ -85,13 +87,18 @@ def remove_own_card(store: Store) -> None:
         store.remove(CARD_FILE)
 
 
+# What a work dir holds before its plan is written: the lock, the output a `--work-dir` was claimed
+# for, standard input being spooled
+BEFORE_PLAN = frozenset({"lock", "output.json", "stdin.bin", "stdin.bin.tmp"})
+
+
 def own_work_dir(work: WorkDir) -> bool:
     """Whether `work` is a work dir thresher made (see the module docstring)."""
     try:
         entries = {e.name for e in work.root.iterdir()}
     except OSError:
         return False
-    if entries <= {"lock"}:
+    if entries <= BEFORE_PLAN:
         return True
     try:
         plan = json.loads(work.path("plan.json").read_text(encoding="utf-8"))

@@ -4,7 +4,7 @@
   cannot make verify open and hash files elsewhere;
 - no entry is missing: entries are numbered shard 0..n-1 by their names, and their records and
   bytes add up to the manifest's totals;
-- no shard file is unlisted (a file named like a shard that the manifest does not name);
+- no shard or vector file is unlisted (a file named like one that the manifest does not name);
 - with `records`, every record of every shard decodes as strict UTF-8 JSON (no lone surrogates,
   no NaN or Infinity) and their count matches the entry.
 """
@@ -20,6 +20,7 @@ from typing import IO, Any
 from thresher.write.manifest import ShardProblem, _store, check_shard, load_manifest
 from thresher.write.storage import Store
 
+_VECTOR_FILE = re.compile(r"^(?:shard-\d{5}|data/train-\d{5}-of-\d{5})\.embeddings\.npy$")
 _SHARD_FILE = re.compile(r"^(?:shard-\d{5}\.jsonl\.(?:gz|zst)|data/train-\d{5}-of-\d{5}\.parquet)$")
 
 
@@ -42,14 +43,12 @@ def check_dataset(dataset: Any, records: bool = False) -> tuple[dict[str, Any], 
     problems: list[ShardProblem] = []
     shards = manifest.get("shards") or []
     fmt = manifest.get("format", "jsonl.gz")
-    listed: set[str] = set()
     for entry in shards:
         rel = entry.get("path")
         why = unsafe_path(rel)
         if why is not None:
             problems.append(ShardProblem(str(rel), f"refused: the manifest names a path {why}"))
             continue
-        listed.add(rel)
         problem = check_shard(store, entry)
         if problem is None and records:
             problem = strict_records(store, rel, fmt, entry.get("records"))
@@ -59,10 +58,29 @@ def check_dataset(dataset: Any, records: bool = False) -> tuple[dict[str, Any], 
     from thresher.embed.vectors import embedding_problems
 
     problems += [ShardProblem(path, problem) for path, problem in embedding_problems(store, manifest)]
-    for name in shard_files(store):
-        if name not in listed:
-            problems.append(ShardProblem(name, "a shard file the manifest does not list"))
+    problems += unlisted_files(store, manifest)
     return manifest, problems
+
+
+def unlisted_files(store: Store, manifest: dict[str, Any]) -> list[ShardProblem]:
+    """Shard and vector files present that the manifest does not list: a reader going by the
+    manifest would skip them, one globbing the folder would read them."""
+    shards = {e.get("path") for e in manifest.get("shards") or [] if isinstance(e, dict)}
+    section = manifest.get("embeddings") if isinstance(manifest.get("embeddings"), dict) else {}
+    vectors = {e.get("path") for e in (section or {}).get("files") or [] if isinstance(e, dict)}
+    problems = [ShardProblem(name, "a shard file the manifest does not list")
+                for name in shard_files(store) if name not in shards]
+    problems += [ShardProblem(name, "a vector file the manifest does not list")
+                 for name in vector_files(store) if name not in vectors]
+    return problems
+
+
+def vector_files(store: Store) -> list[str]:
+    try:
+        names = store.files("shard-") + store.files("data/train-")
+    except OSError:
+        return []
+    return [n for n in names if _VECTOR_FILE.match(n)]
 
 
 def completeness(manifest: dict[str, Any], shards: list[dict[str, Any]], fmt: str) -> list[ShardProblem]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,9 +84,47 @@ def load_manifest(dataset: str | Path | Store) -> dict[str, Any]:
         raise DatasetError(f"{path}: manifest is not valid JSON: {exc}") from exc
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read the manifest: {exc}") from exc
-    if not manifest.get("complete"):
-        raise DatasetError(f"{path}: the manifest does not mark the dataset complete")
+    defect = manifest_defect(manifest)
+    if defect is not None:
+        raise DatasetError(f"{path}: {defect}")
     return manifest
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def manifest_defect(manifest: Any) -> str | None:
+    """What makes a parsed `manifest.json` unusable (None: it has the schema `build_manifest`
+    writes, as far as the readers rely on it). Paths are checked for safety by `verify`."""
+    if not isinstance(manifest, dict):
+        return f"not a manifest: a JSON {type(manifest).__name__}, not an object"
+    if manifest.get("complete") is not True:
+        return "the manifest does not mark the dataset complete"
+    for key, kind in (("format_version", int), ("thresher_version", str), ("format", str), ("config_hash", str),
+                      ("shards", list)):
+        if not isinstance(manifest.get(key), kind) or isinstance(manifest.get(key), bool):
+            return f"{key} is missing or not a {kind.__name__} (a damaged manifest)"
+    for key in ("records", "bytes"):
+        if not _count(manifest.get(key)):
+            return f"{key} is missing or not a count (a damaged manifest)"
+    for key, shape in (("config", dict), ("stats", dict), ("inputs", list), ("embeddings", dict)):
+        if key in manifest and not isinstance(manifest[key], shape):
+            return f"{key} is not a JSON {'object' if shape is dict else 'array'} (a damaged manifest)"
+    for i, entry in enumerate(manifest["shards"]):
+        if not isinstance(entry, dict):
+            return f"shards[{i}] is not an object (a damaged manifest)"
+        if not isinstance(entry.get("path"), str):
+            return f"shards[{i}].path is missing or not a string (a damaged manifest)"
+        for key in ("records", "bytes"):
+            if not _count(entry.get(key)):
+                return f"shards[{i}].{key} is missing or not a count (a damaged manifest)"
+        if not isinstance(entry.get("sha256"), str) or not _SHA256.fullmatch(entry["sha256"]):
+            return f"shards[{i}].sha256 is not a SHA-256 digest (a damaged manifest)"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,7 +87,10 @@ def test_a_vector_path_outside_the_dataset_is_refused_not_opened(embedded):
     manifest["embeddings"]["files"][0]["path"] = "../outside.npy"
     (embedded / "manifest.json").write_text(json.dumps(manifest))
     problems = [p.describe() for p in check_dataset(embedded)[1]]
-    assert problems == ["../outside.npy: refused: the manifest names a vector path outside the dataset"]
+    assert problems == [
+        "../outside.npy: refused: the manifest names a vector path outside the dataset",
+        "shard-00000.embeddings.npy: a vector file the manifest does not list",  # the file the entry named before
+    ]
     with pytest.raises(DatasetError, match="refused"):
         list(read_shards(embedded, with_embeddings=True, verify=False))
 
