@@ -59,6 +59,9 @@ def check_dataset(dataset: Any, records: bool = False) -> tuple[dict[str, Any], 
     from thresher.embed.vectors import embedding_problems
 
     problems += [ShardProblem(path, problem) for path, problem in embedding_problems(store, manifest)]
+    from thresher.write.signals import signals_problems
+
+    problems += [ShardProblem(path, problem) for path, problem in signals_problems(store, manifest)]
     for name in shard_files(store):
         if name not in listed:
             problems.append(ShardProblem(name, "a shard file the manifest does not list"))
