@@ -27,6 +27,18 @@ from thresher.run.workdir import WorkDir
 from thresher.write.atomic import dumps_line
 
 INT64 = 1 << 63
+# built once (`json.dumps` with arguments builds an encoder per call); strict, as `dumps_line` is
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def extra_json(extra: dict[str, Any]) -> bytes:
+    """`dumps_line(extra)` without its newline; the prebuilt encoder where the values are plain."""
+    if not extra:
+        return b"{}"
+    try:
+        return _encode(extra).encode("utf-8")
+    except (ValueError, UnicodeEncodeError):  # NaN, infinities, lone surrogates: dumps_line repairs them
+        return dumps_line(extra)[:-1]
 
 
 def rows_path(work: WorkDir, p: int) -> Path:
@@ -96,7 +108,7 @@ class SignalRecorder:
                     seen.add(kind)
         if line is None:
             line = dumps_line(doc.to_record())
-        self._out.write(b"%d\t" % doc.ordinal + dumps_line(extra)[:-1] + b"\t" + line)
+        self._out.write(b"%d\t%b\t%b" % (doc.ordinal, extra_json(extra), line))
 
     def close(self) -> None:
         """Put the rows and the column file in place (the rows first: the column file says it is done)."""
