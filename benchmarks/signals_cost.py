@@ -60,7 +60,8 @@ def run_build(corpus: Path, out: Path, signals: bool) -> dict[str, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     stats = json.loads((out / "stats.json").read_text())
-    phases = {k.removeprefix("phase."): v for k, v in stats.get("timings", {}).items() if k.startswith("phase.")}
+    timings = stats.get("timings_s", {})
+    phases = {k.removeprefix("phase."): v for k, v in timings.items() if k.startswith("phase.")}
     return {"cpu_s": cpu, **{f"wall_{k}_s": v for k, v in phases.items()}}
 
 
