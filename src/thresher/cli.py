@@ -41,6 +41,7 @@ VERB_MODULES = {
     "consent": "thresher.commands.consent",
     "compare": "thresher.commands.compare",
     "explain": "thresher.commands.explain",
+    "signals": "thresher.commands.signals",
     "lang": "thresher.commands.lang",
     "classify": "thresher.commands.classify",
     "embed": "thresher.commands.embed",

@@ -121,6 +121,15 @@ class CorpusStage(Protocol):
 
 
 @runtime_checkable
+class RecordsSignals(Protocol):
+    """Optional on a corpus stage: what the signals table (`build --signals`, docs/signals.md) keeps
+    of a document's scan, by signal name (`dedup.exact.key`, `dedup.near.minhash`): the bytes a
+    later replay needs to decide again without recomputing them."""
+
+    def signals(self, scanned: CorpusKeys) -> dict[str, bytes]: ...
+
+
+@runtime_checkable
 class PreparedComparison(Protocol):
     """A corpus stage's verification split in two: `prepare(payload)` decodes a payload once and
     `compare(x, y)` compares two prepared payloads, with `compare(prepare(a), prepare(b)) ==

@@ -65,6 +65,10 @@ class ExactDedup:
     def scan(self, doc: Document) -> CorpusKeys | None:
         return CorpusKeys([exact_key(doc.text, self.level, doc.derived)])
 
+    def signals(self, scanned: CorpusKeys) -> dict[str, bytes]:
+        """The exact-dedup key (16 bytes of BLAKE2b over the text at `level`), for the signals table."""
+        return {"dedup.exact.key": scanned.keys[0]}
+
     def candidate_pairs(self, n: int) -> Iterator[tuple[int, int]]:
         # every member is identical to the first: a star, O(n) however hot the key
         return ((0, i) for i in range(1, n))

@@ -77,6 +77,11 @@ class MinHashDedup:
         payload = encode_sketch(sketch)
         return CorpusKeys(band_keys(signature_bytes(payload), self.bands, self.rows), payload)
 
+    def signals(self, scanned: CorpusKeys) -> dict[str, bytes]:
+        """The MinHash signature (`num_hashes` little-endian u32), for the signals table: enough to
+        band again; the shingle sample verification also reads is left out (recomputed from the text)."""
+        return {"dedup.near.minhash": bytes(signature_bytes(scanned.payload))}
+
     def candidate_pairs(self, n: int) -> Iterable[tuple[int, int]]:
         return representative_pairs(n, self.config.max_bucket_representatives)
 
@@ -129,6 +134,11 @@ class SimHashDedup:
         if fp is None:
             return None
         return CorpusKeys(fingerprint_keys(fp, self.masks), fp.encode())
+
+    def signals(self, scanned: CorpusKeys) -> dict[str, bytes]:
+        """The SimHash payload (`Fingerprint.encode`: a tag byte, then the 64-bit fingerprint, or a
+        short document's 16-byte digest), for the signals table."""
+        return {"dedup.near.simhash": scanned.payload}
 
     def candidate_pairs(self, n: int) -> Iterable[tuple[int, int]]:
         return representative_pairs(n, self.config.max_bucket_representatives)

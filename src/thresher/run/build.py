@@ -35,6 +35,7 @@ from thresher.run.phases import (
     phased_stages,
     publish_phase,
     scan_and_group,
+    signals_phase,
     write_phase,
 )
 from thresher.run.plan import prepare_workdir, work_plan
@@ -164,6 +165,9 @@ def _build_locked(request: BuildRequest) -> BuildResult:
         shards, write_stats = write_phase(runner, clustered)
         stats = grouped.stats + write_stats
         added, sections = after_write(runner, clustered, shards)
+        if config.output.signals:
+            signal_files, sections["signals"] = signals_phase(runner, clustered)
+            added += signal_files
         written = shards + added  # the files beside the manifest this build wrote (published, cleaned)
         if place.publishes:
             publish_phase(runner, written, place.stage, place.location)
@@ -174,7 +178,7 @@ def _build_locked(request: BuildRequest) -> BuildResult:
     for phase, seconds in aggregator.phase_seconds.items():
         stats.add_time(f"phase.{phase}", seconds)  # wall clock per phase, for scaling models
     done = Finished(config=config, inputs=request.inputs, partitions=partitions, shards=shards, stats=stats,
-                    sections=sections)
+                    sections=sections, beside=added)
     manifest = finalize(place.target, work, done, request.rejects)
     aggregator.task_done()
     aggregator.emit(final=True)

@@ -44,6 +44,8 @@ class Finished:
     stats: Stats
     # the manifest's sections the phased corpus stages added, by key (`embeddings`: the vector files)
     sections: dict[str, Any] = field(default_factory=dict)
+    # the files the build wrote beside the shards (vectors, signals): never removed as stale
+    beside: Sequence[ShardFile] = ()
 
 
 def remove_stale_shards(out: Store, shards: Sequence[ShardFile], previous: Sequence[str]) -> None:
@@ -143,7 +145,7 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
     if rejects is not None:
         needed += [f(p.index) for p in done.partitions for f in (work.scan_rejects, work.write_rejects)]
     require_work_files(needed, "finalize")  # a lost one would leave the rejects silently incomplete
-    remove_stale_shards(out, done.shards, previous_shards(work))
+    remove_stale_shards(out, [*done.shards, *done.beside], previous_shards(work))
     remove_killed_writes(out, rejects)
     stats_dict = done.stats.to_dict()
     # the card's text counters are bookkeeping for the card (`observe.card_summary`), not statistics

@@ -47,6 +47,7 @@ from thresher.run.results import (
 )
 from thresher.run.scan import partition_size, scan_task
 from thresher.run.shards import assemble_task, write_task
+from thresher.run.signals import build_layout, signals_section, signals_task
 from thresher.run.task import TaskContext, describe_task, run_task
 from thresher.run.workdir import WorkDir
 
@@ -68,6 +69,7 @@ BUILD_PHASES = (
     StagePhase("write", write_task, WriteResult, memory_mib=256),
     StagePhase("assemble", assemble_task, ShardFile, memory_mib=256),
     StagePhase("publish", publish_task, Published, memory_mib=128),
+    StagePhase("signals", signals_task, ShardFile, memory_mib=256),
 )
 
 
@@ -347,6 +349,22 @@ def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[Shar
         "assemble", [runner.call("assemble", f"assemble-{k:05d}", k, len(pieces), pieces[k]) for k in sorted(pieces)]
     )
     return shards, stats
+
+
+def signals_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[ShardFile], dict[str, Any]]:
+    """The signals table (`build --signals`): one part file per input partition in the stage
+    folder, and the manifest's `signals` section (`thresher.run.signals`)."""
+    partitions = [p.index for p in clustered.grouped.partitions]
+    layout = build_layout(runner.work, partitions)
+    stages = [stage.name for stage, _ in clustered.outcomes]
+    starts, g = [], 0
+    for kept in clustered.kept():
+        starts.append(g)
+        g += kept
+    calls = [runner.call("signals", f"signals-{p:06d}", p, starts[i], stages, layout)
+             for i, p in enumerate(partitions)]
+    files: list[ShardFile] = runner.phase("signals", calls)
+    return files, signals_section(layout, files, partitions)
 
 
 def publish_phase(runner: PhaseRunner, shards: list[ShardFile], stage: Path, location: str) -> None:

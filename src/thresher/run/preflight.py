@@ -41,6 +41,8 @@ def needed_extras(
         needs.append(ExtraNeed("pyarrow", "parquet", "--format parquet"))
     elif fmt == "jsonl.zst":
         needs.append(ExtraNeed("zstandard", "zstd", "--format jsonl.zst"))
+    if config.output.signals:
+        needs.append(ExtraNeed("pyarrow", "parquet", "--signals"))
     extractor = config.extract.extractor
     if extractor == "trafilatura":
         needs.append(ExtraNeed("trafilatura", "trafilatura", "--extractor trafilatura"))

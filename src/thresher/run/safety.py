@@ -108,7 +108,9 @@ def own_work_dir(work: WorkDir) -> bool:
 
 
 def listed_shards(manifest: dict[str, Any]) -> list[str]:
-    return [s["path"] for s in manifest["shards"] if _inside(s["path"])]
+    """The shards a manifest lists, and its signals files (a build without --signals removes them)."""
+    signals = (manifest.get("signals") or {}).get("files") or []
+    return [s["path"] for s in [*manifest["shards"], *signals] if isinstance(s.get("path"), str) and _inside(s["path"])]
 
 
 def _inside(rel: str) -> bool:

@@ -31,6 +31,7 @@ from thresher.run.integrity import check_unchanged_since_plan
 from thresher.run.observe import TaskObserver
 from thresher.run.records import KEY_BUCKETS, KEY_LEN, KEY_RECORD, MEMBER, id_bytes, key_bucket
 from thresher.run.results import ScanResult
+from thresher.run.signal_rows import SignalRecorder
 from thresher.run.spill import BucketSpill
 from thresher.run.task import NullWriter, TaskContext
 from thresher.run.workdir import WorkDir
@@ -96,6 +97,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
         work.observed("scan", partition.index, "samples"),
         config.output.card_tokenizer,
     )
+    signals = SignalRecorder(work, partition.index, corpus) if config.output.signals else None
     with (
         RecordFailures(stuck_dir, task) as in_record,  # an exception escaping one record: noted for the retry
         contextlib.ExitStack() as key_spills,
@@ -191,6 +193,8 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                     observer.chain_dropped(doc, drop)
                     if ctx.write_rejects:
                         rejects_out.write(dumps_line(reject_record(doc, drop, failures)))
+                    if signals is not None:
+                        signals.record(doc, outcome, (), None)
                     reporter.tick(dropped=1)
                     continue
                 observer.survived(doc)
@@ -220,7 +224,10 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                         buf += member
                     spill.added(len(scanned.keys), len(scanned.keys) * KEY_RECORD.size)
                 stats.add_time("dedup.keys", time.perf_counter() - t0)
-                docs_out.write(b"%d\t" % doc.ordinal + dumps_line(doc.to_record()))
+                line = dumps_line(doc.to_record())
+                docs_out.write(b"%d\t" % doc.ordinal + line)
+                if signals is not None:
+                    signals.record(doc, None, scans, line)
                 survivors += 1
                 position = doc.source.get("offset") if offsets_in_file else None
                 if isinstance(position, int) and position - partition.start > bytes_reported:
@@ -230,6 +237,8 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
                 else:
                     reporter.tick(passed=1)
     observer.close()
+    if signals is not None:
+        signals.close()
     check_unchanged_since_plan(work.root, partition.paths)  # truncated or rewritten while it was read
     stats.add_time("read", t_read)
     if bytes_total > bytes_reported:

@@ -21,6 +21,12 @@ class OutputConfig:
         6, "gzip or zstd level for JSONL shards (gzip 1..9, zstd 1..19; parquet uses zstd 3)"
     )
     include_annotations: bool = setting(True, "write annotations (language, quality metrics, dedup) into shards")
+    signals: bool = setting(
+        False,
+        "also write the signals table (signals/part-NNNNNN.parquet: every document's measured values, "
+        "dedup signatures, decision and text; parquet extra; docs/signals.md)",
+        flag="--signals",
+    )
     card_tokenizer: Literal["llama2"] | None = setting(
         None,
         "also count the kept text in this tokenizer's tokens for the dataset card: llama2 (the LLaMA-2 "

@@ -59,6 +59,9 @@ def check_dataset(dataset: Any, records: bool = False) -> tuple[dict[str, Any], 
 
     problems += [ShardProblem(path, problem) for path, problem in embedding_problems(store, manifest)]
     problems += unlisted_files(store, manifest)
+    from thresher.write.signals import signals_problems
+
+    problems += [ShardProblem(path, problem) for path, problem in signals_problems(store, manifest)]
     return manifest, problems
 
 

@@ -1,0 +1,123 @@
+"""What a scan task keeps for the signals table (`build --signals`, docs/signals.md): one work line
+per document the chain judged, and the annotation keys it saw with their value types.
+
+A line is `ordinal TAB extra TAB record`, where `record` is the document's output line
+(`Document.to_record()` as `dumps_line` writes it: for a survivor the very bytes of its scan-file
+line, computed once) and `extra` a JSON object with what the record does not hold: the document
+stage's `drop` and `failures` (every failing rule of a rule set) and the corpus stages' `signals`
+(`core.stages.RecordsSignals`: the exact key, the MinHash signature, as hex). The signals task
+(`run/signals.py`) merges these lines with the corpus decisions into the partition's Parquet file.
+
+The column file says, per annotation key, which JSON value types it took in this partition
+(`bool`, `int`, `float`, `str`, `json`): the driver unions the partitions' files into one schema
+(`write.signals.table_layout`) so every part file has the same columns whatever its documents.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from thresher.core.document import Document, Drop
+from thresher.core.stages import RecordsSignals
+from thresher.run.workdir import WorkDir
+from thresher.write.atomic import dumps_line
+
+INT64 = 1 << 63
+# built once (`json.dumps` with arguments builds an encoder per call); strict, as `dumps_line` is
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def extra_json(extra: dict[str, Any]) -> bytes:
+    """`dumps_line(extra)` without its newline; the prebuilt encoder where the values are plain."""
+    if not extra:
+        return b"{}"
+    try:
+        return _encode(extra).encode("utf-8")
+    except (ValueError, UnicodeEncodeError):  # NaN, infinities, lone surrogates: dumps_line repairs them
+        return dumps_line(extra)[:-1]
+
+
+def rows_path(work: WorkDir, p: int) -> Path:
+    return work.path("signals", f"p{p:06d}.rows")
+
+
+def columns_path(work: WorkDir, p: int) -> Path:
+    return work.path("signals", f"p{p:06d}.columns.json")
+
+
+def value_type(value: Any) -> str | None:
+    """The type class of an annotation value (None: null, no type)."""
+    cls = type(value)
+    if cls is float:
+        return "float"
+    if cls is str:
+        return "str"
+    if cls is bool:
+        return "bool"
+    if cls is int:
+        return "int" if -INT64 <= value < INT64 else "json"
+    return None if value is None else "json"
+
+
+class SignalRecorder:
+    """The scan side of the signals table for one partition (see the module doc)."""
+
+    def __init__(self, work: WorkDir, p: int, corpus: Sequence[Any]) -> None:
+        self.path = rows_path(work, p)
+        self.columns = columns_path(work, p)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = self.path.with_suffix(".tmp")
+        self._out = open(self._tmp, "wb")
+        self.stages = [(i, stage) for i, stage in enumerate(corpus) if isinstance(stage, RecordsSignals)]
+        self.types: dict[str, set[str]] = {}
+        self.signal_names: set[str] = set()
+
+    def record(
+        self, doc: Document, outcome: tuple[Drop, list[Drop]] | None, scans: Sequence[Any], line: bytes | None
+    ) -> None:
+        """One document the chain judged: dropped (`outcome`), or passed with its corpus `scans` and
+        its scan-file `line`."""
+        extra: dict[str, Any] = {}
+        if outcome is not None:
+            drop, failures = outcome
+            extra["drop"] = drop.to_record()
+            if len(failures) > 1:
+                extra["failures"] = [f.to_record() for f in failures]
+        elif scans:
+            found: dict[str, str] = {}
+            for i, stage in self.stages:
+                scanned = scans[i]
+                if scanned is not None:
+                    for name, value in stage.signals(scanned).items():
+                        found[name] = value.hex()
+            if found:
+                extra["signals"] = found
+                self.signal_names.update(found)
+        types = self.types
+        for key, value in doc.annotations.items():
+            kind = value_type(value)
+            if kind is not None:
+                seen = types.get(key)
+                if seen is None:
+                    types[key] = {kind}
+                elif kind not in seen:
+                    seen.add(kind)
+        if line is None:
+            line = dumps_line(doc.to_record())
+        self._out.write(b"%d\t%b\t%b" % (doc.ordinal, extra_json(extra), line))
+
+    def close(self) -> None:
+        """Put the rows and the column file in place (the rows first: the column file says it is done)."""
+        self._out.close()
+        os.replace(self._tmp, self.path)
+        layout = {
+            "annotations": {key: sorted(kinds) for key, kinds in sorted(self.types.items())},
+            "signals": sorted(self.signal_names),
+        }
+        tmp = self.columns.with_suffix(".tmp")
+        tmp.write_text(json.dumps(layout, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, self.columns)
