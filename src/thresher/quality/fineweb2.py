@@ -19,7 +19,8 @@ ratios over all tokens (punctuation included), word counts and lengths over toke
 character outside datatrove's punctuation set, stop words matched case-sensitively, the top
 n-gram counted even when it occurs once, punctuation checked in every script. Tokens are thresher's
 (`thresher.quality.text`); in scripts written without spaces each character is a word, n-grams are
-scaled by the script's characters per word, and a stop word counts when it occurs in the text.
+scaled by the script's characters per word, a stop word counts when it occurs in the text, and
+the mean-word-length bounds do not apply.
 
 Routing: the document's `lang.code` and script give the pair (`thresher.quality.fineweb2_codes`);
 a pair without a config takes `fallback` (a pair key), or, by default, is not judged and is
@@ -92,6 +93,10 @@ def word_count(a: TextAnalysis) -> int:
 
 
 def mean_word_length(a: TextAnalysis) -> float | None:
+    """Over words; not measured in scripts without spaces, where thresher's words are characters and a
+    segmenter's words (which the bounds were tuned on) are longer."""
+    if not a.traits.space_delimited:
+        return None
     lengths = _word_lengths(a)
     return sum(lengths) / len(lengths) if lengths else None
 
