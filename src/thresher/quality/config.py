@@ -9,7 +9,8 @@ declared in its rule set's config beside the rules. `None` switches a single rul
 | `gopher`  | gopher, repetition                                                               |
 | `c4`      | urls, c4_lines + c4_terminal_punctuation, c4, bad_words                          |
 | `fineweb` | urls, gopher, repetition, c4_lines, c4, fineweb                                  |
-| `all`     | every rule set, c4_terminal_punctuation and statistical included                 |
+| `fineweb2`| urls, fineweb2 (FineWeb-2's filters, thresholds per language-script pair)          |
+| `all`     | every rule set but fineweb2, c4_terminal_punctuation and statistical included    |
 
 `urls` runs only when a block list or URL word list is configured, `bad_words` only when
 `bad_words.directory` is set: thresher ships no list and downloads none.
@@ -34,13 +35,15 @@ from thresher.core.errors import ConfigError
 from thresher.quality.badwords import BadWordsConfig
 from thresher.quality.c4 import C4Config
 from thresher.quality.fineweb import FineWebConfig
+from thresher.quality.fineweb2 import Fineweb2Config
 from thresher.quality.gopher import GopherQualityConfig
 from thresher.quality.repetition import GopherRepetitionConfig
 from thresher.quality.statistical import StatisticalConfig
 from thresher.quality.urls import UrlFilterConfig
 
 RULE_SETS = (
-    "urls", "gopher", "repetition", "c4_lines", "c4_terminal_punctuation", "c4", "fineweb", "statistical", "bad_words"
+    "urls", "gopher", "repetition", "c4_lines", "c4_terminal_punctuation", "c4", "fineweb", "fineweb2", "statistical",
+    "bad_words",
 )
 
 PRESETS: dict[str, tuple[str, ...]] = {
@@ -48,16 +51,18 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "gopher": ("gopher", "repetition"),
     "c4": ("urls", "c4_lines", "c4_terminal_punctuation", "c4", "bad_words"),
     "fineweb": ("urls", "gopher", "repetition", "c4_lines", "c4", "fineweb"),
-    "all": RULE_SETS,
+    "fineweb2": ("urls", "fineweb2"),
+    # every rule set but fineweb2, which judges with other thresholds what gopher, repetition and fineweb judge
+    "all": tuple(s for s in RULE_SETS if s != "fineweb2"),
 }
 
-Preset = Literal["default", "gopher", "c4", "fineweb", "all"]
+Preset = Literal["default", "gopher", "c4", "fineweb", "fineweb2", "all"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QualityConfig:
     preset: Preset | None = setting(
-        "default", "quality rule preset: default, gopher, c4, fineweb, all (none disables quality filtering)",
+        "default", "quality rule preset: default, gopher, c4, fineweb, fineweb2, all (none disables quality filtering)",
         flag="--quality",
     )
     rule_sets: tuple[str, ...] | None = setting(
@@ -70,6 +75,7 @@ class QualityConfig:
     repetition: GopherRepetitionConfig = section(GopherRepetitionConfig, "Gopher repetition rules")
     c4: C4Config = section(C4Config, "C4 line cleanup and document rules")
     fineweb: FineWebConfig = section(FineWebConfig, "FineWeb quality rules")
+    fineweb2: Fineweb2Config = section(Fineweb2Config, "FineWeb-2's per-language filters")
     statistical: StatisticalConfig = section(StatisticalConfig, "character entropy and mean sentence length")
     urls: UrlFilterConfig = section(UrlFilterConfig, "URL block lists and banned URL words")
     bad_words: BadWordsConfig = section(BadWordsConfig, "per-language bad-word lists (LDNOOBW format)")

@@ -29,6 +29,7 @@ RULE_SETS: Registry[RuleSetFactory] = Registry(
         "c4_terminal_punctuation": "thresher.quality.stages:c4_terminal_punctuation",
         "c4": "thresher.quality.stages:c4_quality",
         "fineweb": "thresher.quality.stages:fineweb_quality",
+        "fineweb2": "thresher.quality.stages:fineweb2_quality",
         "statistical": "thresher.quality.stages:statistical_quality",
         "bad_words": "thresher.quality.stages:bad_words",
     },

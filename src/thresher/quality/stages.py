@@ -77,6 +77,12 @@ def fineweb_quality(config: QualityConfig, cache: AnalysisCache, active: tuple[s
     return FineWebQuality(config.fineweb, cache)
 
 
+def fineweb2_quality(config: QualityConfig, cache: AnalysisCache, active: tuple[str, ...]) -> Stage:
+    from thresher.quality.fineweb2 import Fineweb2Quality
+
+    return Fineweb2Quality(config.fineweb2, cache)
+
+
 def statistical_quality(config: QualityConfig, cache: AnalysisCache, active: tuple[str, ...]) -> Stage:
     from thresher.quality.statistical import StatisticalQuality
 

@@ -33,7 +33,7 @@ def test_help_all_lists_every_setting_with_its_config_key():
 
 def test_choice_flags_list_their_choices_with_none_and_one_default():
     text = build_help()
-    assert "--quality {default,gopher,c4,fineweb,all,none}" in text
+    assert "--quality {default,gopher,c4,fineweb,fineweb2,all,none}" in text
     # the format is a registry name (plugins add formats): its help lists the built-ins
     fmt = " ".join(text[text.index("--format "):].split("\n  --")[0].split())
     assert all(name in fmt for name in ("jsonl.gz", "jsonl.zst", "parquet"))

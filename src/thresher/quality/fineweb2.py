@@ -1,0 +1,223 @@
+"""FineWeb-2's per-language filters (Penedo et al. 2025, "FineWeb2", section 4; pipeline script
+`fineweb-2-pipeline.py`), as one rule set, stage `quality.fineweb2`.
+
+FineWeb-2 runs three datatrove filters per language-script pair, with thresholds from that pair's
+config (`thresher.quality.fineweb2_table`) and these fixed arguments:
+
+1. Gopher repetition: `dup_line_frac` from the config; paragraph and line-character fractions off;
+   `top_n_grams` (n = 2..4) and `dup_n_grams` (n = 5..10) from the config.
+2. FineWeb quality: `line_punct_thr` and `new_line_ratio` from the config; the short-line rule off
+   (`short_line_thr=999`); duplicated-line characters at most 0.1 (FineWeb English used 0.01);
+   a line is punctuated when it ends in a Unicode Sentence_Terminal character.
+3. Gopher quality: 50..100,000 words; mean word length within `min/max_avg_word_length` (0: no
+   bound); `#` and ellipses at most 0.1 per token; bullet lines at most 0.9, ellipsis lines at most
+   0.3; at least `max_non_alpha_words_ratio` of tokens with a letter; at least 2 of the pair's
+   stop words.
+
+The definitions follow the filters', not thresher's Gopher/FineWeb rule sets where those differ:
+ratios over all tokens (punctuation included), word counts and lengths over tokens holding a
+character outside datatrove's punctuation set, stop words matched case-sensitively, the top
+n-gram counted even when it occurs once, punctuation checked in every script. Tokens are thresher's
+(`thresher.quality.text`); in scripts written without spaces each character is a word, n-grams are
+scaled by the script's characters per word, a stop word counts when it occurs in the text, and
+the mean-word-length bounds do not apply.
+
+Routing: the document's `lang.code` and script give the pair (`thresher.quality.fineweb2_codes`);
+a pair without a config takes `fallback` (a pair key), or, by default, is not judged and is
+annotated `quality.fineweb2.config = "none"`. GlotLID's `language_score` bound is not applied
+(thresher's detector scores are on another scale, see docs/quality.md). No per-document state: a
+rule set per pair is built on first use and kept by the stage.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from thresher.core.config import setting
+from thresher.core.document import Document, Drop
+from thresher.core.errors import ConfigError
+from thresher.core.stages import Evaluation
+from thresher.quality.fineweb import duplicate_line_char_ratio, newline_ratio
+from thresher.quality.fineweb2_codes import config_key
+from thresher.quality.fineweb2_table import Fineweb2Table, LanguageThresholds, load_table
+from thresher.quality.gopher import bullet_line_ratio, ellipsis_line_ratio, ellipsis_ratio, hash_ratio
+from thresher.quality.repetition import duplicate_line_fraction, duplicate_ngram_fraction, top_ngram_fraction
+from thresher.quality.rules import Bound, QualityRuleSet
+from thresher.quality.text import AnalysisCache, TextAnalysis
+
+STAGE = "quality.fineweb2"
+PREFIX = "fineweb2."
+
+# Fixed arguments of FineWeb-2's pipeline (the same for every pair).
+MAX_DUPLICATE_LINE_CHAR_RATIO = 0.1
+MIN_WORDS, MAX_WORDS = 50, 100_000
+MAX_SYMBOL_RATIO = 0.1
+MAX_BULLET_LINE_RATIO, MAX_ELLIPSIS_LINE_RATIO = 0.9, 0.3
+MIN_STOP_WORDS = 2
+
+# Characters datatrove's Gopher quality filter treats as symbols: a token made only of these is not a
+# word (ASCII punctuation, common CJK and typographic punctuation, control characters; the fullwidth
+# digit one is among them in datatrove too).
+SYMBOLS = frozenset(
+    string.punctuation
+    + "—”％１〈、━【「」，】；“《„’∶´．（–？！：～«〉》）。…►»"
+    + "".join(map(chr, [*range(0, 9), 11, 12, *range(13, 32), *range(127, 160)]))
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fineweb2Config:
+    configs: str | None = setting(
+        None, "folder of FineWeb-2 configs (<iso639-3>_<Script>.yml) to use instead of the shipped table"
+    )
+    fallback: str | None = setting(
+        None, "config (e.g. nob_Latn) for documents whose language-script pair has none; unset: not judged"
+    )
+
+
+def _is_word(token: str) -> bool:
+    return not SYMBOLS.issuperset(token)
+
+
+def _word_lengths(a: TextAnalysis) -> list[int]:
+    cached: list[int] | None = a.__dict__.get("_fw2_words")
+    if cached is None:
+        cached = a.__dict__["_fw2_words"] = [len(t) for t in a.tokens if _is_word(t)]
+    return cached
+
+
+def word_count(a: TextAnalysis) -> int:
+    return len(_word_lengths(a))
+
+
+def mean_word_length(a: TextAnalysis) -> float | None:
+    """Over words; not measured in scripts without spaces, where thresher's words are characters and a
+    segmenter's words (which the bounds were tuned on) are longer."""
+    if not a.traits.space_delimited:
+        return None
+    lengths = _word_lengths(a)
+    return sum(lengths) / len(lengths) if lengths else None
+
+
+def alpha_token_ratio(a: TextAnalysis) -> float | None:
+    tokens = a.tokens
+    if not tokens:
+        return None
+    return sum(1 for t in tokens if t[0].isalpha() or any(c.isalpha() for c in t)) / len(tokens)
+
+
+def nonblank_line_count(a: TextAnalysis) -> int:
+    return len(a.nonblank_lines)
+
+
+def line_punct_ratio(stop_chars: tuple[str, ...]) -> Callable[[TextAnalysis], float | None]:
+    def measure(a: TextAnalysis) -> float | None:
+        lines = a.nonblank_lines
+        return sum(1 for line in lines if line.endswith(stop_chars)) / len(lines) if lines else None
+
+    return measure
+
+
+def stop_word_count(stop_words: frozenset[str]) -> Callable[[TextAnalysis], int]:
+    def measure(a: TextAnalysis) -> int:
+        if a.traits.space_delimited:
+            return len(stop_words.intersection(a.tokens))
+        text = a.text
+        return sum(1 for w in stop_words if w in text)
+
+    return measure
+
+
+def _on(bound: float) -> float | None:
+    """A config bound of 0 switches the rule off (the filters test `if bound and ...`)."""
+    return bound if bound else None
+
+
+def fineweb2_rules(t: LanguageThresholds, stop_chars: tuple[str, ...]) -> list[Bound]:
+    p = PREFIX
+    rules = [
+        Bound(p + "line_count", nonblank_line_count, 1, None, "no_text"),
+        # 1. Gopher repetition
+        Bound(p + "duplicate_line_fraction", duplicate_line_fraction, None, _on(t.dup_line_frac),
+              too_high="duplicate_lines"),
+    ]
+    for n, bound in t.top_n_grams:
+        rules.append(Bound(f"{p}top_{n}_gram_char_fraction", top_ngram_fraction(n, min_count=1), None, _on(bound),
+                           too_high=f"top_{n}_gram_too_frequent"))
+    for n, bound in t.dup_n_grams:
+        rules.append(Bound(f"{p}duplicate_{n}_gram_char_fraction", duplicate_ngram_fraction(n), None, _on(bound),
+                           too_high=f"duplicate_{n}_grams"))
+    rules += [
+        # 2. FineWeb quality
+        Bound(p + "line_punct_ratio", line_punct_ratio(stop_chars), _on(t.line_punct_thr), None,
+              "too_few_punctuated_lines"),
+        Bound(p + "duplicate_line_char_ratio", duplicate_line_char_ratio, None, MAX_DUPLICATE_LINE_CHAR_RATIO,
+              too_high="duplicate_line_chars"),
+        Bound(p + "newline_ratio", newline_ratio, None, _on(t.new_line_ratio), too_high="too_many_newlines"),
+        # 3. Gopher quality
+        Bound(p + "word_count", word_count, MIN_WORDS, MAX_WORDS, "too_few_words", "too_many_words"),
+        Bound(p + "mean_word_length", mean_word_length, _on(t.min_avg_word_length), _on(t.max_avg_word_length),
+              "mean_word_too_short", "mean_word_too_long"),
+        Bound(p + "hash_ratio", hash_ratio, None, MAX_SYMBOL_RATIO, too_high="too_many_hashes"),
+        Bound(p + "ellipsis_ratio", ellipsis_ratio, None, MAX_SYMBOL_RATIO, too_high="too_many_ellipses"),
+        Bound(p + "bullet_line_ratio", bullet_line_ratio, None, MAX_BULLET_LINE_RATIO,
+              too_high="too_many_bullet_lines"),
+        Bound(p + "ellipsis_line_ratio", ellipsis_line_ratio, None, MAX_ELLIPSIS_LINE_RATIO,
+              too_high="too_many_ellipsis_lines"),
+        Bound(p + "alpha_token_ratio", alpha_token_ratio, _on(t.max_non_alpha_words_ratio), None,
+              "too_few_alphabetic_words"),
+        Bound(p + "stop_word_count", stop_word_count(t.stopwords), MIN_STOP_WORDS if t.stopwords else None, None,
+              "too_few_stop_words"),
+    ]
+    return rules
+
+
+class Fineweb2Quality:
+    """FineWeb-2's filters with the thresholds of each document's language-script pair."""
+
+    name = STAGE
+
+    def __init__(self, config: Fineweb2Config = Fineweb2Config(), cache: AnalysisCache | None = None) -> None:
+        self.config = config
+        self.cache = cache or AnalysisCache()
+        self.table: Fineweb2Table = load_table(config.configs)
+        self._stop_chars = tuple(self.table.sentence_terminal)
+        self._sets: dict[str, QualityRuleSet] = {}
+        self.fallback: str | None = None
+        if config.fallback is not None:
+            if config.fallback in self.table.pairs:
+                self.fallback = config.fallback
+            else:  # a fallback read from the shipped table when the folder lacks it
+                shipped = load_table(None)
+                if config.fallback not in shipped.pairs:
+                    raise ConfigError(f"quality.fineweb2.fallback: no FineWeb-2 config {config.fallback!r}")
+                self.fallback = config.fallback
+                self._sets[config.fallback] = self._rule_set(shipped.pairs[config.fallback])
+
+    def _rule_set(self, thresholds: LanguageThresholds) -> QualityRuleSet:
+        return QualityRuleSet(STAGE, fineweb2_rules(thresholds, self._stop_chars), self.cache)
+
+    def pair(self, doc: Document, analysis: TextAnalysis) -> str | None:
+        """The config this document is judged by (None: not judged)."""
+        script = doc.annotations.get("lang.script") or analysis.script.code
+        return config_key(analysis.language, str(script), self.table.pairs) or self.fallback
+
+    def evaluate(self, doc: Document) -> Evaluation:
+        analysis = self.cache.get(doc)
+        key = self.pair(doc, analysis)
+        if key is None:
+            return Evaluation({"quality.fineweb2.config": "none"}, [])
+        rules = self._sets.get(key)
+        if rules is None:
+            rules = self._sets[key] = self._rule_set(self.table.pairs[key])
+        evaluation = rules.evaluate(doc)
+        return Evaluation({"quality.fineweb2.config": key, **evaluation.annotations}, evaluation.drops)
+
+    def check_all(self, doc: Document) -> list[Drop]:
+        return self.evaluate(doc).drops
+
+    def check(self, doc: Document) -> Drop | None:
+        drops = self.check_all(doc)
+        return drops[0] if drops else None
