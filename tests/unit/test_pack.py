@@ -95,12 +95,21 @@ def test_npy_and_small_files_and_a_validation_split_by_document(tmp_path, llama2
 
 
 def test_a_weighted_mix_to_a_budget_holds_its_shares(tmp_path, llama2):
-    a, b = dataset(tmp_path, "a", 150), dataset(tmp_path, "b", 150, lang_word="a")
-    budget = 2000
+    a, b = dataset(tmp_path, "a", 600), dataset(tmp_path, "b", 600, lang_word="a")
+    budget = 20_000  # documents of ~35 tokens: the 1% below the budget is well above one document
     manifest = pack([f"{a}=0.7", f"{b}=0.3"], tmp_path / "mix", PackOptions(max_tokens=budget, seed=5))
     packed = [d["packed_tokens"] for d in manifest["datasets"]]
     total = sum(packed)
-    assert 0.99 * budget <= total <= budget
+    assert 0.99 * budget <= total <= budget and [d["target_tokens"] for d in manifest["datasets"]] == [14_000, 6_000]
+    # whole documents are packed, so a dataset stops short of its target by less than the shortest
+    # document it left out (every document is tried in key order): the fill is as tight as documents allow
+    import pyarrow.parquet as pq
+
+    taken = {(row["dataset"], row["id"]) for row in pq.read_table(tmp_path / "mix" / "train" / "provenance.parquet")
+             .to_pylist()}
+    for ds, fact, got in zip((a, b), manifest["datasets"], packed, strict=True):
+        left_out = [len(seq) for i, seq in expected_sequences(ds, llama2).items() if (str(ds), i) not in taken]
+        assert 0 < len(left_out) < 600 and 0 <= fact["target_tokens"] - got < min(left_out)
     assert abs(packed[0] / total - 0.7) <= 0.02
     with pytest.raises(ConfigError, match="has .* tokens, but its share"):
         pack([f"{a}=0.9", f"{b}=0.1"], tmp_path / "big", PackOptions(max_tokens=10 * manifest["datasets"][0]["tokens"]))
