@@ -1,5 +1,6 @@
-"""Line-bomb bounds stop the input that is a bomb, counted and named, and nothing else: the other
-inputs are read whole and the build finishes with counts that reconcile."""
+"""Line-bomb bounds act on the input that is a bomb, counted and named, and nothing else (a JSON Lines
+bomb is skipped, an archive's stops it): the other inputs are read whole and the build finishes with
+counts that reconcile."""
 
 from __future__ import annotations
 

@@ -184,7 +184,7 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
     # (`text_mass` counts posts written with <br>: it protects a box from weak class words only; a
     # site <header> or a form with address lines is not a standfirst)
     verdicts: dict[str, tuple[bool, bool, bool, bool, bool]] = {}
-    group_mass: dict[tuple[int, str, str], int] = {}  # class names repeat: match each once
+    group_mass: dict[int, dict[tuple[str, str], int]] = {}  # parent -> (tag, first class) -> mass
     by_raw: dict[str, str | Literal[False]] = {}  # attribute text -> False (hidden or a furniture role) or its class_id
     ticks = 0
     for node in doc.nodes[1:]:
@@ -256,7 +256,8 @@ def _first_class(node: Node) -> str:
     return names[0] if names else ""
 
 
-def _sibling_group_mass(node: Node, parent: Node, mass: list[int], cache: dict[tuple[int, str, str], int]) -> int:
+def _sibling_group_mass(node: Node, parent: Node, mass: list[int],
+                        cache: dict[int, dict[tuple[str, str], int]]) -> int:
     """Paragraph mass of `node` and its siblings of the same tag and first class name: an article
     cut into sections that each carry a furniture word is content as a whole, though no section
     alone holds enough text to be protected. (Only counted inside a container that names itself
@@ -264,15 +265,18 @@ def _sibling_group_mass(node: Node, parent: Node, mass: list[int], cache: dict[t
     first = _first_class(node)
     if not first:
         return 0
-    key = (parent.index, node.tag, first)
-    total = cache.get(key)
-    if total is None:
-        total = 0
+    groups = cache.get(parent.index)
+    if groups is None:
+        # every group of the parent's children in one pass: a page of thousands of boxes with
+        # thousands of distinct first class names would otherwise rescan the siblings per name
+        groups = cache[parent.index] = {}
         for c in parent.children:
-            if c.__class__ is Node and c.tag == node.tag and c.raw_attrs and _first_class(c) == first:
-                total += mass[c.index]
-        cache[key] = total
-    return total
+            if c.__class__ is Node and c.raw_attrs:
+                c_first = _first_class(c)
+                if c_first:
+                    key = (c.tag, c_first)
+                    groups[key] = groups.get(key, 0) + mass[c.index]
+    return groups.get((node.tag, first), 0)
 
 
 def mark_article_cards(doc: HtmlDocument) -> None:

@@ -34,8 +34,9 @@ class InputConfig:
     )
     max_bad_lines_per_input: int | None = setting(
         100_000,
-        "stop reading one input file after this many malformed records and empty lines (a line bomb: a small "
-        "compressed file of a billion blank or junk lines), counted as malformed/too_many_bad_lines",
+        "malformed records and empty lines of one input reported one by one; past it, each run of bad lines (a line "
+        "bomb: a small compressed file of a billion blank or junk lines) is skipped and counted once as "
+        "malformed/too_many_bad_lines, and JSON Lines reading resumes at the next record (web archives stop)",
     )
     max_work_bytes_per_input_byte: float | None = setting(
         200.0,

@@ -50,6 +50,52 @@ def _read_line(stream: BinaryIO, limit: int) -> tuple[bytes, int, bool]:
             return b"", consumed, True
 
 
+def _record_start(buf: bytes, window: int) -> int:
+    """The start of the first line in `buf[:window]` (which starts at a line start) that can be a
+    record, a JSON object after JSON whitespace; -1 if none. Searched by the object's `{` (memchr
+    speed: a line without one costs nothing), then checked for what precedes it on its line."""
+    pos = 0
+    while True:
+        brace = buf.find(b"{", pos, window)
+        if brace < 0:
+            return -1
+        line_start = buf.rfind(b"\n", 0, brace) + 1
+        if not buf[line_start:brace].strip(b" \t\r"):
+            return line_start
+        pos = buf.find(b"\n", brace, window) + 1
+        if not pos:
+            return -1
+
+
+def _skip_to_record(stream: BinaryIO, offset: int, end: int | None, max_record_bytes: int) -> tuple[int, int]:
+    """Consume the lines from `offset` (a line start) up to the next that starts like a JSON object,
+    the end of the stream or of the range [.., end); (bytes, lines) consumed. A line is skipped by
+    a search over the buffered bytes, so a billion blank or junk lines cost memory-speed reading."""
+    consumed = lines = 0
+    while end is None or offset + consumed < end:
+        buf = stream.peek(_CHUNK)  # type: ignore[attr-defined]
+        if not buf:
+            break
+        window = len(buf) if end is None else min(len(buf), end - offset - consumed)
+        found = _record_start(buf, window)
+        if found >= 0:
+            if found:
+                stream.read(found)
+                consumed += found
+                lines += buf.count(b"\n", 0, found)
+            break
+        cut = buf.rfind(b"\n", 0, window) + 1
+        if cut:
+            stream.read(cut)
+            consumed += cut
+            lines += buf.count(b"\n", 0, cut)
+        else:  # one line longer than the buffer: consumed to its end without being kept
+            _, size, _ = _read_line(stream, max_record_bytes)
+            consumed += size
+            lines += 1
+    return consumed, lines
+
+
 def _skip_partial_first_line(stream: BinaryIO, start: int) -> int:
     """Position a byte-range reader on the first line that starts inside the range."""
     if start == 0:
@@ -112,19 +158,46 @@ def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
         end = partition.end
         cap = config.max_bad_lines_per_input
         bad_lines = 0
+        # past the cap, bad lines are not reported one by one: each run of them (a burst) is skipped
+        # and reported once, located at its first line, and reading resumes at the next record
+        burst_lines = 0
+        burst_at = ""
         notes: set[str] = set()
         index = 0
         line_no = 0
         any_line = False
         while end is None or offset < end:
+            if cap is not None and bad_lines >= cap:
+                try:
+                    skipped_bytes, skipped_lines = _skip_to_record(stream, offset, end, config.max_record_bytes)
+                except (EOFError, OSError) as exc:
+                    yield from _burst(burst_at, burst_lines, cap)
+                    yield Malformed("truncated_input", locate(offset, line_no + 1), str(exc) or type(exc).__name__)
+                    return
+                except Exception as exc:  # noqa: BLE001 - a codec's own error (zstandard.ZstdError: corrupt frame)
+                    yield from _burst(burst_at, burst_lines, cap)
+                    yield Malformed("corrupt_input", locate(offset, line_no + 1), f"{type(exc).__name__}: {exc}")
+                    return
+                if skipped_lines:
+                    if not burst_lines:
+                        burst_at = locate(offset, line_no + 1)
+                    any_line = True
+                    burst_lines += skipped_lines
+                    bad_lines += skipped_lines
+                    offset += skipped_bytes
+                    line_no += skipped_lines
+                    if end is not None and offset >= end:
+                        break
             line_start = offset
             try:
                 line, size, too_large = _read_line(stream, config.max_record_bytes)
             except (EOFError, OSError) as exc:
                 # truncated gzip/zstd: keep what was read, report where the stream broke
+                yield from _burst(burst_at, burst_lines, cap)
                 yield Malformed("truncated_input", locate(line_start, line_no + 1), str(exc) or type(exc).__name__)
                 return
             except Exception as exc:  # noqa: BLE001 - a codec's own error (zstandard.ZstdError: corrupt frame)
+                yield from _burst(burst_at, burst_lines, cap)
                 yield Malformed("corrupt_input", locate(line_start, line_no + 1), f"{type(exc).__name__}: {exc}")
                 return
             if size == 0:
@@ -147,34 +220,41 @@ def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
             any_line = True
             offset += size
             line_no += 1
-            if cap is not None and bad_lines >= cap:
-                yield Malformed(
-                    "too_many_bad_lines", locate(line_start, line_no),
-                    f"stopped reading this input after {bad_lines} malformed records and empty lines "
-                    f"(input.max_bad_lines_per_input = {cap}): a line bomb, or not JSON Lines",
-                )
-                return
-            if too_large:
+            over_cap = cap is not None and bad_lines >= cap
+            if too_large or not line.strip():
                 bad_lines += 1
-                yield Malformed(
-                    "too_large", locate(line_start, line_no), f"line of {size} bytes exceeds {config.max_record_bytes}"
-                )
-                index += 1
-                continue
-            if not line.strip():
-                bad_lines += 1
-                yield Event("empty_line", locate(line_start, line_no))
+                if over_cap:
+                    if not burst_lines:
+                        burst_at = locate(line_start, line_no)
+                    burst_lines += 1
+                    index += too_large
+                elif too_large:
+                    yield Malformed(
+                        "too_large", locate(line_start, line_no),
+                        f"line of {size} bytes exceeds {config.max_record_bytes}",
+                    )
+                    index += 1
+                else:
+                    yield Event("empty_line", locate(line_start, line_no))
                 continue
             notes.clear()
             item, invalid_utf8 = parse_record(line, "", config, notes)
+            if isinstance(item, Malformed):
+                bad_lines += 1
+                if over_cap:
+                    if not burst_lines:
+                        burst_at = locate(line_start, line_no)
+                    burst_lines += 1
+                    index += 1
+                    continue
+            yield from _burst(burst_at, burst_lines, cap)
+            burst_lines = 0
             if invalid_utf8:
                 yield Event("invalid_utf8", locate(line_start, line_no), "undecodable bytes replaced")
             for note in sorted(notes):
                 yield Event(
                     note, locate(line_start, line_no), "written as null" if note == NON_FINITE else "replaced by U+FFFD"
                 )
-            if isinstance(item, Malformed):
-                bad_lines += 1
             if isinstance(item, Document):
                 item.ordinal = make_ordinal(partition.index, index)
                 # the byte offset, not the line number: it is the same however the file is split
@@ -184,8 +264,20 @@ def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
                 item = replace(item, location=locate(line_start, line_no))
             index += 1
             yield item
+        yield from _burst(burst_at, burst_lines, cap)
         if not any_line and partition.start == 0:
             yield Event("empty_file", path, "no records")
+
+
+def _burst(location: str, lines: int, cap: int | None) -> Iterator[Malformed]:
+    """One `too_many_bad_lines` for a run of `lines` bad lines skipped past the cap (none if empty)."""
+    if lines:
+        yield Malformed(
+            "too_many_bad_lines", location,
+            f"skipped {lines} malformed records and empty lines from here, past "
+            f"input.max_bad_lines_per_input = {cap} (a line bomb, or not JSON Lines); reading resumed at the "
+            "next record",
+        )
 
 
 def parse_record(

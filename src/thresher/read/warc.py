@@ -174,7 +174,10 @@ class RecordReader:
             yield item
         yield from self._problems()
         if s.truncated_member is not None and not truncated_reported:
-            yield Event("truncated_gzip", f"{self.path}@{s.truncated_member}", "the file ends inside a gzip member")
+            if s.zstd:
+                yield Event("truncated_zstd", f"{self.path}@{s.truncated_member}", "the file ends inside a zstd frame")
+            else:
+                yield Event("truncated_gzip", f"{self.path}@{s.truncated_member}", "the file ends inside a gzip member")
 
     def _read_block(self, start: int, length: int) -> tuple[bytes | None, Malformed | None]:
         """The block of `length` bytes, or None when over the cap (skipped unread)."""
@@ -352,7 +355,13 @@ def iter_records(
         except OSError as exc:
             yield Malformed("unreadable_file", path, exc.strerror or str(exc))
             return
-        if not stream.gzip:
+        if stream.zstd_missing:
+            yield Malformed(
+                "unsupported_compression", path, "reading a .warc.zst archive needs the zstd extra: pip install "
+                "'thresher[zstd]'",
+            )
+            return
+        if not (stream.gzip or stream.zstd):
             kind = other_compression(stream.peek(8))
             if kind is not None:
                 yield Malformed(

@@ -1,10 +1,13 @@
-"""The byte stream under the archive reader: undoes gzip and remembers where every byte came from.
+"""The byte stream under the archive reader: undoes gzip or zstd and remembers where every byte came from.
 
 An archive is read as one logical stream of uncompressed bytes. For a gzip file that stream is the
 concatenation of its members, and every logical position maps back to (file offset of the member
 that holds it, offset inside the decompressed member). With one member per record (the usual
 layout) the record starts at inner offset 0, and the member offset alone locates it; with one
-member for the whole file the inner offset does.
+member for the whole file the inner offset does. A zstd file (`.warc.zst`) is read the same way with
+frames for members: one frame per record or one for the whole file. Skippable frames are passed
+over; one at the start of the file with magic 0x184D2A5D holds the dictionary the frames were
+compressed with (zstd-compressed itself or not), as the IIPC's `.warc.zst` proposal lays it out.
 
 Damage never stops the stream: bytes between members that are not gzip are skipped to the next
 member header, a member that fails to decompress is abandoned at the failure and reading goes on at
@@ -19,9 +22,14 @@ from __future__ import annotations
 import bisect
 import re
 import zlib
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_ZSTD_DICT_MAGIC = b"\x5d\x2a\x4d\x18"
+# compressed bytes fed to zstd at a time: its output is not capped per call, and a block of 4 bytes
+# can stand for 128 KiB (RLE), so the window bounds one call's output to 64 MiB
+_ZSTD_WINDOW = 1 << 11
 _CHUNK = 1 << 16
 _OUT_CHUNK = 1 << 20
 _IN_WINDOW = 1 << 14
@@ -41,6 +49,19 @@ def other_compression(head: bytes) -> str | None:
     return None
 
 
+def _is_zstd_skippable(data: bytes, at: int) -> bool:
+    """A skippable zstd frame starts at `at` (magic 0x184D2A50 to 0x184D2A5F, little-endian)."""
+    return len(data) - at >= 4 and data[at] & 0xF0 == 0x50 and data[at + 1:at + 4] == b"\x2a\x4d\x18"
+
+
+def _zstandard() -> Any:
+    try:
+        import zstandard
+    except ImportError:
+        return None
+    return zstandard
+
+
 _BLANK_RUN = re.compile(rb"[\r\n]*")  # a character class: matched at C speed (a group is ~200x slower)
 
 
@@ -53,6 +74,15 @@ class ArchiveStream:
         self.start = start
         head = self._raw_read_peek()
         self.gzip = head.startswith(GZIP_MAGIC[:2])
+        zstd_head = head.startswith(ZSTD_MAGIC) or _is_zstd_skippable(head, 0)
+        self._zstandard: Any = _zstandard() if zstd_head else None
+        self.zstd = self._zstandard is not None
+        # a zstd archive and no zstandard to read it: the reader says which extra to install
+        self.zstd_missing = zstd_head and not self.zstd
+        self._zdctx: Any = None
+        self._zdec: Any = None
+        if self._zstandard is not None:
+            self._zdctx = self._zstandard.ZstdDecompressor(dict_data=self._zstd_dictionary(head))
         self.problems: list[tuple[str, int, str]] = []
         self.truncated_member: int | None = None  # file offset of a gzip member cut off by the end of file
         self.at_gap = False
@@ -96,14 +126,44 @@ class ArchiveStream:
         self._ci += n
         self._cpos += n
 
+    def _zstd_dictionary(self, head: bytes) -> Any:
+        """The dictionary in the skippable frame (magic 0x184D2A5D) that opens the file, read from
+        the file's start whatever offset this stream was opened at; None when there is none."""
+        if self.start:
+            position = self.raw.tell()
+            self.raw.seek(0)
+            first = self.raw.read(8)
+        else:
+            first = head[:8]
+        if len(first) < 8 or not first.startswith(_ZSTD_DICT_MAGIC):
+            return None
+        size = int.from_bytes(first[4:8], "little")
+        if self.start:
+            data = self.raw.read(size)
+            self.raw.seek(position)
+        else:
+            data = head[8:8 + size]
+            if len(data) < size:
+                self.raw.seek(8)
+                data = self.raw.read(size)
+                self.raw.seek(self.start + len(head))
+        if data.startswith(ZSTD_MAGIC):  # a compressed dictionary
+            try:
+                data = self._zstandard.ZstdDecompressor().decompressobj().decompress(data)
+            except self._zstandard.ZstdError:
+                return None  # a damaged dictionary: the frames that need it are reported as bad_zstd
+        return self._zstandard.ZstdCompressionDict(data)
+
     def _skip_to_member(self, reason: str, region_start: int, detail: str) -> None:
-        """Drop compressed bytes up to the next gzip member header, recording the region skipped."""
+        """Drop compressed bytes up to the next gzip member (or zstd frame) header, recording the
+        region skipped."""
+        magic = ZSTD_MAGIC if self.zstd else GZIP_MAGIC
         while True:
-            i = self._cbuf.find(GZIP_MAGIC, self._ci)
+            i = self._cbuf.find(magic, self._ci)
             if i >= 0:
                 self._advance_c(i - self._ci)
                 break
-            keep = min(self._cavail(), len(GZIP_MAGIC) - 1)
+            keep = min(self._cavail(), len(magic) - 1)
             self._advance_c(self._cavail() - keep)
             if not self._fill_cbuf():
                 self._advance_c(self._cavail())
@@ -114,6 +174,8 @@ class ArchiveStream:
 
     def _next_chunk(self) -> bytes | None:
         """The next piece of uncompressed data; None at the end of the file or at a new gap."""
+        if self.zstd:
+            return self._next_zstd_chunk()
         if not self.gzip:
             if self._cavail():
                 data, self._cbuf, self._ci = self._cbuf[self._ci:], b"", 0
@@ -162,6 +224,61 @@ class ArchiveStream:
                 self._logical_end += len(out)
                 return out
 
+    def _next_zstd_chunk(self) -> bytes | None:
+        """`_next_chunk` for zstd: frames for gzip members, the same bookkeeping and recovery."""
+        while True:
+            if self._zdec is None:
+                if self._cavail() < 8:
+                    self._fill_cbuf()
+                if not self._cavail():
+                    return None
+                if _is_zstd_skippable(self._cbuf, self._ci):
+                    if self._cavail() < 8:
+                        self._advance_c(self._cavail())
+                        continue
+                    size = int.from_bytes(self._cbuf[self._ci + 4:self._ci + 8], "little")
+                    self._skip_c(8 + size)  # a dictionary (already loaded) or the writer's own data
+                    continue
+                if not self._cbuf.startswith(ZSTD_MAGIC, self._ci):
+                    self._skip_to_member("not_zstd", self._cpos, "bytes that are not a zstd frame")
+                    continue
+                self._zdec = self._zdctx.decompressobj()
+                self._member_off = self._cpos
+                self._member_starts.append(self._logical_end)
+                self._member_offsets.append(self._cpos)
+            if not self._cavail() and not self._fill_cbuf():
+                # the file ends inside this frame
+                self.truncated_member = self._member_off
+                self._zdec = None
+                return None
+            window = self._cbuf[self._ci:self._ci + _ZSTD_WINDOW]
+            try:
+                out: bytes = self._zdec.decompress(window)
+            except self._zstandard.ZstdError as exc:
+                self._zdec = None
+                if self._cpos == self._member_off:
+                    self._advance_c(1)  # do not find this frame's own header again
+                self._skip_to_member("bad_zstd", self._member_off, f"zstd frame does not decompress ({exc})")
+                self.at_gap = True
+                return None
+            rest = 0
+            if self._zdec.eof:
+                rest = len(self._zdec.unused_data)
+                self._zdec = None
+            self._advance_c(len(window) - rest)
+            if out:
+                self._logical_end += len(out)
+                return out
+
+    def _skip_c(self, n: int) -> None:
+        """Pass over `n` compressed bytes (fewer at the end of the file)."""
+        while n > 0:
+            if not self._cavail() and not self._fill_cbuf():
+                return
+            take = min(n, self._cavail())
+            self._advance_c(take)
+            n -= take
+
     def _cview(self) -> memoryview:
         if self._view_of is not self._cbuf:
             self._view, self._view_of = memoryview(self._cbuf), self._cbuf
@@ -197,7 +314,7 @@ class ArchiveStream:
     def locate(self, logical: int) -> tuple[int, int]:
         """(file offset, inner offset) of a logical position: the member that holds it and the offset
         inside it, or the file offset and 0 for an uncompressed file."""
-        if not self.gzip:
+        if not (self.gzip or self.zstd):
             return self.start + logical, 0
         i = bisect.bisect_right(self._member_starts, logical) - 1
         if i < 0:
