@@ -149,3 +149,119 @@ def test_the_cli_packs(tmp_path, llama2, capsys):
     assert manifest["splits"]["train"]["sequences"] == 10
     assert "train: 10 sequences" in capsys.readouterr().err
     assert (tmp_path / "p" / "README.md").read_text().startswith("# Tokenized training files")
+
+
+def packed_documents(out: Path, split: str = "train") -> list[list[int]]:
+    """The sequences of a split in order, as the provenance sidecar lists them (by the pack's files)."""
+    import pyarrow.parquet as pq
+
+    return [row["tokens"] for row in pq.read_table(out / split / "provenance.parquet").to_pylist()]
+
+
+def test_datatrove_files_are_tokens_with_uint64_document_ends(tmp_path, llama2):
+    import numpy as np
+
+    ds = dataset(tmp_path, "a", 50)
+    manifest = pack([str(ds)], tmp_path / "p", PackOptions(format="datatrove", seed=2, file_tokens=700))
+    expected = expected_sequences(ds, llama2)
+    paths = [f["path"] for f in manifest["splits"]["train"]["files"]]
+    assert paths[:3] == ["train/part-00000.ds", "train/part-00000.ds.index", "train/part-00000.ds.metadata"]
+    seqs = []
+    for name in sorted(p for p in paths if p.endswith(".ds")):
+        tokens = np.fromfile(tmp_path / "p" / name, dtype="<u2")
+        ends = np.fromfile(tmp_path / "p" / f"{name}.index", dtype="<u8")
+        assert ends[-1] == len(tokens) and np.all(np.diff(ends) > 0)
+        seqs += [list(map(int, tokens[a:b])) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+        meta = (tmp_path / "p" / f"{name}.metadata").read_text().splitlines()
+        assert meta[:2] == ["llama2|2", str(len(tokens))]
+    assert len(paths) > 3  # 700 tokens a file: several files
+    assert sorted(map(tuple, seqs)) == sorted(map(tuple, expected.values()))
+    ids = [r["id"] for r in read_shards(ds)]
+    import pyarrow.parquet as pq
+
+    order = [row["id"] for row in pq.read_table(tmp_path / "p" / "train" / "provenance.parquet").to_pylist()]
+    assert [expected[i] for i in order] == seqs and order != ids  # shuffled, and the sidecar names each one
+
+
+def test_datatrove_files_read_back_with_datatroves_folder_dataset(tmp_path, llama2):
+    dt = pytest.importorskip("datatrove.utils.dataset", reason="datatrove (the pack-readers extra) is not installed")
+    import torch
+
+    ds = dataset(tmp_path, "a", 40)
+    pack([str(ds)], tmp_path / "p", PackOptions(format="datatrove", seed=7))
+    expected = packed_documents(tmp_path / "p")
+    total = sum(expected)
+    # one window of the whole file: the reader's tokens, and its positions restart where the .index says
+    folder = dt.DatatroveFolderDataset(str(tmp_path / "p" / "train"), seq_len=total - 1, return_positions=True)
+    assert len(folder) == 1
+    item = folder[0]
+    tokens, positions = item["input_ids"].tolist(), item["positions"]
+    starts = torch.nonzero(positions == 0).flatten().tolist() + [total]
+    got = [tokens[a:b] for a, b in zip(starts[:-1], starts[1:], strict=True)]
+    assert [len(s) for s in got] == expected
+    assert all(s[-1] == llama2.eos_id for s in got)
+    assert sorted(map(tuple, got)) == sorted(map(tuple, expected_sequences(ds, llama2).values()))
+
+
+def read_mds(split: Path) -> list[list[int]]:
+    """The `tokens` column of every sample, read from `index.json` and the shards by the MDS layout
+    (mosaicml-streaming's `MDSWriter`): a uint32 sample count, uint32 offsets, then each sample's
+    uint32 size and its ndarray encoding (a shape byte, the length, the values)."""
+    import numpy as np
+
+    index = json.loads((split / "index.json").read_text())
+    assert index["version"] == 2
+    samples = []
+    for shard in index["shards"]:
+        assert shard["format"] == "mds" and shard["column_names"] == ["tokens"]
+        dtype = shard["column_encodings"][0].split(":")[1]
+        blob = (split / shard["raw_data"]["basename"]).read_bytes()
+        assert len(blob) == shard["raw_data"]["bytes"]
+        n = int(np.frombuffer(blob[:4], np.uint32)[0])
+        assert n == shard["samples"]
+        offsets = np.frombuffer(blob[4:4 + 4 * (n + 1)], np.uint32)
+        assert offsets[-1] == len(blob)
+        for a, b in zip(offsets[:-1], offsets[1:], strict=True):
+            size = int(np.frombuffer(blob[a:a + 4], np.uint32)[0])
+            assert size == b - a - 4
+            shape_byte = blob[a + 4]
+            assert shape_byte >> 2 == 1  # one dimension
+            shape_dtype = ("uint8", "uint16", "uint32", "uint64")[shape_byte & 3]
+            width = np.dtype(shape_dtype).itemsize
+            length = int(np.frombuffer(blob[a + 5:a + 5 + width], shape_dtype)[0])
+            values = np.frombuffer(blob[a + 5 + width:b], dtype)
+            assert len(values) == length
+            samples.append(list(map(int, values)))
+    return samples
+
+
+def test_mds_shards_and_index_hold_every_document_once_in_the_packed_order(tmp_path, llama2):
+    ds = dataset(tmp_path, "a", 50)
+    # long documents too: a length of 256 or more takes a uint16 shape
+    long = write_jsonl(tmp_path / "long.jsonl", [{"url": f"https://long.example/{i}",
+                                                  "text": " ".join(f"{WORDS[j % 10]}{j}" for j in range(150 * i))}
+                                                 for i in range(1, 4)])
+    build([str(long)], tmp_path / "long", local_config(dedup={"near": {"method": None}}))
+    manifest = pack([str(ds), str(tmp_path / "long")], tmp_path / "p",
+                    PackOptions(format="mds", seed=2, file_tokens=900, validation_fraction=0.2))
+    for split in ("train", "validation"):
+        paths = [f["path"] for f in manifest["splits"][split]["files"]]
+        assert paths[-2:] == [f"{split}/index.json", f"{split}/provenance.parquet"]
+        assert paths[0] == f"{split}/part-00000.mds"
+    assert len(manifest["splits"]["train"]["files"]) > 3
+    got = read_mds(tmp_path / "p" / "train") + read_mds(tmp_path / "p" / "validation")
+    assert [len(s) for s in got] == packed_documents(tmp_path / "p") + packed_documents(tmp_path / "p", "validation")
+    expected = {**expected_sequences(ds, llama2), **expected_sequences(tmp_path / "long", llama2)}
+    assert max(map(len, got)) >= 256
+    assert sorted(map(tuple, got)) == sorted(map(tuple, expected.values()))
+
+
+def test_mds_files_read_back_with_mosaicml_streaming(tmp_path, llama2):
+    streaming = pytest.importorskip("streaming", reason="mosaicml-streaming (the pack-readers-mds extra) is not "
+                                    "installed; it pins numpy<2.2 and transformers<5, so it lives in a side venv")
+    ds = dataset(tmp_path, "a", 30)
+    pack([str(ds)], tmp_path / "p", PackOptions(format="mds", seed=3, file_tokens=400))
+    data = streaming.StreamingDataset(local=str(tmp_path / "p" / "train"), shuffle=False, batch_size=1)
+    got = [list(map(int, data[i]["tokens"])) for i in range(len(data))]
+    assert got == read_mds(tmp_path / "p" / "train")
+    assert sorted(map(tuple, got)) == sorted(map(tuple, expected_sequences(ds, llama2).values()))

@@ -3,7 +3,9 @@
 Every kept document becomes its tokens followed by the tokenizer's end-of-sequence id, in one global
 order fixed by `--seed`; with weights and `--max-tokens` each dataset takes its share of the budget.
 Formats: `megatron` (`.bin`/`.idx` for megatron-core's IndexedDataset), `npy` (flat tokens + document
-offsets). A Parquet sidecar per split maps each sequence to its document and archive record.
+offsets), `datatrove` (`.ds` + `.ds.index` for datatrove's DatatroveFolderDataset), `mds` (shards +
+`index.json` for mosaicml-streaming's StreamingDataset). A Parquet sidecar per split maps each
+sequence to its document and archive record.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("datasets", nargs="+", metavar="DATASET[=WEIGHT]", help="built dataset folders, each with a weight")
     p.add_argument("-o", "--output", required=True, help="output folder")
     p.add_argument("--tokenizer", default="llama2", help="llama2, or the path of a tokenizer.json (default: llama2)")
-    p.add_argument("--format", default="megatron", choices=["megatron", "npy"], help="token file format")
+    from thresher.pack.formats import WRITERS
+
+    p.add_argument("--format", default="megatron", choices=list(WRITERS), help="token file format")
     p.add_argument("--seed", type=int, default=0, help="fixes the document order and the validation draw")
     p.add_argument("--max-tokens", type=token_count, default=None,
                    help="token budget over all datasets, split by weight (1000000, 1e9 or 1_000_000)")

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.core.errors import ConfigError
-from thresher.pack.formats import WRITERS, WrittenFile, open_writer, token_typecode
+from thresher.pack.formats import WRITERS, WrittenFile, finish_split, open_writer, token_typecode
 from thresher.pack.mix import Source, parse_sources, plan_targets
 from thresher.pack.tokenizer import PackTokenizer, load_tokenizer
 from thresher.write.atomic import atomic_open, write_work_json
@@ -69,6 +69,7 @@ class SplitFiles:
     fmt: str
     typecode: str
     file_tokens: int
+    tokenizer: str = ""  # its name, where the format records it
     writer: Any = None
     index: int = 0
     tokens_in_file: int = 0
@@ -80,13 +81,14 @@ class SplitFiles:
         return f"{self.name}/part-{self.index:05d}"
 
     def add(self, tokens: array[int]) -> str:
-        if self.writer is not None and self.tokens_in_file and self.tokens_in_file + len(tokens) > self.file_tokens:
+        if self.writer is not None and self.tokens_in_file and (
+                self.tokens_in_file + len(tokens) > self.file_tokens or not self.writer.fits(len(tokens))):
             self.files += self.writer.close()
             self.writer = None
             self.index += 1
             self.tokens_in_file = 0
         if self.writer is None:
-            self.writer = open_writer(self.fmt, self.root, self.current_name(), self.typecode)
+            self.writer = open_writer(self.fmt, self.root, self.current_name(), self.typecode, self.tokenizer)
         self.writer.add(tokens)
         self.tokens_in_file += len(tokens)
         self.sequences += 1
@@ -97,7 +99,7 @@ class SplitFiles:
         if self.writer is not None:
             self.files += self.writer.close()
             self.writer = None
-        return self.files
+        return self.files + finish_split(self.fmt, self.root, self.name, self.files, self.typecode)
 
 
 def _key(seed: int, dataset: int, epoch: int, doc_id: str) -> bytes:
@@ -212,7 +214,7 @@ def pack(
     # 3. write in key order
     typecode = token_typecode(tokenizer.vocab_size, options.format)
     threshold = int(options.validation_fraction * (1 << 64))
-    splits = {name: SplitFiles(name, out, options.format, typecode, options.file_tokens)
+    splits = {name: SplitFiles(name, out, options.format, typecode, options.file_tokens, tokenizer.name)
               for name in ("train", "validation")}
     taken = [0] * len(sources)
     taken_docs = [0] * len(sources)
