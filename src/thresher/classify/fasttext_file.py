@@ -34,6 +34,7 @@ MAGIC = 793712314
 VERSIONS = (11, 12)
 LOSSES = {1: "hs", 2: "ns", 3: "softmax", 4: "ova"}
 MODELS = {1: "cbow", 2: "skipgram", 3: "supervised"}
+MAX_VALUES = 1 << 40  # a count beyond any real model's: the file is not one (below it, a short file is truncated)
 KSUB = 256  # centroids per sub-quantizer (8-bit codes)
 _ARGS = struct.Struct("<12id")
 _DICT = struct.Struct("<3i2q")
@@ -128,7 +129,7 @@ def _quantizer(r: _Reader, np: Any) -> tuple[int, int, int, int, Any]:
 
 def _dense(r: _Reader, np: Any) -> Any:
     m, n = r.unpack(struct.Struct("<2q"))
-    if m < 0 or n <= 0 or m * n > len(r.buf):
+    if m < 0 or n <= 0 or m * n > MAX_VALUES:
         raise ModelFileError(f"{r.path}: not a fastText model (a matrix of {m} x {n})")
     return r.array(np, "<f4", m * n).reshape(m, n)
 
@@ -137,7 +138,7 @@ def _quantized(r: _Reader, np: Any) -> QuantizedMatrix:
     (qnorm,) = r.unpack(struct.Struct("<?"))
     m, n = r.unpack(struct.Struct("<2q"))
     (codesize,) = r.unpack(struct.Struct("<i"))
-    if m < 0 or n <= 0 or codesize < 0 or codesize > len(r.buf):
+    if m < 0 or n <= 0 or codesize < 0 or m * n > MAX_VALUES:
         raise ModelFileError(f"{r.path}: not a fastText model (a quantized matrix of {m} x {n})")
     codes = r.array(np, "u1", codesize)
     dim, nsubq, dsub, lastdsub, table = _quantizer(r, np)
@@ -183,7 +184,7 @@ def read_fasttext(path: str) -> tuple[FastTextFile, Any]:
     if version == 11 and args.model == "supervised":  # fastText's own rule: no character n-grams then
         args = FastTextArgs(**{**{f: getattr(args, f) for f in FastTextArgs.__slots__}, "maxn": 0})
     size, nwords, nlabels, _ntokens, prune_size = r.unpack(_DICT)
-    if not 0 <= nwords <= size or nlabels != size - nwords or size > len(buf):
+    if not 0 <= nwords <= size or nlabels != size - nwords or size > MAX_VALUES:
         raise ModelFileError(f"{path}: not a fastText model (a dictionary of {size} entries, {nwords} words)")
     words: list[bytes] = []
     counts: list[int] = []

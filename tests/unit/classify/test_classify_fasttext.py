@@ -16,14 +16,14 @@ import pytest
 np = pytest.importorskip("numpy")
 pytest.importorskip("fasttext", reason="the fasttext package (extra fasttext-tests) checks the scores")
 
-from tests.conftest import shared_path  # noqa: E402
-from tests.unit.classify.fasttext_helpers import (  # noqa: E402
+from fasttext_helpers import (  # noqa: E402
     LIB_PATH_PARTS,
     edge_texts,
     reference_scores,
     synthetic_lines,
     train,
 )
+from tests.conftest import shared_path  # noqa: E402
 
 from thresher.classify.fasttext import FastTextModel, fnv1a, load_fasttext  # noqa: E402
 from thresher.classify.fasttext_file import QuantizedMatrix  # noqa: E402
