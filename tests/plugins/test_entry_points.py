@@ -212,7 +212,8 @@ def test_every_extension_kind_is_a_registry_with_its_own_entry_point_group():
     assert EXTRACTORS.names_so_far() == ["builtin", "trafilatura", "resiliparse"]
     assert ENGINES.names_so_far() == ["local", "pool", "ray"]
     assert ENCODERS.names_so_far() == ["wordllama", "minilm", "minilm-onnx", "stub"]
-    assert [kind_of(p).name for p in ("m.thc", "M.ONNX", "model.bin")] == ["thc", "onnx", "thc"]
+    assert [kind_of(p).name for p in ("m.thc", "M.ONNX", "model.bin", "lid.176.ftz", "model.dat")] == [
+        "thc", "onnx", "fasttext", "fasttext", "thc"]
     with pytest.raises(ConfigError, match="unknown encoder 'chargram'; known: minilm, minilm-onnx, stub, wordllama"):
         check_encoder("chargram", "cpu")
 

@@ -6,7 +6,9 @@ high enough on, and the bounds.
 
 A model given without `NAME=` is named after its file's stem. Its file name says its kind
 (`thresher.classify.kinds`): a path ending `.onnx` is a user's transformer model (the `onnx` extra),
-read with the `tokenizer.json` beside it or the one `--classifier-tokenizer NAME=PATH` names; a
+read with the `tokenizer.json` beside it or the one `--classifier-tokenizer NAME=PATH` names; a path
+ending `.bin` or `.ftz` is a fastText model, whose labels are named without fastText's `__label__`
+prefix (`--classifier-keep hq` and `--classifier-keep __label__hq` name the same label); a
 plugin's kind claims its own endings; any other file is a `.thc` model. A keep entry is `LABEL` (when one
 model runs) or `NAME:LABEL`; a model without a keep entry only annotates. A min-score entry is
 `SCORE` (every model) or `NAME:SCORE`. Whether the files exist and hold the labels is checked when
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
     from thresher.classify.kinds import ClassifierKind
 
 
+FASTTEXT_LABEL_PREFIX = "__label__"
+
+
 @dataclass(frozen=True, slots=True)
 class ClassifierPlan:
     name: str
@@ -38,8 +43,8 @@ class ClassifierPlan:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClassifyConfig:
     models: tuple[str, ...] | None = setting(
-        None, "classifier models (.thc) run on every document that passed the quality rules, NAME=PATH each "
-        "(comma-separated); writes classify.NAME.LABEL scores", flag="--classifier",
+        None, "classifier models (.thc, .onnx, fastText .bin/.ftz) run on every document that passed the quality "
+        "rules, NAME=PATH each (comma-separated); writes classify.NAME.LABEL scores", flag="--classifier",
     )
     keep: tuple[str, ...] | None = setting(
         None, "labels a document must score at least the min score on to be kept: LABEL, or NAME:LABEL with "
@@ -120,6 +125,8 @@ class ClassifyConfig:
             tokenizer = None
             if kinds[name].tokenizer:
                 tokenizer = tokenizers.get(name, str(PurePath(path).parent / "tokenizer.json"))
-            plans.append(ClassifierPlan(name, path, tuple(keep[name]), scores.get(name, default), tokenizer,
-                                        kinds[name].name))
+            labels = tuple(keep[name])
+            if kinds[name].name == "fasttext":
+                labels = tuple(label.removeprefix(FASTTEXT_LABEL_PREFIX) for label in labels)
+            plans.append(ClassifierPlan(name, path, labels, scores.get(name, default), tokenizer, kinds[name].name))
         return plans

@@ -6,8 +6,10 @@ the kind is loaded:
 
     load(path: str, *, tokenizer: str | None, max_len: int) -> ClassifierModel
 
-The built-ins are `thc` (thresher's own linear classifier, `thresher.classify.format`) and `onnx`
-(a user's transformer exported to ONNX, with its `tokenizer.json`; the `onnx` extra). A third-party
+The built-ins are `thc` (thresher's own linear classifier, `thresher.classify.format`), `onnx`
+(a user's transformer exported to ONNX, with its `tokenizer.json`; the `onnx` extra) and `fasttext`
+(a fastText supervised model, `.bin` or quantized `.ftz`, read by `thresher.classify.fasttext`; the
+`fasttext` extra). A third-party
 package adds a kind through an entry point in the `thresher.classifiers` group, naming a
 `ClassifierKind`; a model file whose name ends with one of its suffixes is then loaded by it. The
 model is chosen by its file name, as an input is by its own: a file that no kind claims is read as
@@ -57,19 +59,20 @@ def _check(obj: object) -> ClassifierKind:
 
 
 DEFAULT_KIND = "thc"
-BUILTIN_KINDS = ("thc", "onnx")
+BUILTIN_KINDS = ("thc", "onnx", "fasttext")
 
 CLASSIFIERS: Registry[ClassifierKind] = Registry("classifier kind", "thresher.classifiers", {}, check=_check)
 for _kind in (
     ClassifierKind(name="thc", load="thresher.classify.format:load_thc", suffixes=(".thc",)),
     ClassifierKind(name="onnx", load="thresher.classify.transformer:load_onnx", suffixes=(".onnx",), tokenizer=True),
+    ClassifierKind(name="fasttext", load="thresher.classify.fasttext:load_fasttext", suffixes=(".bin", ".ftz")),
 ):
     CLASSIFIERS.register(_kind.name, _kind)
 
 
 def kind_of(path: str) -> ClassifierKind:
     """The kind of the model file `path`, by its name: a built-in's suffix first (no plugin is looked
-    up for a `.thc` or `.onnx` file), else the plugin kind with the longest matching suffix, else
+    up for a `.thc`, `.onnx`, `.bin` or `.ftz` file), else the plugin kind with the longest matching suffix, else
     `thc`."""
     low = path.lower()
     for names in (CLASSIFIERS.names_so_far, CLASSIFIERS.names):

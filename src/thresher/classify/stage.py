@@ -9,9 +9,11 @@ Models are loaded once per process (`load_cached`, keyed by path, size and mtime
 (format version, sha256) when the build starts: `resolve_classifiers` is what the config hash
 and the manifest record, so a changed model file changes the run's identity.
 
-Two built-in kinds of model (`thresher.classify.kinds`, where plugins add more): a `.thc` file
-(thresher's linear classifier) and a user's ONNX sequence classifier (`.onnx`, with its
-`tokenizer.json`; the `onnx` extra). All take the scan loop's batches (`pipeline.BatchEvaluator`).
+Three built-in kinds of model (`thresher.classify.kinds`, where plugins add more): a `.thc` file
+(thresher's linear classifier), a user's ONNX sequence classifier (`.onnx`, with its
+`tokenizer.json`; the `onnx` extra) and a fastText supervised model (`.bin`/`.ftz`,
+`thresher.classify.fasttext`: the scores fastText's `predict` gives; the `fasttext` extra). All take
+the scan loop's batches (`pipeline.BatchEvaluator`).
 A `.thc` batch gives each document exactly the scores it gets alone. ONNX Runtime's kernels may
 round a text's logits differently in another batch shape (its padded length), in the last bits; the
 batches are the same on every engine and worker count (the scan loop forms them from a partition's
@@ -88,7 +90,7 @@ def resolve_classifiers(config: ClassifyConfig) -> list[dict[str, Any]]:
             )
         record = {"name": plan.name, "path": plan.path, "sha256": model.sha256, "labels": list(model.labels),
                   "keep": list(plan.keep), "min_score": plan.min_score}
-        if plan.kind not in BUILTIN_KINDS:  # a plugin's model format: which one read the file
+        if plan.kind not in BUILTIN_KINDS or plan.kind == "fasttext":  # which reader read a file not .thc/.onnx
             record["kind"] = plan.kind
         if isinstance(model, Model) and "heldout" in model.info:  # its held-out calibration, for the report
             record["heldout"] = model.info["heldout"]

@@ -1,0 +1,349 @@
+"""fastText supervised models, read and run by thresher itself: the `fasttext` classifier kind.
+
+A `.bin` or `.ftz` file (`thresher.classify.fasttext_file`) is scored as fastText 0.9's `predict`
+scores a line, to within float rounding (the tests compare every label's probability with the
+`fasttext` package's, to 1e-6):
+
+- **Tokens**: the line's bytes split on ASCII whitespace (space, tab, CR, LF, VT, FF, NUL) and a
+  final `</s>` (fastText's end of line: `predict` reads the text as one line). A document's
+  newlines are read as spaces first, as the published recipes do before calling `predict`
+  (datatrove's `FastTextClassifierFilter`, DCLM's `fasttext_oh_eli5` filter): fastText itself stops
+  at the first newline. No other normalization: a recipe that lowercases or strips punctuation
+  before `predict` (DCLM does not for its classifier) needs that done to the text first.
+- **Features**: each in-vocabulary word's row and, for every word, its character n-grams (minn..maxn
+  characters of `<word>`, hashed with 32-bit FNV-1a over signed bytes, modulo `bucket`), then the
+  hashes of the word n-grams up to `wordNgrams`; a token starting with `__label__` is not read. A
+  quantized model's pruned dictionary keeps only some buckets (`pruneidx`).
+- **Scores**: the hidden vector is the mean of the feature rows (summed in float32, in order, as
+  fastText sums them); softmax (`softmax` loss), one sigmoid per label (`ova`, `ns`: fastText's
+  512-step sigmoid table), or the product of the sigmoids along each label's path in the Huffman
+  tree of the label counts (`hs`). fastText reports `exp(log(p + 1e-5))` (its `std_log`; for
+  `hs` added at each node of the path), so a label's score can exceed 1 by 1e-5; thresher reports
+  the same number, so a bound a recipe publishes means the same here.
+
+The model loads once per process (`thresher.classify.stage.load_cached`); its matrices stay views
+of the memory-mapped file, and the word dictionary is the only per-process copy. Scoring needs
+NumPy (the `fasttext` extra).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from thresher.classify.fasttext_file import FastTextFile, QuantizedMatrix, read_fasttext
+from thresher.core.errors import ConfigError
+
+LABEL_PREFIX = "__label__"
+EOS = b"</s>"
+FNV_OFFSET = 2166136261
+FNV_PRIME = 16777619
+WORD_NGRAM_PRIME = 116049371
+LOG_EPSILON = 1e-5  # fastText's std_log(x) = log(x + 1e-5)
+OOV_CACHE_MAX = 200_000  # character n-gram ids of out-of-vocabulary words kept per model
+_SIGNED = [b if b < 128 else b | 0xFFFFFF00 for b in range(256)]  # fastText hashes bytes as int8
+_SPLIT = bytes.maketrans(b"\t\n\v\f\r\0", b"      ")
+_MASK64 = (1 << 64) - 1
+
+
+def fnv1a(data: bytes) -> int:
+    """fastText's `Dictionary::hash`: 32-bit FNV-1a over the bytes read as signed chars."""
+    h = FNV_OFFSET
+    for b in data:
+        h = ((h ^ _SIGNED[b]) * FNV_PRIME) & 0xFFFFFFFF
+    return h
+
+
+def _require_numpy() -> Any:
+    try:
+        import numpy as np
+    except ImportError:
+        raise ConfigError("fastText models need NumPy: pip install 'thresher[fasttext]'") from None
+    return np
+
+
+def _huffman_paths(counts: Sequence[int]) -> tuple[list[list[int]], list[list[bool]]]:
+    """Each label's path from the root of fastText's Huffman tree (`HierarchicalSoftmaxLoss::buildTree`):
+    the internal nodes (as output rows) and the branch taken at each (True: right)."""
+    osz = len(counts)
+    count = [int(c) for c in counts] + [10**15] * (osz - 1)
+    parent = [-1] * (2 * osz - 1)
+    right = [False] * (2 * osz - 1)
+    leaf, node = osz - 1, osz
+    for i in range(osz, 2 * osz - 1):
+        mini = [0, 0]
+        for j in range(2):
+            if leaf >= 0 and count[leaf] < count[node]:
+                mini[j] = leaf
+                leaf -= 1
+            else:
+                mini[j] = node
+                node += 1
+        count[i] = count[mini[0]] + count[mini[1]]
+        parent[mini[0]] = parent[mini[1]] = i
+        right[mini[1]] = True
+    nodes: list[list[int]] = []
+    branches: list[list[bool]] = []
+    for label in range(osz):
+        path, turns = [], []
+        n = label
+        while parent[n] != -1:
+            path.append(parent[n] - osz)
+            turns.append(right[n])
+            n = parent[n]
+        nodes.append(path[::-1])
+        branches.append(turns[::-1])
+    return nodes, branches
+
+
+class FastTextModel:
+    """A fastText supervised model (see the module docstring); `ClassifierModel` of the `fasttext` kind."""
+
+    def __init__(self, path: str) -> None:
+        np = self._np = _require_numpy()
+        model, self._map = read_fasttext(path)
+        self.path = path
+        self.file: FastTextFile = model
+        self.args = args = model.args
+        if args.model != "supervised":
+            raise ConfigError(f"{path}: a fastText {args.model} model (word vectors), not a classifier: "
+                              "only supervised models have labels")
+        if model.nlabels < 1:
+            raise ConfigError(f"{path}: a fastText model without labels")
+        self.quantized = model.quantized
+        self.raw_labels = tuple(w.decode("utf-8", "replace") for w in model.words[model.nwords:])
+        self.labels = tuple(label.removeprefix(LABEL_PREFIX) for label in self.raw_labels)
+        self.sha256 = _sha256(self._map)
+        self._ids = {w: i for i, w in enumerate(model.words)}  # words and labels, as fastText's word2int
+        self._nwords = model.nwords
+        self._subwords: dict[int, tuple[int, ...]] = {}
+        self._oov: dict[bytes, tuple[int, ...]] = {}
+        self._hashes: dict[bytes, int] = {}
+        self._dense_output: Any = None
+        if args.loss == "hs":
+            nodes, branches = _huffman_paths(model.counts[model.nwords:])
+            depth = max(len(p) for p in nodes)
+            self._hs_nodes = np.zeros((len(nodes), depth), dtype=np.int64)
+            self._hs_right = np.zeros((len(nodes), depth), dtype=bool)
+            self._hs_valid = np.zeros((len(nodes), depth), dtype=bool)
+            for i, (p, b) in enumerate(zip(nodes, branches, strict=True)):
+                self._hs_nodes[i, : len(p)] = p
+                self._hs_right[i, : len(b)] = b
+                self._hs_valid[i, : len(p)] = True
+        elif args.loss not in ("softmax", "ova", "ns"):
+            raise ConfigError(f"{path}: fastText loss {args.loss!r} is not one thresher scores")
+
+    # -- features -----------------------------------------------------------------------------
+
+    def _push(self, out: list[int], bucket: int) -> None:
+        prune = self.file.pruneidx
+        if prune is None:
+            out.append(self._nwords + bucket)
+        else:
+            row = prune.get(bucket)
+            if row is not None:
+                out.append(self._nwords + row)
+
+    def _char_ngrams(self, word: bytes, out: list[int]) -> None:
+        """`Dictionary::computeSubwords` of `<word>`: n-grams of minn..maxn UTF-8 characters."""
+        minn, maxn, bucket = self.args.minn, self.args.maxn, self.args.bucket
+        if maxn <= 0 or bucket <= 0:
+            return
+        w = b"<" + word + b">"
+        size = len(w)
+        starts = [i for i, b in enumerate(w) if b & 0xC0 != 0x80]
+        starts.append(size)
+        nchars = len(starts) - 1
+        signed, push = _SIGNED, self._push
+        for a in range(nchars):
+            h = FNV_OFFSET
+            for n in range(1, min(maxn, nchars - a) + 1):
+                end = starts[a + n]
+                for b in w[starts[a + n - 1]:end]:
+                    h = ((h ^ signed[b]) * FNV_PRIME) & 0xFFFFFFFF
+                if n >= minn and not (n == 1 and (a == 0 or end == size)):
+                    push(out, h % bucket)
+
+    def _word_features(self, word: bytes) -> tuple[int, ...]:
+        wid = self._ids.get(word, -1)
+        if wid >= 0:
+            cached = self._subwords.get(wid)
+            if cached is None:
+                out = [wid]
+                if self.args.maxn > 0 and word != EOS:
+                    self._char_ngrams(word, out)
+                cached = self._subwords[wid] = tuple(out)
+            return cached
+        cached = self._oov.get(word)
+        if cached is None:
+            out = []
+            if word != EOS:
+                self._char_ngrams(word, out)
+            if len(self._oov) >= OOV_CACHE_MAX:
+                self._oov.clear()  # a cache only: the ids are the same either way
+            cached = self._oov[word] = tuple(out)
+        return cached
+
+    def _hash(self, word: bytes) -> int:
+        h = self._hashes.get(word)
+        if h is None:
+            h = fnv1a(word)
+            if len(self._hashes) >= OOV_CACHE_MAX:
+                self._hashes.clear()
+            self._hashes[word] = h
+        return h
+
+    def feature_ids(self, text: str) -> list[int]:
+        """The input rows fastText's `Dictionary::getLine` reads for `text` as one line (newlines
+        read as spaces), followed by `</s>`."""
+        data = text.encode("utf-8", "replace").translate(_SPLIT)
+        tokens = data.split(b" ")
+        tokens.append(EOS)
+        ids: list[int] = []
+        nwords, n = self._nwords, self.args.word_ngrams
+        hashes: list[int] = []
+        for token in tokens:
+            if not token:
+                continue
+            wid = self._ids.get(token, -1)
+            if wid >= nwords or (wid < 0 and token.startswith(b"__label__")):
+                continue  # a label
+            ids.extend(self._word_features(token))
+            if n > 1:
+                hashes.append(self._hash(token))
+        if n > 1:
+            self._word_ngrams(hashes, n, ids)
+        return ids
+
+    def _word_ngrams(self, hashes: list[int], n: int, out: list[int]) -> None:
+        """`Dictionary::addWordNgrams`: the hashes are int32 widened to uint64 (sign-extended)."""
+        bucket = self.args.bucket
+        wide = [h | 0xFFFFFFFF00000000 if h & 0x80000000 else h for h in hashes]
+        for i in range(len(wide)):
+            h = wide[i]
+            for j in range(i + 1, min(len(wide), i + n)):
+                h = (h * WORD_NGRAM_PRIME + wide[j]) & _MASK64
+                self._push(out, h % bucket)
+
+    # -- scores -------------------------------------------------------------------------------
+
+    def _rows(self, ids: Any) -> Any:
+        """The input rows of `ids` (int64 array), float32, len(ids) x dim."""
+        np = self._np
+        m = self.file.input
+        if not isinstance(m, QuantizedMatrix):
+            return m[ids]
+        return _dequantize(np, m, ids)
+
+    def hidden(self, texts: Sequence[str]) -> Any:
+        """The hidden vector of each text (texts x dim, float32): the mean of its feature rows, summed
+        in order in float32 as fastText's `Model::computeHidden` sums them (a cumulative sum, not
+        NumPy's pairwise one); zero for a text without features (fastText then predicts nothing)."""
+        np = self._np
+        out = np.zeros((len(texts), self.args.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            ids = self.feature_ids(text)
+            if ids:
+                rows = self._rows(np.asarray(ids, dtype=np.int64))
+                total = np.cumsum(rows, axis=0, dtype=np.float32)[-1]
+                out[i] = total * np.float32(1.0 / len(ids))
+        return out
+
+    def _output(self) -> Any:
+        m = self.file.output
+        if isinstance(m, QuantizedMatrix):
+            cached = self._dense_output
+            if cached is None:
+                cached = self._dense_output = _dequantize(self._np, m, self._np.arange(m.rows)).astype(
+                    self._np.float32)
+            return cached
+        return m
+
+    def logits(self, hidden: Any) -> Any:
+        """`hidden` times each output row (texts x rows, float32), accumulated in order in float32
+        as fastText's `dotRow` does, so that a score near a sigmoid table step falls on fastText's side."""
+        np = self._np
+        out = self._output()
+        acc = np.zeros((len(hidden), len(out)), dtype=np.float32)
+        for j in range(self.args.dim):
+            acc += hidden[:, j : j + 1] * out[:, j][None, :]
+        return acc
+
+    def scores_array(self, texts: Sequence[str]) -> Any:
+        """Every label's probability for each text, as fastText's `predict` reports it (float64,
+        texts x labels, in the model's label order); 0 for every label of a text without features."""
+        np = self._np
+        if not texts:
+            return np.zeros((0, len(self.labels)), dtype=np.float64)
+        hidden = self.hidden(texts)
+        logits = self.logits(hidden)
+        loss = self.args.loss
+        if loss == "softmax":
+            wide = logits.astype(np.float64)
+            e = np.exp(wide - wide.max(axis=1, keepdims=True))
+            out = e / e.sum(axis=1, keepdims=True) + LOG_EPSILON
+        elif loss == "hs":
+            f = 1.0 / (1.0 + np.exp(-logits.astype(np.float64)))  # f of internal node r at column r
+            taken = f[:, self._hs_nodes]  # texts x labels x depth
+            step = np.where(self._hs_right, taken, 1.0 - taken) + LOG_EPSILON
+            out = np.exp(np.where(self._hs_valid, np.log(step), 0.0).sum(axis=2))
+        else:
+            out = _table_sigmoid(np, logits) + LOG_EPSILON
+        empty = ~hidden.any(axis=1)
+        if empty.any():
+            out[empty] = 0.0
+        return out
+
+    def predict(self, text: str, k: int = 1) -> list[tuple[str, float]]:
+        """The `k` best labels (with the `__label__` prefix, as fastText names them) and their scores."""
+        scores = self.scores_array([text])[0]
+        order = sorted(range(len(scores)), key=lambda i: -scores[i])[:k]
+        return [(self.raw_labels[i], float(scores[i])) for i in order if scores[i] > 0.0]
+
+
+SIGMOID_TABLE_SIZE = 512
+MAX_SIGMOID = 8
+
+
+def _table_sigmoid(np: Any, x: Any) -> Any:
+    """fastText's `Loss::sigmoid` (one-vs-all and negative-sampling scores): a 513-entry float32
+    table over [-8, 8], indexed in float32 as fastText indexes it; 0 below -8 and 1 above 8."""
+    f32 = np.float32
+    steps = np.arange(SIGMOID_TABLE_SIZE + 1, dtype=np.int64)
+    at = (steps * 2 * MAX_SIGMOID).astype(f32) / f32(SIGMOID_TABLE_SIZE) - f32(MAX_SIGMOID)
+    table = (1.0 / (1.0 + np.exp(-at.astype(np.float64)))).astype(f32)
+    x = x.astype(f32)
+    index = ((x + f32(MAX_SIGMOID)) * f32(SIGMOID_TABLE_SIZE) / f32(MAX_SIGMOID) / f32(2)).astype(np.int64)
+    out = table[np.clip(index, 0, SIGMOID_TABLE_SIZE)].astype(np.float64)
+    out[x < -MAX_SIGMOID] = 0.0
+    out[x > MAX_SIGMOID] = 1.0
+    return out
+
+
+def _dequantize(np: Any, m: QuantizedMatrix, ids: Any) -> Any:
+    nsubq = m.codes.shape[1]
+    rows = m.centroids[np.arange(nsubq), m.codes[ids]]  # len(ids) x nsubq x width
+    if m.dsub != m.lastdsub:
+        parts = [rows[:, : nsubq - 1, : m.dsub].reshape(len(ids), -1), rows[:, nsubq - 1, : m.lastdsub]]
+        flat = np.concatenate(parts, axis=1)
+    else:
+        flat = rows.reshape(len(ids), -1)
+    if m.norms is not None:
+        flat = flat * m.norms[ids][:, None]
+    return flat
+
+
+def _sha256(buf: Any) -> str:
+    digest = hashlib.sha256()
+    view = memoryview(buf)
+    for start in range(0, len(view), 1 << 24):
+        digest.update(view[start:start + (1 << 24)])
+    return digest.hexdigest()
+
+
+def load_fasttext(path: str, *, tokenizer: str | None = None, max_len: int = 256) -> FastTextModel:
+    """The `fasttext` classifier kind's loader (`thresher.classify.kinds`); fastText reads no
+    tokenizer file and scores every token of a text."""
+    del tokenizer, max_len
+    return FastTextModel(path)
