@@ -96,6 +96,8 @@ def _row(ordinal: int, record: dict[str, Any], extra: dict[str, Any]) -> dict[st
         "source": source,
         "metadata": record.get("metadata"),
         "signals": extra.get("signals") or {},
+        "measured": extra.get("measured"),
+        "marks": extra.get("marks"),
         "text": text,
     }
     drop = extra.get("drop")

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 SIGNALS_DIR = "signals"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 ROW_GROUP_ROWS = 4096
 ROW_GROUP_TEXT_CHARS = 32 << 20  # bounds a row group's memory on long documents
 
@@ -51,6 +51,8 @@ HEAD_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 # after the annotation and signature columns: the record's free-form parts (JSON) and the text
 TAIL_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("measured", "json"),
+    ("marks", "json"),
     ("annotations", "json"),
     ("source", "json"),
     ("metadata", "json"),
@@ -225,6 +227,8 @@ class SignalsWriter:
         signatures = [row["signals"] for row in rows]
         for name, col in self.signatures:
             cols[col] = [None if (v := s.get(name)) is None else bytes.fromhex(v) for s in signatures]
+        cols["measured"] = [_json(row.get("measured")) for row in rows]
+        cols["marks"] = [_json(row.get("marks")) for row in rows]
         cols["annotations"] = [_json(a) for a in annotations]
         cols["source"] = [_json(row["source"]) for row in rows]
         cols["metadata"] = [_json(row["metadata"]) for row in rows]
