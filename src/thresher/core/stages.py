@@ -88,6 +88,9 @@ class Evaluator(Protocol):
 # stage's keys are the slice between its mark and the one before)
 MEASURED = "signals.measured"
 MARKS = "signals.marks"
+# what the signals reader (`thresher replay`) hands the replayed chain beside a row's Document: the
+# row's chain drop and failures (as records), MEASURED and MARKS, as the first build left them
+RECORDED = "signals.recorded"
 
 
 @runtime_checkable

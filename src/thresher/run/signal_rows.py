@@ -94,7 +94,7 @@ class SignalRecorder:
         if outcome is not None:
             drop, failures = outcome
             extra["drop"] = drop.to_record()
-            if len(failures) > 1:
+            if failures:  # a rule set's (every failing rule, counted as `fail/`); other stages give none
                 extra["failures"] = [f.to_record() for f in failures]
         elif scans:
             found: dict[str, str] = {}

@@ -59,7 +59,7 @@ def signals_task(ctx: TaskContext, p: int, global_start: int, stages: Sequence[s
                         decision, pending = pending, next(decisions, None)
                     if decision is not None and decision.drop is not None:
                         row["status"] = "dropped"
-                        row.update(drop_columns(decision.drop.to_record(), None))
+                        row.update(drop_columns(decision.drop.to_record(), None, "corpus"))
                     else:
                         row["shard"], row["row"] = divmod(g, per_shard)
                         g += 1
@@ -104,7 +104,7 @@ def _row(ordinal: int, record: dict[str, Any], extra: dict[str, Any]) -> dict[st
     if drop is not None:
         row["status"] = "dropped"
         row["edited"] = None
-        row.update(drop_columns(drop, extra.get("failures")))
+        row.update(drop_columns(drop, extra.get("failures"), "chain"))
     return row
 
 

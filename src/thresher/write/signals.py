@@ -38,6 +38,7 @@ HEAD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("drop_limit", "float64"),
     ("drop", "json"),
     ("failures", "json"),
+    ("dropped_by", "string"),
     ("shard", "int64"),
     ("row", "int64"),
     ("dedup_cluster", "string"),
@@ -243,11 +244,12 @@ class SignalsWriter:
         return self.rows
 
 
-def drop_columns(drop: Mapping[str, Any] | None, failures: Any) -> dict[str, Any]:
-    """The head columns a drop record fills."""
+def drop_columns(drop: Mapping[str, Any] | None, failures: Any, by: str) -> dict[str, Any]:
+    """The head columns a drop record fills; `by`: `chain` (a document stage) or `corpus`."""
     if drop is None:
         return {}
     return {
+        "dropped_by": by,
         "drop_stage": drop.get("stage"),
         "drop_reason": drop.get("reason"),
         "drop_value": _number(drop.get("value")),
