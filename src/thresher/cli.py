@@ -42,6 +42,7 @@ VERB_MODULES = {
     "compare": "thresher.commands.compare",
     "explain": "thresher.commands.explain",
     "signals": "thresher.commands.signals",
+    "replay": "thresher.commands.replay",
     "lang": "thresher.commands.lang",
     "classify": "thresher.commands.classify",
     "embed": "thresher.commands.embed",

@@ -20,7 +20,17 @@ from thresher.config import RunConfig
 from thresher.core.document import Document, Drop, Malformed
 from thresher.core.errors import ConfigError
 from thresher.core.phased import PhasedStage
-from thresher.core.stages import CorpusStage, CountsIntoStats, Evaluation, RuleSet, Stage, stage_runner
+from thresher.core.stages import (
+    MARKS,
+    MEASURED,
+    CorpusStage,
+    CountsIntoStats,
+    Decider,
+    Evaluation,
+    RuleSet,
+    Stage,
+    stage_runner,
+)
 from thresher.core.stats import Stats
 from thresher.normalize.text import Normalize
 from thresher.registry import Registry
@@ -178,7 +188,14 @@ STAGE_TABLE: tuple[StageRow, ...] = (
 
 
 def build_document_stages(config: RunConfig) -> list[Stage]:
-    return [stage for row in STAGE_TABLE if row.kind == DOCUMENT for stage in row.build(config)]
+    return [stage for _, stage in document_stages_by_row(config)]
+
+
+def document_stages_by_row(config: RunConfig, rows: Sequence[str] | None = None) -> list[tuple[str, Stage]]:
+    """(row name, stage) of every document stage of a config, in order (of the rows named in `rows`
+    when given)."""
+    return [(row.name, stage) for row in STAGE_TABLE if row.kind == DOCUMENT and (rows is None or row.name in rows)
+            for stage in row.build(config)]
 
 
 def build_phased_stages(config: RunConfig) -> list[PhasedStage]:
@@ -212,13 +229,49 @@ def _make_corpus_stages(config: RunConfig) -> list[CorpusStage]:
     return [stage for row in STAGE_TABLE if row.kind == CORPUS for stage in row.build(config)]
 
 
+def recording_runner(row: str, stage: Stage) -> Callable[[Document], list[Drop]]:
+    """`stage_runner(stage)` that also leaves what the signals table records (`build --signals`):
+    a `Decider`'s exact measurements (decided from them, which gives `evaluate`'s result), and the
+    stage's mark (`core.stages.MARKS`)."""
+    name = stage.name
+    run: Callable[[Document], list[Drop]]
+    if isinstance(stage, Decider):
+        measure, decide = stage.measure, stage.decide
+
+        def run_decider(doc: Document) -> list[Drop]:
+            measured = measure(doc)
+            doc.derived.setdefault(MEASURED, {})[name] = measured
+            evaluation = decide(doc, measured)
+            doc.annotations.update(evaluation.annotations)
+            return evaluation.drops
+
+        run = run_decider
+    else:
+        run = stage_runner(stage)
+
+    def recorded(doc: Document) -> list[Drop]:
+        drops = run(doc)
+        doc.derived.setdefault(MARKS, []).append([row, name, len(doc.annotations)])
+        return drops
+
+    return recorded
+
+
 class DocumentChain:
     """Runs the per-document stages in order and counts what happens in `stats`."""
 
     def __init__(self, config: RunConfig, stats: Stats | None = None, deadline: DocumentDeadline | None = None) -> None:
         self.config = config
-        self.stages = build_document_stages(config)
-        self.runners = [(stage.name, stage_runner(stage), isinstance(stage, RuleSet)) for stage in self.stages]
+        by_row = self._stages_by_row(config)
+        self.stages = [stage for _, stage in by_row]
+        # with `output.signals` each stage also leaves what the signals table records (core.stages.MARKS)
+        self.recording = config.output.signals
+        self.runners = [
+            (stage.name, recording_runner(row, stage) if self.recording else stage_runner(stage),
+             isinstance(stage, RuleSet))
+            for row, stage in by_row
+        ]
+        self.rows = [row for row, _ in by_row]
         # the stages that take batches, by position (None: per document only); see `disable_batches`
         self.batch_stages: list[BatchEvaluator | None] = [
             stage if isinstance(stage, BatchEvaluator) else None for stage in self.stages]
@@ -227,6 +280,9 @@ class DocumentChain:
         for stage in self.stages:  # stages that count into the run's stats (languages seen, PII replaced)
             if isinstance(stage, CountsIntoStats):
                 stage.bind_stats(self.stats)
+
+    def _stages_by_row(self, config: RunConfig) -> list[tuple[str, Stage]]:
+        return document_stages_by_row(config)
 
     def disable_batches(self) -> None:
         """Judge every document alone (a retried scan task does, so that a worker that died inside a
@@ -305,8 +361,11 @@ class DocumentChain:
         self.timings_add(name, time.perf_counter() - t0)
         is_rule_set = self.runners[index][2]
         survivors = []
+        row = self.rows[index]
         for i, doc, evaluation in zip(alive, batch, evaluations, strict=True):
             doc.annotations.update(evaluation.annotations)
+            if self.recording:
+                doc.derived.setdefault(MARKS, []).append([row, name, len(doc.annotations)])
             if evaluation.drops:
                 outcomes[i] = (evaluation.drops[0], evaluation.drops if is_rule_set else [])
             else:

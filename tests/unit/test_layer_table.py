@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "embed", "write", "pack", "consent",
     ))),
     ("assembly", ("thresher.config", "thresher.exec_config", "thresher.pipeline", "thresher.stage_hooks",
-                  "thresher.stage_cache")),
+                  "thresher.stage_cache", "thresher.replay_chain")),
     ("run", ("thresher.run",)),
     ("report", ("thresher.report",)),
     ("commands", ("thresher.commands",)),

@@ -215,6 +215,15 @@ def add_input_arguments(
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """defaults < TOML file (`--config`) < flags, validated against the config tree."""
+    data = settings_from_args(args)
+    config = RunConfig.from_dict(data)
+    _refuse_ignored_settings(data, config)
+    return config
+
+
+def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings a command line gives (the TOML file of `--config`, then the flags), nested as in
+    the config tree; what it leaves out is not there."""
     data: dict[str, Any] = load_toml(args.config) if getattr(args, "config", None) else {}
     by_dest = {_DEST_PREFIX + "__".join(ff.path): ff for ff in flat_fields(RunConfig)}
     for dest, value in vars(args).items():
@@ -226,9 +235,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         elif not isinstance(value, bool):
             value = parse_flag_value(ff, value)
         data = merge(data, nest(ff.path, value))
-    config = RunConfig.from_dict(data)
-    _refuse_ignored_settings(data, config)
-    return config
+    return data
 
 
 def _refuse_ignored_settings(data: dict[str, Any], config: RunConfig) -> None:

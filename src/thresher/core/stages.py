@@ -19,7 +19,7 @@ No base classes: a stage is any object with a `name` and one of these methods.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -80,6 +80,32 @@ class Evaluator(Protocol):
     def evaluate(self, doc: Document) -> Evaluation: ...
 
     def check_all(self, doc: Document) -> list[Drop]: ...
+
+
+# What a chain that records for the signals table (`build --signals`) leaves in `Document.derived`:
+# each `Decider` stage's `measure` by stage name, and after each stage it ran, `[row, stage, n]`
+# with n the number of annotation keys the document then had (the annotations are ordered, so a
+# stage's keys are the slice between its mark and the one before)
+MEASURED = "signals.measured"
+MARKS = "signals.marks"
+# what the signals reader (`thresher replay`) hands the replayed chain beside a row's Document: the
+# row's chain drop and failures (as records), MEASURED and MARKS, as the first build left them
+RECORDED = "signals.recorded"
+
+
+@runtime_checkable
+class Decider(Protocol):
+    """Optional on an evaluator: its measuring and deciding as two halves. `measure(doc)` returns
+    the exact value of everything its decisions read (every rule's metric, bound on or off; JSON
+    values), `decide(doc, measured)` the `Evaluation` that `evaluate(doc)` gives, from those values
+    alone. `build --signals` records what `measure` returns; `thresher replay` decides again from it
+    under other bounds, without the text (docs/signals.md)."""
+
+    name: str
+
+    def measure(self, doc: Document) -> dict[str, Any]: ...
+
+    def decide(self, doc: Document, measured: Mapping[str, Any]) -> Evaluation: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,12 @@ histograms and timings read as without routing. Without `by_language` the plain 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError
-from thresher.core.stages import Evaluation, Evaluator, Filter, RuleSet, Stage, Transform
+from thresher.core.stages import Decider, Evaluation, Evaluator, Filter, RuleSet, Stage, Transform
 from thresher.quality.config import QualityConfig
 
 
@@ -29,6 +32,16 @@ class RoutedEvaluator:
 
     def check_all(self, doc: Document) -> list[Drop]:
         return self.by_code.get(_language(doc), self.default).check_all(doc)
+
+
+class RoutedDecider(RoutedEvaluator):
+    """A routed evaluator whose stages measure and decide in two halves (`core.stages.Decider`)."""
+
+    def measure(self, doc: Document) -> dict[str, Any]:
+        return self.by_code.get(_language(doc), self.default).measure(doc)  # type: ignore[attr-defined,no-any-return]
+
+    def decide(self, doc: Document, measured: Mapping[str, Any]) -> Evaluation:
+        return self.by_code.get(_language(doc), self.default).decide(doc, measured)  # type: ignore[attr-defined,no-any-return]
 
 
 class RoutedRuleSet:
@@ -72,7 +85,9 @@ def build_routed_quality_stages(config: QualityConfig) -> list[Stage]:
             raise ConfigError(f"quality.by_language.{code}: overrides may not change which rule sets run")
     routed: list[Stage] = []
     for i, stage in enumerate(default):
-        if isinstance(stage, Evaluator):
+        if isinstance(stage, Decider):
+            routed.append(RoutedDecider(stage, {c: s[i] for c, s in per_code.items()}))  # type: ignore[misc,arg-type]
+        elif isinstance(stage, Evaluator):
             routed.append(RoutedEvaluator(stage, {c: s[i] for c, s in per_code.items()}))  # type: ignore[misc]
         elif isinstance(stage, RuleSet):
             routed.append(RoutedRuleSet(stage, {c: s[i] for c, s in per_code.items()}))  # type: ignore[misc]

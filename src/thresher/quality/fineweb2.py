@@ -32,8 +32,9 @@ rule set per pair is built on first use and kept by the stage.
 from __future__ import annotations
 
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from thresher.core.config import setting
 from thresher.core.document import Document, Drop
@@ -214,6 +215,28 @@ class Fineweb2Quality:
             rules = self._sets[key] = self._rule_set(self.table.pairs[key])
         evaluation = rules.evaluate(doc)
         return Evaluation({"quality.fineweb2.config": key, **evaluation.annotations}, evaluation.drops)
+
+    def measure(self, doc: Document) -> dict[str, Any]:
+        """The config this document is judged by and every rule's exact value under it
+        (`QualityRuleSet.measure`)."""
+        analysis = self.cache.get(doc)
+        key = self.pair(doc, analysis)
+        if key is None:
+            return {"quality.fineweb2.config": None}
+        return {"quality.fineweb2.config": key, **self._rules_of(key).measure(doc)}
+
+    def decide(self, doc: Document, measured: Mapping[str, Any]) -> Evaluation:
+        key = measured.get("quality.fineweb2.config")
+        if key is None:
+            return Evaluation({"quality.fineweb2.config": "none"}, [])
+        evaluation = self._rules_of(key).decide(doc, measured)
+        return Evaluation({"quality.fineweb2.config": key, **evaluation.annotations}, evaluation.drops)
+
+    def _rules_of(self, key: str) -> QualityRuleSet:
+        rules = self._sets.get(key)
+        if rules is None:
+            rules = self._sets[key] = self._rule_set(self.table.pairs[key])
+        return rules
 
     def check_all(self, doc: Document) -> list[Drop]:
         return self.evaluate(doc).drops

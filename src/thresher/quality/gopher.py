@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from thresher.core.config import setting
+from thresher.lang.script import ScriptTraits
 from thresher.lang.stop_words import FREQUENT_WORDS
 from thresher.quality.rules import Bound, QualityRuleSet
 from thresher.quality.text import AnalysisCache, TextAnalysis
@@ -133,8 +134,8 @@ def stop_word_count_exact_case(a: TextAnalysis) -> int | None:
 
 
 def _dense_floor(min_value: float | None) -> object:
-    def floor(a: TextAnalysis, default: float | int | None) -> float | int | None:
-        return min_value if a.traits.dense else default
+    def floor(traits: ScriptTraits, default: float | int | None) -> float | int | None:
+        return min_value if traits.dense else default
 
     return floor
 

@@ -7,16 +7,23 @@ the bound is crossed. A `QualityRuleSet` evaluates every rule of its set on a do
 measured metric as the annotation `quality.<metric>`, and one `Drop` per failing rule, in rule
 order; the first is the one the document is attributed to. Evaluating writes nothing: the stage
 runner writes the annotations.
+
+Measuring and deciding are also two halves (`core.stages.Decider`): `measure(doc)` returns the exact
+value of every rule's metric, its bound on or off, with the script; `decide(doc, measured)` makes
+`evaluate`'s comparisons over given values. `build --signals` records the first and `thresher
+replay` calls the second on the recorded values (docs/signals.md); `decide(doc, measure(doc)) ==
+evaluate(doc)` (tested).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from thresher.core.document import Document, Drop
 from thresher.core.stages import Evaluation
+from thresher.lang.script import ScriptTraits, script_traits
 from thresher.quality.text import AnalysisCache, TextAnalysis
 
 Metric = Callable[[TextAnalysis], "float | int | None"]
@@ -32,8 +39,10 @@ def rounded(value: float | int) -> float | int:
 class Bound:
     """Bounds one metric: below `min_value` is `too_low`, above `max_value` is `too_high`.
 
-    A bound set to `None` is off. `min_for` lets the floor depend on the document (a dense script
-    lowers the mean-word-length floor); it returns the floor to use, or None to skip the floor.
+    A bound set to `None` is off. `min_for` lets the floor depend on the document's script (a dense
+    script lowers the mean-word-length floor): given the script's traits and `min_value`, it returns
+    the floor to use, or None to skip the floor. It reads the script alone, so a replay can decide
+    from the recorded script code.
     """
 
     metric: str
@@ -42,7 +51,7 @@ class Bound:
     max_value: float | int | None = None
     too_low: str = ""
     too_high: str = ""
-    min_for: Callable[[TextAnalysis, float | int | None], float | int | None] | None = None
+    min_for: Callable[[ScriptTraits, float | int | None], float | int | None] | None = None
     key: str = field(init=False, default="")  # the annotation key, quality.<metric>
 
     def __post_init__(self) -> None:
@@ -61,23 +70,42 @@ class QualityRuleSet:
 
     def __init__(self, name: str, rules: Sequence[Bound], cache: AnalysisCache | None = None) -> None:
         self.name = name
+        self.all_rules = list(rules)  # measured by `measure`, bound or not
         self.rules = [r for r in rules if r.enabled]
         self.cache = cache or AnalysisCache()
 
     def evaluate(self, doc: Document) -> Evaluation:
         analysis = self.cache.get(doc)
+        script = analysis.script
+        return self._judge(doc, script.code, script.traits, ((rule, rule.measure(analysis)) for rule in self.rules))
+
+    def measure(self, doc: Document) -> dict[str, Any]:
+        """The exact value of every rule's metric (None: does not apply), bounds on or off, and the
+        script (`quality.script`): all that `decide` needs."""
+        analysis = self.cache.get(doc)
+        measured: dict[str, Any] = {"quality.script": analysis.script.code}
+        for rule in self.all_rules:
+            measured[rule.key] = rule.measure(analysis)
+        return measured
+
+    def decide(self, doc: Document, measured: Mapping[str, Any]) -> Evaluation:
+        """`evaluate`'s result from values `measure` returned (for this document, under any bounds)."""
+        code = measured["quality.script"]
+        return self._judge(doc, code, script_traits(code), ((rule, measured.get(rule.key)) for rule in self.rules))
+
+    def _judge(self, doc: Document, script: str, traits: ScriptTraits,
+               values: Iterable[tuple[Bound, float | int | None]]) -> Evaluation:
         measured: dict[str, Any] = {}
         if "quality.script" not in doc.annotations:
-            measured["quality.script"] = analysis.script.code
+            measured["quality.script"] = script
         drops: list[Drop] = []
         name = self.name
-        for rule in self.rules:
-            value = rule.measure(analysis)
+        for rule, value in values:
             if value is None:
                 continue
             shown = round(value, DIGITS) if type(value) is float else value
             measured[rule.key] = shown
-            lo = rule.min_value if rule.min_for is None else rule.min_for(analysis, rule.min_value)
+            lo = rule.min_value if rule.min_for is None else rule.min_for(traits, rule.min_value)
             if lo is not None and value < lo:
                 drops.append(Drop(name, rule.too_low, shown, lo))
             elif rule.max_value is not None and value > rule.max_value:

@@ -74,6 +74,11 @@ for _spec in (
         splittable=True,
         offsets="uncompressed",
     ),
+    ReaderSpec(  # never sniffed: `thresher replay` names it (a --signals build's table as input)
+        kind="signals",
+        read="thresher.read.signals:read_signals",
+        unavailable="the signals table needs the parquet extra: pip install 'thresher[parquet]'",
+    ),
     ReaderSpec(
         kind="html",
         read="thresher.read.files:read_html_files",

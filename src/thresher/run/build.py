@@ -76,6 +76,7 @@ class BuildRequest:
     overwrite: bool
     on_progress: ProgressSink | None
     tasks: TaskTable
+    carried: Stats | None = None
 
 
 def build(
@@ -87,10 +88,12 @@ def build(
     overwrite: bool = False,
     on_progress: ProgressSink | None = None,
     tasks: TaskTable = DEFAULT_TASKS,
+    carried: Stats | None = None,
 ) -> BuildResult:
     """Build a dataset from `inputs` into `output`, a folder or an fsspec URL. See the module
     docstring for the guarantees. `tasks` replaces the functions phases run (fault injection in
-    tests; see `thresher.run.phases.TaskTable`)."""
+    tests; see `thresher.run.phases.TaskTable`). `carried`: counts added to the build's own (a
+    replay's, of what its input no longer holds: `thresher.run.replay`)."""
     config = config or RunConfig()
     preflight(inputs, output, config, rejects=rejects)  # before any task: inputs, extras, outputs
     check_corpus_stages(config)  # the embedding encoder
@@ -106,7 +109,7 @@ def build(
             claim_work_dir(place, overwrite)
         request = BuildRequest(
             inputs=list(inputs), place=place, config=config, rejects=rejects, overwrite=overwrite,
-            on_progress=on_progress, tasks=tasks,
+            on_progress=on_progress, tasks=tasks, carried=carried,
         )
         return _build_locked(request)
 
@@ -164,6 +167,8 @@ def _build_locked(request: BuildRequest) -> BuildResult:
         clustered = phased_stages(runner, cluster_phase(runner, grouped))
         shards, write_stats = write_phase(runner, clustered)
         stats = grouped.stats + write_stats
+        if request.carried is not None:
+            stats += request.carried
         added, sections = after_write(runner, clustered, shards)
         if config.output.signals:
             signal_files, sections["signals"] = signals_phase(runner, clustered)

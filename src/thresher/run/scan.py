@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 
 MALFORMED_LOG_LIMIT = 20  # per partition: located warnings in the log; all of them go to the rejects dir
+REPLAY_KIND = "signals"  # the input kind of `thresher replay` (`thresher.read.signals`)
 IN_BATCH = -1  # the stuck log's ordinal for an exception that escaped a batch of documents (no document has it)
 WORK_BYTES_FLOOR = 256 * 1024 * 1024  # below this a scan is never stopped for its work bytes
 
@@ -70,7 +71,12 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     deadline_s = config.exec.doc_deadline_s
     stuck_log = collect_stuck(stuck_dir, task, deadline_s)
     stuck = {o: d for o, d in stuck_log.items() if d.skip}
-    chain = DocumentChain(config, stats, DocumentDeadline(deadline_s, stuck_dir, task))
+    chain_type = DocumentChain
+    if partition.kind == REPLAY_KIND:  # a --signals build's table: its rows are decided again
+        from thresher.replay_chain import ReplayChain
+
+        chain_type = ReplayChain
+    chain = chain_type(config, stats, DocumentDeadline(deadline_s, stuck_dir, task))
     corpus = build_corpus_stages(config)
     payload_sizes = [0 for _ in corpus]
     payload_files = []

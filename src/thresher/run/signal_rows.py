@@ -4,8 +4,10 @@ per document the chain judged, and the annotation keys it saw with their value t
 A line is `ordinal TAB extra TAB record`, where `record` is the document's output line
 (`Document.to_record()` as `dumps_line` writes it: for a survivor the very bytes of its scan-file
 line, computed once) and `extra` a JSON object with what the record does not hold: the document
-stage's `drop` and `failures` (every failing rule of a rule set) and the corpus stages' `signals`
-(`core.stages.RecordsSignals`: the exact key, the MinHash signature, as hex). The signals task
+stage's `drop` and `failures` (every failing rule of a rule set), the corpus stages' `signals`
+(`core.stages.RecordsSignals`: the exact key, the MinHash signature, as hex), and what the chain
+left for a replay (`core.stages.MEASURED`, `MARKS`: each rule set's exact measurements, each
+stage's annotation mark). The signals task
 (`run/signals.py`) merges these lines with the corpus decisions into the partition's Parquet file.
 
 The column file says, per annotation key, which JSON value types it took in this partition
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.core.document import Document, Drop
-from thresher.core.stages import RecordsSignals
+from thresher.core.stages import MARKS, MEASURED, RecordsSignals
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import dumps_line
 
@@ -82,10 +84,17 @@ class SignalRecorder:
         """One document the chain judged: dropped (`outcome`), or passed with its corpus `scans` and
         its scan-file `line`."""
         extra: dict[str, Any] = {}
+        derived = doc.derived
+        measured = derived.get(MEASURED)
+        if measured:
+            extra["measured"] = measured
+        marks = derived.get(MARKS)
+        if marks:
+            extra["marks"] = marks
         if outcome is not None:
             drop, failures = outcome
             extra["drop"] = drop.to_record()
-            if len(failures) > 1:
+            if failures:  # a rule set's (every failing rule, counted as `fail/`); other stages give none
                 extra["failures"] = [f.to_record() for f in failures]
         elif scans:
             found: dict[str, str] = {}

@@ -59,7 +59,7 @@ def signals_task(ctx: TaskContext, p: int, global_start: int, stages: Sequence[s
                         decision, pending = pending, next(decisions, None)
                     if decision is not None and decision.drop is not None:
                         row["status"] = "dropped"
-                        row.update(drop_columns(decision.drop.to_record(), None))
+                        row.update(drop_columns(decision.drop.to_record(), None, "corpus"))
                     else:
                         row["shard"], row["row"] = divmod(g, per_shard)
                         g += 1
@@ -96,13 +96,15 @@ def _row(ordinal: int, record: dict[str, Any], extra: dict[str, Any]) -> dict[st
         "source": source,
         "metadata": record.get("metadata"),
         "signals": extra.get("signals") or {},
+        "measured": extra.get("measured"),
+        "marks": extra.get("marks"),
         "text": text,
     }
     drop = extra.get("drop")
     if drop is not None:
         row["status"] = "dropped"
         row["edited"] = None
-        row.update(drop_columns(drop, extra.get("failures")))
+        row.update(drop_columns(drop, extra.get("failures"), "chain"))
     return row
 
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 SIGNALS_DIR = "signals"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 ROW_GROUP_ROWS = 4096
 ROW_GROUP_TEXT_CHARS = 32 << 20  # bounds a row group's memory on long documents
 
@@ -38,6 +38,7 @@ HEAD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("drop_limit", "float64"),
     ("drop", "json"),
     ("failures", "json"),
+    ("dropped_by", "string"),
     ("shard", "int64"),
     ("row", "int64"),
     ("dedup_cluster", "string"),
@@ -51,6 +52,8 @@ HEAD_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 # after the annotation and signature columns: the record's free-form parts (JSON) and the text
 TAIL_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("measured", "json"),
+    ("marks", "json"),
     ("annotations", "json"),
     ("source", "json"),
     ("metadata", "json"),
@@ -225,6 +228,8 @@ class SignalsWriter:
         signatures = [row["signals"] for row in rows]
         for name, col in self.signatures:
             cols[col] = [None if (v := s.get(name)) is None else bytes.fromhex(v) for s in signatures]
+        cols["measured"] = [_json(row.get("measured")) for row in rows]
+        cols["marks"] = [_json(row.get("marks")) for row in rows]
         cols["annotations"] = [_json(a) for a in annotations]
         cols["source"] = [_json(row["source"]) for row in rows]
         cols["metadata"] = [_json(row["metadata"]) for row in rows]
@@ -239,11 +244,12 @@ class SignalsWriter:
         return self.rows
 
 
-def drop_columns(drop: Mapping[str, Any] | None, failures: Any) -> dict[str, Any]:
-    """The head columns a drop record fills."""
+def drop_columns(drop: Mapping[str, Any] | None, failures: Any, by: str) -> dict[str, Any]:
+    """The head columns a drop record fills; `by`: `chain` (a document stage) or `corpus`."""
     if drop is None:
         return {}
     return {
+        "dropped_by": by,
         "drop_stage": drop.get("stage"),
         "drop_reason": drop.get("reason"),
         "drop_value": _number(drop.get("value")),

@@ -217,3 +217,39 @@ def test_load_dataset_reads_only_the_shards(local_build):
     loaded = datasets.load_dataset(str(out), split="train")
     assert loaded.num_rows == result.manifest["records"]
     assert "status" not in loaded.column_names
+
+
+def test_rows_hold_every_rules_exact_value_and_each_stages_annotation_mark(local_build):
+    out, _ = local_build
+    _, rows = read_rows(out)
+    from thresher.quality.gopher import GopherQualityConfig, gopher_quality_rules
+
+    every_gopher_rule = {"quality.script"} | {rule.key for rule in gopher_quality_rules(GopherQualityConfig())}
+    short = next(r for r in rows if r["drop_reason"] == "too_few_words")
+    measured = json.loads(short["measured"])
+    assert set(measured) == {"quality.gopher"} and set(measured["quality.gopher"]) == every_gopher_rule
+    kept = [r for r in rows if r["status"] == "kept"]
+    for row in kept:
+        measured = json.loads(row["measured"])
+        assert list(measured) == ["quality.gopher", "quality.repetition", "quality.c4", "quality.fineweb"]
+        annotations = json.loads(row["annotations"])
+        marks = json.loads(row["marks"])
+        assert [m[0] for m in marks][:4] == ["consent", "extract", "normalize", "lang"]
+        assert marks[-1][2] == len(annotations)
+        for values in measured.values():
+            for key, value in values.items():
+                if key in annotations and type(value) is float:
+                    assert annotations[key] == round(value, 4)  # the table's value is the exact one
+    gopher = [v for row in kept for v in json.loads(row["measured"])["quality.gopher"].values()]
+    assert any(type(v) is float and v != round(v, 4) for v in gopher)
+
+
+def test_shards_are_byte_identical_with_and_without_signals(corpus, local_build, tmp_path):
+    out, with_signals = local_build
+    config = signals_config()
+    plain = build([str(corpus)], tmp_path / "plain",
+                  local_config(quality={"preset": "default"}, output={"shard_max_records": 40},
+                               exec={"engine": "local", "workers": 2}, input={"partition_bytes": 64 * 1024}))
+    assert config.output.signals and [s["sha256"] for s in plain.manifest["shards"]] == [
+        s["sha256"] for s in with_signals.manifest["shards"]]
+    assert plain.stats.by_prefix("drop") == with_signals.stats.by_prefix("drop")

@@ -1,0 +1,141 @@
+"""`thresher replay`: a `build --signals` dataset decided again under changed settings gives the
+shards, manifest records and stats of a fresh build with those settings (byte for byte), from
+the signals table alone; settings it cannot honour are refused, named."""
+
+import json
+import random
+
+import pytest
+from tests.conftest import local_config, write_jsonl
+
+from thresher.cli import main
+from thresher.core.config import merge
+from thresher.core.errors import ConfigError
+from thresher.run.build import build
+from thresher.run.replay import replay
+
+pytest.importorskip("pyarrow")
+
+VOCABULARY = ("river garden market winter harbor library station orchard bridge valley morning letter "
+              "teacher village window kitchen engine museum forest island doctor painter harvest theater "
+              "mountain journey council bakery lantern meadow").split()
+STOP = "the of and to in that is was it for on with as at by from".split()
+
+
+def words(seed: int, n: int) -> str:
+    rng = random.Random(seed)
+    return " ".join(f"{rng.choice(STOP)} {rng.choice(VOCABULARY)}{'.' if k % 9 == 8 else ''}" for k in range(n // 2))
+
+
+def page(title: str, body: str) -> str:
+    return (f"<html><head><title>{title}</title></head><body><nav><a href='/'>Home</a></nav>"
+            f"<article><h1>{title}</h1><p>{body.capitalize()}.</p></article><footer>Privacy policy.</footer>"
+            "</body></html>")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """Pages of 30 to 330 words (the Gopher word floor at 20, 50 or 150 keeps different ones),
+    exact duplicates, near duplicates at several similarities (a threshold of 0.7 or 0.9 keeps
+    different ones), a re-fetched URL, an empty page and a malformed line."""
+    tmp = tmp_path_factory.mktemp("replay")
+    records = []
+    for i in range(180):
+        n = 30 + (i * 37) % 300
+        html = page(f"Article {i}", words(i, n))
+        if i % 7 == 6:
+            html = page(f"Article {i - 3}", words(i - 3, 30 + ((i - 3) * 37) % 300))  # an exact duplicate
+        if i % 11 == 10:  # a near duplicate of page i - 5, with 4 to 36 words added
+            n5 = 30 + ((i - 5) * 37) % 300
+            html = page(f"Article {i - 5}", words(i - 5, n5) + ". " + words(1000 + i, 8 * (1 + i % 5)))
+        if i % 29 == 28:
+            html = "<html><body></body></html>"
+        records.append({"url": f"https://e.example/{i}", "html": html})
+    records.append({"url": "https://e.example/5", "html": page("Again", words(900, 200))})
+    return write_jsonl(tmp / "crawl.jsonl", records, ["{oops"])
+
+
+BASE = {"quality": {"preset": "default"}, "output": {"shard_max_records": 30},
+        "exec": {"workers": 2}, "input": {"partition_bytes": 48 * 1024}}
+
+
+@pytest.fixture(scope="module")
+def signals_build(corpus, tmp_path_factory):
+    out = tmp_path_factory.mktemp("first") / "out"
+    result = build([str(corpus)], out, local_config(**merge(BASE, {"output": {"signals": True}})))
+    assert len(result.manifest["signals"]["files"]) > 2
+    return out
+
+
+def outcome(out):
+    manifest = json.loads((out / "manifest.json").read_text())
+    stats = json.loads((out / "stats.json").read_text())
+    shards = [(s["path"], s["records"], s["sha256"]) for s in manifest["shards"]]
+    return {"shards": shards, "records": manifest["records"], "counters": stats["counters"],
+            "histograms": stats.get("histograms"), "totals": {k: stats[k] for k in stats if type(stats[k]) is int}}
+
+
+CHANGES = [
+    {"quality": {"gopher": {"min_words": 150}}, "dedup": {"near": {"threshold": 0.7}}},
+    {"quality": {"gopher": {"min_words": 20}}, "dedup": {"near": {"threshold": 0.9}}},
+    {"quality": {"gopher": {"max_hash_ratio": None, "min_stop_words": 4}, "rule_sets": ["gopher", "repetition",
+                 "c4_lines", "c4", "fineweb", "statistical"]}, "dedup": {"keep": "longest"}},
+    {"output": {"format": "parquet", "shard_max_records": 17}, "dedup": {"exact": {"level": None}}},
+]
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=["words150-t0.7", "words20-t0.9", "rules-keep", "output"])
+def test_replay_writes_what_a_fresh_build_with_the_changed_settings_writes(corpus, signals_build, change,
+                                                                          tmp_path):
+    fresh = build([str(corpus)], tmp_path / "fresh", local_config(**merge(BASE, change)))
+    replayed = replay(signals_build, tmp_path / "replayed", change)
+    expected = outcome(tmp_path / "fresh")
+    assert outcome(tmp_path / "replayed") == expected
+    assert replayed.ok and fresh.ok
+    assert "signals" not in replayed.manifest and not (tmp_path / "replayed" / "signals").exists()
+    first = outcome(signals_build)
+    assert first["shards"] != expected["shards"]  # the change changed the output
+
+
+def test_replay_under_the_same_settings_rewrites_the_first_builds_shards(signals_build, tmp_path):
+    replay(signals_build, tmp_path / "same", {})
+    assert outcome(tmp_path / "same") == outcome(signals_build)
+
+
+def test_the_decisions_changed_are_the_ones_the_settings_move(signals_build, tmp_path):
+    stricter = replay(signals_build, tmp_path / "r", {"quality": {"gopher": {"min_words": 150}}})
+    first = json.loads((signals_build / "stats.json").read_text())["counters"]
+    assert stricter.stats.counters["drop/quality.gopher/too_few_words"] > first["drop/quality.gopher/too_few_words"]
+    assert stricter.stats.counters["malformed"] == first["malformed"] == 1
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    ({"extract": {"min_text_chars": 5}}, "extract.min_text_chars (extraction)"),
+    ({"lang": {"enabled": False}}, "lang.enabled (language identification)"),
+    ({"quality": {"c4": {"min_words_per_line": 5}}}, "quality.c4.min_words_per_line (C4's line cleanup)"),
+    ({"quality": {"rule_sets": ["gopher", "repetition", "c4"]}}, "quality.rule_sets"),
+    ({"output": {"signals": True}}, "output.signals"),
+])
+def test_settings_the_table_cannot_replay_are_refused_by_name(signals_build, tmp_path, change, named):
+    with pytest.raises(ConfigError) as info:
+        replay(signals_build, tmp_path / "r", change)
+    assert named in str(info.value) and "\n" not in str(info.value)
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_replay_command_takes_build_flags(signals_build, tmp_path, capsys):
+    code = main(["replay", str(signals_build), "-o", str(tmp_path / "r"), "-q", "--quality-gopher-min-words", "150",
+                 "--threshold", "0.7"])
+    assert code == 0
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["config"]["quality"]["gopher"]["min_words"] == 150
+    assert manifest["config"]["dedup"]["near"]["threshold"] == 0.7
+    code = main(["replay", str(signals_build), "-o", str(tmp_path / "x"), "-q", "--extractor", "trafilatura"])
+    assert code == 1
+    assert "extract.extractor (extraction)" in capsys.readouterr().err
+
+
+def test_a_dataset_without_signals_is_refused(corpus, tmp_path):
+    build([str(corpus)], tmp_path / "plain", local_config(**BASE))
+    with pytest.raises(Exception, match="no signals table"):
+        replay(tmp_path / "plain", tmp_path / "r", {})
