@@ -1,0 +1,230 @@
+"""Language identification on text in languages the detector may not know: right, `und` or wrong.
+
+Data: the Bible verses of ../shared/data/language/bible-corpus (CC0; 45 files, 44 languages, most of
+them outside what CLD2 and lingua know), three consecutive verses per segment (7,119 segments, as in
+issue 38), and lingua's test sentences (../shared/data/language/lingua, the test split of
+`lang_eval.py`: 134 per language, 75 languages).
+
+A segment is *right* when the label is its language (ISO 639-1 where one exists, else 639-3), `und`
+when the detector abstains, and *wrong* otherwise: for a language the detector does not know, any
+label is wrong and `und` is the right behaviour. Segments are split by their index within each file:
+even segments form the calibration split (`calibrate`, what `calibrate_open_set` may look at), odd
+ones the held-out split (`report`) whose figures the docs quote. A language is *recognised* when at
+least half of its segments are right, and *mostly given a wrong label* when more than half are
+wrong. The subset a detector *covers* is the segments whose language it can name.
+
+Usage: python benchmarks/lang_open_set.py [--detectors thresher,cld2,...] [--out benchmarks/results/lang_open_set.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+REPO = ROOT.parent
+BIBLE = REPO.parent / "shared" / "data" / "language" / "bible-corpus"
+sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(ROOT))
+
+from lang_eval import LINGUA, load_split  # noqa: E402
+
+VERSES_PER_SEGMENT = 3
+# ISO 639-3 -> ISO 639-1 for the Bible files whose language has one (the form detection writes)
+ISO1 = {"hye": "hy", "eus": "eu", "est": "et", "guj": "gu", "lav": "lv", "swh": "sw", "ukr": "uk", "zul": "zu",
+        "ewe": "ee", "glv": "gv", "wol": "wo", "que": "qu", "cha": "ch", "oji": "oj"}
+
+Segment = tuple[str, str, str, int]  # (gold code, text, script by languages.tsv, segment index in its file)
+
+
+def bible_segments() -> list[Segment]:
+    """Every file's verses in consecutive groups of three (a trailing group of one or two is dropped)."""
+    out: list[Segment] = []
+    with open(BIBLE / "languages.tsv", encoding="utf-8") as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            lines = (BIBLE / row["file"]).read_text(encoding="utf-8").splitlines()
+            verses = [x.strip() for x in lines if x.strip()]
+            gold = ISO1.get(row["iso639_3"], row["iso639_3"])
+            for k, i in enumerate(range(0, len(verses) - VERSES_PER_SEGMENT + 1, VERSES_PER_SEGMENT)):
+                out.append((gold, " ".join(verses[i:i + VERSES_PER_SEGMENT]), row["script"], k))
+    return out
+
+
+def bible_split(segments: list[Segment], part: str) -> list[Segment]:
+    if part == "all":
+        return segments
+    parity = 0 if part == "calibrate" else 1
+    return [s for s in segments if s[3] % 2 == parity]
+
+
+# -- detectors: text -> (code, script) -------------------------------------------------------------
+
+def _cld2_known() -> set[str]:
+    import pycld2  # type: ignore[import-untyped]
+
+    from thresher.lang.codes import from_cld2
+
+    names = dict(pycld2.LANGUAGES)
+    return {from_cld2(names[n]) for n in pycld2.DETECTED_LANGUAGES if n in names} - {"und"}
+
+
+def make_detectors(names: list[str]) -> dict[str, tuple[Callable[[str], tuple[str, str]], set[str]]]:
+    """name -> (detect, the codes it can answer)."""
+    from thresher.lang.codes import SCRIPT_LANGUAGE
+
+    out: dict[str, tuple[Callable[[str], tuple[str, str]], set[str]]] = {}
+    for name in names:
+        if name == "thresher":
+            from thresher.lang.cascade import SCRIPT_DECIDES, CascadeDetector, lingua_languages
+
+            cascade = CascadeDetector()
+
+            def cascade_fn(text: str, det: CascadeDetector = cascade) -> tuple[str, str]:
+                d = det.detect(text)
+                return d.code, d.script
+
+            out[name] = (cascade_fn, _cld2_known() | set(lingua_languages()) | set(SCRIPT_DECIDES))
+        elif name == "thresher-ngram":
+            from thresher.lang.ngram import NgramDetector
+
+            ngram = NgramDetector()
+
+            def ngram_fn(text: str, det: NgramDetector = ngram) -> tuple[str, str]:
+                d = det.detect(text)
+                return d.code, d.script
+
+            known = {c for g in ngram.model.groups for c in g.languages} | set(SCRIPT_LANGUAGE.values())
+            out[name] = (ngram_fn, known)
+        elif name == "cld2":
+            import pycld2
+
+            from thresher.lang.codes import from_cld2
+
+            def cld2_fn(text: str) -> tuple[str, str]:
+                try:
+                    return from_cld2(pycld2.detect(text, bestEffort=True)[2][0][1]), ""
+                except pycld2.error:
+                    return "und", ""
+
+            out[name] = (cld2_fn, _cld2_known())
+        elif name in ("lingua-low", "lingua-high"):
+            from lingua import LanguageDetectorBuilder
+
+            builder = LanguageDetectorBuilder.from_all_languages()
+            if name == "lingua-low":
+                builder = builder.with_low_accuracy_mode()
+            lingua = builder.build()
+
+            def lingua_fn(text: str, det: object = lingua) -> tuple[str, str]:
+                lang = det.detect_language_of(text)  # type: ignore[attr-defined]
+                return (lang.iso_code_639_1.name.lower() if lang else "und"), ""
+
+            from thresher.lang.cascade import lingua_languages
+
+            out[name] = (lingua_fn, set(lingua_languages()))
+        else:
+            raise SystemExit(f"unknown detector {name!r}")
+    return out
+
+
+# -- measures --------------------------------------------------------------------------------------
+
+def _shares(rows: list[tuple[str, str]]) -> dict[str, float | int]:
+    n = len(rows)
+    right = sum(p == g for g, p in rows)
+    und = sum(p == "und" and g != "und" for g, p in rows)
+    return {"n": n, "right": round(right / n, 4) if n else 0.0, "und": round(und / n, 4) if n else 0.0,
+            "wrong": round((n - right - und) / n, 4) if n else 0.0}
+
+
+def open_set_figures(segments: list[Segment], preds: list[tuple[str, str]], known: set[str]) -> dict:
+    """right / und / wrong shares overall, on the covered and uncovered subsets, and per language."""
+    rows = [(s[0], p[0]) for s, p in zip(segments, preds, strict=True)]
+    by_lang: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for g, p in rows:
+        by_lang[g].append((g, p))
+    per_language = {}
+    recognised = mostly_wrong = 0
+    for g in sorted(by_lang):
+        s = _shares(by_lang[g])
+        recognised += s["right"] >= 0.5
+        mostly_wrong += s["wrong"] > 0.5
+        labels = Counter(p for _, p in by_lang[g]).most_common(3)
+        per_language[g] = {**s, "covered": g in known, "labels": [[c, n] for c, n in labels]}
+    und_scripts = Counter(p[1] or s[2] for s, p in zip(segments, preds, strict=True) if p[0] == "und")
+    covered = [(g, p) for g, p in rows if g in known]
+    uncovered = [(g, p) for g, p in rows if g not in known]
+    return {
+        **_shares(rows),
+        "languages": len(by_lang),
+        "recognised": recognised,
+        "mostly_wrong": mostly_wrong,
+        "covered": {**_shares(covered), "languages": sum(g in known for g in by_lang)},
+        "uncovered": {**_shares(uncovered), "languages": sum(g not in known for g in by_lang)},
+        "und_scripts": dict(und_scripts.most_common()),
+        "per_language": per_language,
+    }
+
+
+def run(names: list[str], parts: list[str]) -> dict:
+    segments = bible_segments()
+    test, _ = load_split("sentences")
+    detectors = make_detectors(names)
+    results: dict = {"n_segments": len(segments), "n_sentences": len(test), "detectors": {}}
+    for name, (fn, known) in detectors.items():
+        for _, text in test[:300]:  # warm-up: model loading is not counted
+            fn(text)
+        row: dict = {"known_languages": len(known)}
+        for part in parts:
+            data = bible_split(segments, part)
+            t0 = time.process_time()
+            preds = [fn(s[1]) for s in data]
+            elapsed = time.process_time() - t0
+            row[f"bible_{part}"] = {**open_set_figures(data, preds, known),
+                                    "segments_per_cpu_s": round(len(data) / elapsed) if elapsed else None}
+        t0 = time.process_time()
+        sentence_preds = [fn(text)[0] for _, text in test]
+        elapsed = time.process_time() - t0
+        lingua_rows = [(g, "zh" if p in ("zh-cn", "zh-tw") else p) for (g, _), p in zip(test, sentence_preds,
+                                                                                        strict=True)]
+        shares = _shares(lingua_rows)
+        row["lingua_test"] = {"accuracy": shares["right"], "und": shares["und"], "wrong": shares["wrong"],
+                              "n": shares["n"], "sentences_per_cpu_s": round(len(test) / elapsed) if elapsed else None}
+        results["detectors"][name] = row
+        brief = {p: {k: row[f"bible_{p}"][k] for k in ("right", "und", "wrong", "recognised", "mostly_wrong")}
+                 for p in parts}
+        print(f"  {name:16s} {json.dumps(brief)} lingua {row['lingua_test']}", flush=True)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--detectors", default="thresher,thresher-ngram,cld2,lingua-low")
+    ap.add_argument("--parts", default="all,calibrate,report", help="Bible splits: all, calibrate, report")
+    ap.add_argument("--label", default="current", help="the key the results are stored under (e.g. before, after)")
+    ap.add_argument("--out", default=str(ROOT / "results" / "lang_open_set.json"))
+    args = ap.parse_args(argv)
+    if not BIBLE.is_dir() or not LINGUA.is_dir():
+        print(f"language data not found under {BIBLE.parent}", file=sys.stderr)
+        return 1
+    out_path = Path(args.out)
+    results = json.loads(out_path.read_text()) if out_path.exists() else {}
+    results["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+    results[args.label] = run(args.detectors.split(","), args.parts.split(","))
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, out_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
