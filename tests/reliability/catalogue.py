@@ -294,8 +294,8 @@ CASES: list[Case] = [
         {"a.warc": warc_record(http(b"not gzip at all" * 10, Content_Encoding="gzip"))},
         {"seen": 1},
     ),
-    # line bombs between records: a gzip member of blank lines (skipped a buffer at a time, counted
-    # past a record's two) or of junk lines stops that input at the cap, after the record before it
+    # line bombs between records: blank lines (skipped a buffer at a time, counted past a record's
+    # two) or junk lines past the cap are one burst, skipped, and the record after it is read
     Case(
         "warc_blank_line_bomb",
         {
@@ -305,7 +305,7 @@ CASES: list[Case] = [
                 + warc_record(http(ARTICLE2.encode()), uri="https://e.example/2")
             )
         },
-        {"kept": 1, "malformed/too_many_bad_lines": 1},
+        {"kept": 2, "malformed/too_many_bad_lines": 1},
         "a.warc.gz@",
         config={"input": {"max_bad_lines_per_input": 1000}},
     ),
@@ -320,6 +320,17 @@ CASES: list[Case] = [
         "warc_junk_line_bomb",
         {"a.warc.gz": gz(warc_record(http(ARTICLE.encode())) + b"junk line\n" * 500_000)},
         {"kept": 1, "malformed/garbage": 1, "malformed/too_many_bad_lines": 1},
+        "a.warc.gz@",
+        config={"input": {"max_bad_lines_per_input": 1000}},
+    ),
+    Case(
+        "warc_junk_line_bomb_then_record",
+        {
+            "a.warc.gz": gz(warc_record(http(ARTICLE.encode())))
+            + gz(b"junk line\n" * 500_000)
+            + gz(warc_record(http(ARTICLE2.encode()), uri="https://e.example/2"))
+        },
+        {"kept": 2, "malformed/garbage": 1, "malformed/too_many_bad_lines": 1},
         "a.warc.gz@",
         config={"input": {"max_bad_lines_per_input": 1000}},
     ),

@@ -1,6 +1,6 @@
-"""Line-bomb bounds act on the input that is a bomb, counted and named, and nothing else (a JSON Lines
-bomb is skipped, an archive's stops it): the other inputs are read whole and the build finishes with
-counts that reconcile."""
+"""Line-bomb bounds act on the input that is a bomb, counted and named, and nothing else (past the
+cap a burst is skipped and reading resumes at the next record): the other inputs are read whole and
+the build finishes with counts that reconcile."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def _malformed(rejects):
         return [json.loads(line) for line in f]
 
 
-def test_each_bomb_stops_only_its_own_input(tmp_path):
+def test_each_bomb_is_bounded_in_its_own_input_only(tmp_path):
     inputs = tmp_path / "in"
     inputs.mkdir()
     write_jsonl(inputs / "good.jsonl", [{"url": f"https://e.example/{i}", "html": article_html(i)} for i in range(10)])

@@ -24,7 +24,7 @@ from thresher.fetch.plan import HostEntry, PlanReader, PlanSummary, build_plan, 
 from thresher.fetch.politeness import HostRegistry
 from thresher.fetch.safety import PinnedResolver, Resolve
 from thresher.fetch.stats import FetchStats
-from thresher.fetch.warc_writer import LOG_NAME, WARC_DIR, WarcLog
+from thresher.fetch.warc_writer import LOG_NAME, WARC_DIR, OutputFull, WarcLog, is_disk_full
 from thresher.write.atomic import write_json_atomic
 
 WORK_DIR = ".fetch-plan"
@@ -169,13 +169,24 @@ def fetch_urls(
     finished = False
     try:
         work = output / WORK_DIR
-        summary = build_plan(inputs, work, config, column=urls_column, log_path=output / LOG_NAME)
+        try:
+            summary = build_plan(inputs, work, config, column=urls_column, log_path=output / LOG_NAME)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            raise OutputFull(f"disk full writing the fetch plan in {work}: free space and rerun to resume") from exc
         stats.planned = summary.planned
         asyncio.run(_Crawl(work, writer, config, stats, resolve, on_progress).run())
         finished = True
         shutil.rmtree(work, ignore_errors=True)  # a rerun plans again from the list and the log
-    finally:
+    except BaseException:
+        # the first error is the one to report: closing on a full disk fails again, and must not hide it
+        with contextlib.suppress(OSError):
+            writer.close()
+        raise
+    else:
         writer.close()
+    finally:
         if summary is not None:  # also after an interrupt or a full disk: what this run did so far
             with contextlib.suppress(OSError):
                 write_json_atomic(output / STATS_NAME, {

@@ -7,12 +7,15 @@ each its own gzip member, appended with one write; only then is its line appende
 Files roll past `warc_file_bytes`, each starting with a `warcinfo` record. On a rerun, a torn last
 log line is cut off, every WARC file is truncated to the end of its last logged unit (a unit written
 but not logged is fetched again), and a file with no logged unit is removed: no duplicated and no
-truncated records. When the disk fills, the partial unit is truncated away and `OutputFull` raised.
+truncated records. When the disk fills, the partial unit is truncated away and `OutputFull` raised;
+the file is closed at once, dropping what its buffer still held, so that no later flush (on close,
+or once space is freed) writes the rest of the cut unit behind the truncation.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import errno
 import gzip
 import hashlib
@@ -55,7 +58,7 @@ def _member(record: bytes) -> bytes:
     return gzip.compress(record, compresslevel=6, mtime=0)
 
 
-def _is_disk_full(exc: OSError) -> bool:
+def is_disk_full(exc: OSError) -> bool:
     return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
@@ -152,7 +155,7 @@ class WarcLog:
             self._file.flush()
         except OSError as exc:
             self._rollback(start)
-            if _is_disk_full(exc):
+            if is_disk_full(exc):
                 raise OutputFull(
                     f"disk full writing {self.dir / self._file_name}: the archive is complete up to the last logged "
                     f"URL; free space and rerun the same command to resume"
@@ -163,11 +166,13 @@ class WarcLog:
         return start
 
     def _rollback(self, size: int) -> None:
-        try:
-            assert self._file is not None
-            self._file.truncate(size)
-        except (OSError, ValueError):
-            os.truncate(self.dir / self._file_name, size)  # the recovery on resume would also do this
+        """Close the current file without what its buffer still holds and cut it to `size`."""
+        assert self._file is not None
+        _discard(self._file)
+        self._file = None
+        # the recovery on resume would also do this
+        with contextlib.suppress(OSError):
+            os.truncate(self.dir / self._file_name, size)
 
     def _unit(self, exchange: Exchange, entry: dict[str, Any]) -> bytes:
         request_id, response_id = _record_id(), _record_id()
@@ -213,16 +218,17 @@ class WarcLog:
             start = self._append(unit)
             entry = {**entry, "warc": self._file_name, "offset": start, "end": start + len(unit)}
         line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+        if self._log.closed:
+            raise OutputFull(f"disk full writing {self.log_path}; free space and rerun to resume")
         log_start = self._log.tell()
         try:
             self._log.write(line)
             self._log.flush()
         except OSError as exc:
-            try:
-                self._log.truncate(log_start)
-            except (OSError, ValueError):
-                pass
-            if _is_disk_full(exc):
+            _discard(self._log)
+            with contextlib.suppress(OSError):
+                os.truncate(self.log_path, log_start)
+            if is_disk_full(exc):
                 raise OutputFull(f"disk full writing {self.log_path}; free space and rerun to resume") from exc
             raise
         if time.monotonic() - self._last_sync >= self.config.fsync_every_s:
@@ -243,9 +249,28 @@ class WarcLog:
             self._file = None
 
     def close(self) -> None:
+        """Flush, sync and close; a disk that fills now is `OutputFull` (the log still names only
+        complete units: a rerun resumes)."""
         try:
-            self._close_file()
-        finally:
-            self._log.flush()
-            os.fsync(self._log.fileno())
-            self._log.close()
+            try:
+                self._close_file()
+            finally:
+                if not self._log.closed:
+                    try:
+                        self._log.flush()
+                        os.fsync(self._log.fileno())
+                    finally:
+                        _discard(self._log)
+        except OSError as exc:
+            if is_disk_full(exc):
+                raise OutputFull(
+                    f"disk full closing {self.output}: free space and rerun the same command to resume"
+                ) from exc
+            raise
+
+
+def _discard(f: BinaryIO) -> None:
+    """Close a file whose buffered bytes may not fit: the descriptor is closed even when the last
+    flush fails (CPython's buffered close), and that failure is dropped with the bytes."""
+    with contextlib.suppress(OSError, ValueError):
+        f.close()

@@ -7,6 +7,11 @@ copy are offsets in the original and replacement happens in the original text. N
 (the default `normalize` stage) already folds most of them; the fold makes detection independent of
 that setting.
 
+Invisible characters inside an identifier (soft hyphen U+00AD, zero-width space, non-joiner and
+joiner U+200B-U+200D, word joiner U+2060, zero-width no-break space U+FEFF) render as nothing and
+hide it from a pattern (`john\u00adsmith@host.com`): detection runs on a copy without them, and each
+match is mapped back to the original span, which is replaced whole, invisible characters included.
+
 Overlaps between detectors (a card number inside an IBAN, a phone-shaped run inside an address) are
 resolved deterministically: the earliest start wins, then the longest span, then the type listed
 first in `TYPES`.
@@ -14,6 +19,7 @@ first in `TYPES`.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -48,7 +54,7 @@ class Match:
 
 
 _CARD = re.compile(r"(?<![\w.\-+/])(?<!\d[ \-])\d(?:[ \-]?\d){12,18}(?![\w]|[ \-]?\d|[.,]\d)")
-_IBAN_START = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2})(\d\d)")
+_IBAN_START = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2}|[a-z]{2})(\d\d)")
 
 
 def find_emails(text: str) -> list[Match]:
@@ -81,20 +87,27 @@ def find_cards(text: str) -> list[Match]:
 
 def find_ibans(text: str) -> list[Match]:
     """IBANs in compact form or printed in groups of four (`DE89 3704 0044 0532 0130 00`): exactly
-    the country's length is consumed, so a word after the IBAN is never taken into it."""
+    the country's length is consumed, so a word after the IBAN is never taken into it. Upper or
+    lower case (`de89 3704 ...`), one case throughout: a mixed-case run is a word or a hash."""
     out = []
     for m in _IBAN_START.finditer(text):
-        length = IBAN_LENGTHS.get(m.group(1))
+        country = m.group(1)
+        length = IBAN_LENGTHS.get(country.upper())
         if length is None:
             continue
-        i, taken, chars = m.end(), 4, [m.group(1), m.group(2)]
+        low, high = ("a", "z") if country.islower() else ("A", "Z")
+        i, taken, chars = m.end(), 4, [country.upper(), m.group(2)]
         n = len(text)
         while taken < length and i < n:
             ch = text[i]
             if ch == " " and i + 1 < n and text[i + 1] != " " and taken % 4 == 0:
                 i += 1
                 continue
-            if not ("0" <= ch <= "9" or "A" <= ch <= "Z"):
+            if "0" <= ch <= "9":
+                pass
+            elif low <= ch <= high:
+                ch = ch.upper()
+            else:
                 break
             chars.append(ch)
             taken += 1
@@ -128,16 +141,60 @@ def find_ips(text: str, scope: str) -> list[Match]:
 
 
 def find_phones(text: str, regions: tuple[str, ...]) -> list[Match]:
-    return [
-        Match(s, e, "phone", re.sub(r"\D", "", text[s:e].replace("(0)", "")))
-        for s, e in phone.find_phones(text, regions)
-    ]
+    out = []
+    for s, e in phone.find_phones(text, regions):
+        digits = re.sub(r"\D", "", text[s:e].replace("(0)", ""))
+        # `0044 20 ...` is `+44 20 ...`: one key, so a hashed replacement is the same token
+        out.append(Match(s, e, "phone", digits[2:] if text.startswith("00", s) else digits))
+    return out
+
+
+_INVISIBLE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]+")
+
+
+def _without_invisible(text: str) -> tuple[str, list[int], list[int]] | None:
+    """`text` without invisible characters, with the start of each kept piece in the copy and in
+    `text` (for `_map_back`); None when it has none."""
+    if text.isascii() or _INVISIBLE.search(text) is None:
+        return None
+    copy_starts, text_starts, pieces = [], [], []
+    pos = length = 0
+    for m in _INVISIBLE.finditer(text):
+        if m.start() > pos:
+            copy_starts.append(length)
+            text_starts.append(pos)
+            pieces.append(text[pos:m.start()])
+            length += m.start() - pos
+        pos = m.end()
+    if pos < len(text):
+        copy_starts.append(length)
+        text_starts.append(pos)
+        pieces.append(text[pos:])
+    return "".join(pieces), copy_starts, text_starts
+
+
+def _map_back(m: Match, copy_starts: list[int], text_starts: list[int]) -> Match:
+    """A match in the copy without invisible characters as a span of the original text."""
+    def to_text(i: int) -> int:
+        k = bisect.bisect_right(copy_starts, i) - 1
+        return text_starts[k] + i - copy_starts[k]
+
+    return Match(to_text(m.start), to_text(m.end - 1) + 1, m.type, m.key)
 
 
 def detect(
     text: str, types: Collection[str], *, ip_scope: str = "public", phone_regions: tuple[str, ...] = phone.REGIONS
 ) -> list[Match]:
     """Non-overlapping matches of the enabled types in `text`, in text order (module doc)."""
+    visible = _without_invisible(text)
+    if visible is not None:
+        copy, copy_starts, text_starts = visible
+        found = _detect(copy, types, ip_scope, phone_regions)
+        return [_map_back(m, copy_starts, text_starts) for m in found]
+    return _detect(text, types, ip_scope, phone_regions)
+
+
+def _detect(text: str, types: Collection[str], ip_scope: str, phone_regions: tuple[str, ...]) -> list[Match]:
     folded = fold_lookalikes(text)
     found: list[Match] = []
     if "email" in types:

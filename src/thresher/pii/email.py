@@ -2,9 +2,10 @@
 
 Plain: `local@domain.tld` with an RFC 5321 local part (at most 64 characters of letters, digits and
 `._%+-`) and a domain of dot-separated labels ending in an alphabetic top-level domain of 2 to 24
-letters. Every quantifier is bounded and the local part may only start where a run of local-part
-characters starts (the look-behind), so a 10^5-character run without `@` costs one bounded attempt,
-not one per position: matching is linear in the text.
+letters; letters include those of the alphabetic scripts (`_INTL`), so internationalized addresses
+(`müller@bücher.de`) are found whole. Every quantifier is bounded and the local part may only start
+where a run of local-part characters starts (the look-behind), so a 10^5-character run without `@`
+costs one bounded attempt, not one per position: matching is linear in the text.
 
 Obfuscated (`name at host dot com`, `name [at] host [dot] com`, `name(at)host(dot)org`): a separate,
 opt-in type, because the plain-word form is ambiguous in prose ("looked at google dot com"). The
@@ -17,11 +18,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_LOCAL = r"[A-Za-z0-9%+\-](?:[A-Za-z0-9._%+\-]{0,62}[A-Za-z0-9_%+\-])?"
-_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
-EMAIL = re.compile(
-    rf"(?<![A-Za-z0-9._%+\-]){_LOCAL}@(?:{_LABEL}\.){{1,8}}[A-Za-z]{{2,24}}(?![A-Za-z0-9\-]|\.[A-Za-z0-9])"
+# Letters of the scripts written with spaces between words, for internationalized addresses
+# (RFC 6531 local parts, IDNA U-labels: `müller@bücher.de`, `пример@почта.рф`): Latin (Latin-1
+# letters, Extended-A/B, Extended Additional), combining diacritics, Greek, Cyrillic, Armenian,
+# Hebrew, Arabic letters and the Indic scripts (danda excluded), Georgian. Scripts written without
+# spaces (Han, kana, Hangul, Thai) are left out: an address run into such text would take the
+# words before it as its local part.
+_INTL = (
+    "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0300-\u036f\u0370-\u03ff\u0400-\u052f\u0531-\u0587"
+    "\u05d0-\u05ea\u0620-\u064a\u0900-\u0963\u0966-\u0d7f\u10a0-\u10ff\u1e00-\u1fff"
 )
+_ALNUM = f"A-Za-z0-9{_INTL}"
+_LOCAL = rf"[{_ALNUM}%+\-](?:[{_ALNUM}._%+\-]{{0,62}}[{_ALNUM}_%+\-])?"
+_LABEL = rf"[{_ALNUM}](?:[{_ALNUM}\-]{{0,61}}[{_ALNUM}])?"
+EMAIL = re.compile(
+    rf"(?<![{_ALNUM}._%+\-]){_LOCAL}@(?:{_LABEL}\.){{1,8}}[A-Za-z{_INTL}]{{2,24}}(?![{_ALNUM}\-]|\.[{_ALNUM}])"
+)
+_ASCII_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
 
 _AT = r"(?:\s*[\[\(\{<]\s*(?:at|AT)\s*[\]\)\}>]\s*|\s+(?:at|AT)\s+)"
 _DOT = r"(?:\s*[\[\(\{<]\s*(?:dot|DOT)\s*[\]\)\}>]\s*|\s+(?:dot|DOT)\s+)"
@@ -35,7 +48,7 @@ _AT_TOKEN = re.compile(
 )
 _NAME_BEFORE = re.compile(rf"(?<![A-Za-z0-9._%+\-]){_WORD}\Z")
 _ADDRESS_AFTER = re.compile(
-    rf"(?P<host>{_LABEL}(?:{_DOT}{_LABEL}){{0,3}}){_DOT}(?P<tld>[A-Za-z]{{2,6}})(?![A-Za-z0-9])"
+    rf"(?P<host>{_ASCII_LABEL}(?:{_DOT}{_ASCII_LABEL}){{0,3}}){_DOT}(?P<tld>[A-Za-z]{{2,6}})(?![A-Za-z0-9])"
 )
 _DOT_TOKEN = re.compile(_DOT)
 

@@ -4,9 +4,9 @@ A linear regular expression finds runs of digits and phone punctuation that star
 digit (or `+`/`(`) and are not inside a longer number; `is_phone` then decides by shape, because
 most digit runs in web text are not phone numbers, and `phone_context` by the words around it:
 
-- international: `+` and a country calling code assigned by the ITU (E.164), 8 to 15 digits in all,
-  grouped by spaces, hyphens or dots (one kind), an optional `(0)` trunk prefix, total length checked
-  for countries whose plan has fixed lengths;
+- international: `+` (or the `00` international prefix, with separators) and a country calling code
+  assigned by the ITU (E.164), 8 to 15 digits in all, grouped by spaces, hyphens or dots (one kind),
+  an optional `(0)` trunk prefix, total length checked for countries whose plan has fixed lengths;
 - national (per `regions`, see `phone_plans`): US/CA (NANP), GB, DE, FR, ES, IT, NL, IN, JP, BR, AU,
   each with its plan's leading digits, length and grouping. A national number needs its separators:
   a bare run of ten digits is as likely an ISBN-10 or an order number.
@@ -113,7 +113,19 @@ def _shape(candidate: str, formats: tuple[NationalFormat, ...]) -> bool | None:
         return False if _international(candidate) else None
     if candidate.count("(") != candidate.count(")") or candidate.count("(") > 1:
         return None
-    return national_shape(candidate, formats)
+    weak = national_shape(candidate, formats)
+    if weak is None and _dialled_from_abroad(candidate):
+        return False
+    return weak
+
+
+def _dialled_from_abroad(candidate: str) -> bool:
+    """`0044 20 7946 0958`: the international prefix most countries dial (ITU-T E.164 annex: `00`)
+    in place of `+`, then a valid international number. Only with separators: a compact run of
+    digits that starts with 00 is as likely an account or order number."""
+    if not candidate.startswith("00") or candidate[2:3] in ("", "0") or not candidate[2:3].isdigit():
+        return False
+    return bool(_SEPARATORS.search(candidate)) and _international("+" + candidate[2:])
 
 
 def find_phones(text: str, regions: tuple[str, ...]) -> list[tuple[int, int]]:

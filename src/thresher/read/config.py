@@ -36,7 +36,7 @@ class InputConfig:
         100_000,
         "malformed records and empty lines of one input reported one by one; past it, each run of bad lines (a line "
         "bomb: a small compressed file of a billion blank or junk lines) is skipped and counted once as "
-        "malformed/too_many_bad_lines, and JSON Lines reading resumes at the next record (web archives stop)",
+        "malformed/too_many_bad_lines, and reading resumes at the next record (an ARC file stops there)",
     )
     max_work_bytes_per_input_byte: float | None = setting(
         200.0,

@@ -83,18 +83,32 @@ class RecordReader:
         self.index = first_index
         self.format: str | None = None  # "warc" or "arc", from the first record
         # line-bomb bound (input.max_bad_lines_per_input): blank lines beyond the two a record may end
-        # with, and lines of garbage, counted over the input; reading stops at the cap
+        # with, and lines of garbage, counted over the input. Past the cap, each run of them in a WARC
+        # file is skipped a buffer at a time and reported once (`_burst`), and reading resumes at the
+        # next record; in an ARC file, or before the first record, reading stops there
         self.max_bad_lines = max_bad_lines
         self.bad_lines = 0
 
     def _over_bad_lines(self) -> bool:
         return self.max_bad_lines is not None and self.bad_lines >= self.max_bad_lines
 
+    def _resumes(self) -> bool:
+        """Past the cap, whether the next record can be found by its `WARC/` line at memory speed."""
+        return self.format == "warc"
+
     def _bad_lines_stop(self, logical: int) -> Malformed:
         return Malformed(
             "too_many_bad_lines", self.where(logical),
             f"stopped reading this input after {self.bad_lines} blank or garbage lines between records "
             f"(input.max_bad_lines_per_input = {self.max_bad_lines}): a line bomb, or not an archive",
+        )
+
+    def _burst(self, logical: int, lines: int) -> Malformed:
+        return Malformed(
+            "too_many_bad_lines", self.where(logical),
+            f"skipped {lines} blank or garbage lines between records from here, past "
+            f"input.max_bad_lines_per_input = {self.max_bad_lines} (a line bomb, or not an archive); reading "
+            "resumed at the next record",
         )
 
     def where(self, logical: int) -> str:
@@ -114,18 +128,26 @@ class RecordReader:
     def _scan(self, start: int) -> Iterator[ReadItem]:
         """Skip bytes that are no record, up to the next header line (left unread)."""
         at_line_start = True
+        ended = False
         while not self._over_bad_lines():
             line = self.s.readline(_MAX_LINE)
             if not line:
+                ended = True
                 break
             if at_line_start and line not in _BLANK and self._is_header(line):
                 self.s.unread(line)
+                ended = True
                 break
             at_line_start = line.endswith(b"\n")
             self.bad_lines += 1
         end = self.s.tell()
         if end > start:
             yield Malformed("garbage", self.where(start), f"{end - start} bytes that are not an archive record")
+        if not ended and self._resumes():
+            skipped = self.s.skip_to_line_starting(b"WARC/")
+            self.bad_lines += skipped
+            if skipped:
+                yield self._burst(end, skipped)
 
     def records(self) -> Iterator[RawRecord | ReadItem]:
         s = self.s
@@ -134,12 +156,24 @@ class RecordReader:
             # blank lines between records are normal; more than a record's two are counted as bad
             if s.peek(1) in _LINE_ENDS:  # the usual case is a header right away: nothing to count
                 gap = s.tell()
-                allowed = None if self.max_bad_lines is None else self.max_bad_lines - self.bad_lines + 2
-                self.bad_lines += max(0, s.skip_blank_lines(allowed) - 2)
+                was_over = self._over_bad_lines()
+                if self.max_bad_lines is None or (was_over and self._resumes()):
+                    allowed = None
+                else:
+                    allowed = max(0, self.max_bad_lines - self.bad_lines) + 2
+                extra = max(0, s.skip_blank_lines(allowed) - 2)
+                self.bad_lines += extra
                 if self._over_bad_lines():
                     yield from self._problems()
-                    yield self._bad_lines_stop(gap)
-                    return
+                    if not self._resumes():
+                        yield self._bad_lines_stop(gap)
+                        return
+                    if not was_over:  # the cap was reached inside this run: the rest of it is the burst
+                        more = s.skip_blank_lines(None)
+                        extra += more
+                        self.bad_lines += more
+                    if extra:
+                        yield self._burst(gap, extra)
             yield from self._problems()
             start = s.tell()
             s.forget_before(start)
@@ -157,7 +191,7 @@ class RecordReader:
                 if arc is None:
                     s.unread(line)
                     yield from self._scan(start)
-                    if self._over_bad_lines():
+                    if self._over_bad_lines() and not self._resumes():
                         yield self._bad_lines_stop(s.tell())
                         return
                     continue

@@ -350,6 +350,26 @@ class ArchiveStream:
                 return skipped
         return skipped
 
+    def skip_to_line_starting(self, prefix: bytes) -> int:
+        """Skip to the next line after the current one that starts with `prefix` (left unread), or
+        to the end of the file or a gap; returns the line ends skipped. A buffer at a time (a
+        substring search): a billion lines of garbage cost their decompression, not a step each."""
+        needle = b"\n" + prefix
+        lines = 0
+        while True:
+            i = self._buf.find(needle, self._pos)
+            if i >= 0:
+                lines += self._buf.count(b"\n", self._pos, i + 1)
+                self._pos = i + 1
+                return lines
+            keep = max(self._pos, len(self._buf) - len(needle) + 1)  # a needle cut by the buffer's end
+            lines += self._buf.count(b"\n", self._pos, keep)
+            self._pos = keep
+            if not self._more():
+                lines += self._buf.count(b"\n", self._pos)
+                self._pos = len(self._buf)
+                return lines
+
     def readline(self, limit: int) -> bytes:
         """Bytes up to and including the next newline, at most `limit` of them; b"" at the end."""
         while True:
