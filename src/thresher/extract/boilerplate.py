@@ -236,7 +236,7 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
         if weak and (text_mass[node.index] >= _STANDFIRST_CHARS or body_inside[node.index]):
             continue  # a weak word (widget, header, read-more) on a box that holds real paragraphs
         if strong or (weak and share <= _WEAK_SHARE):
-            if positive and (share > _MIXED_WORDS_SHARE or node.text_len > _MIXED_WORDS_CHARS):
+            if positive and not comment_only and (share > _MIXED_WORDS_SHARE or node.text_len > _MIXED_WORDS_CHARS):
                 continue
             if mass[node.index] >= content_mass and not protected:
                 continue

@@ -68,8 +68,13 @@ class StringMemo(dict[str, Any]):
 MEMO_MAX = 1 << 14
 
 
+# "commentary" names an article's genre (an opinion piece), not a comment thread: read as "opinion"
+# so that the comment words, which match as substrings, do not take an opinion article for comments
+_GENRE_NOT_THREAD = re.compile(r"commentar(?:y|ies)")
+
+
 def _tokens_of(ci: str) -> tuple[str, list[str]]:
-    low = ci.lower()
+    low = _GENRE_NOT_THREAD.sub("opinion", ci.lower())
     return low, [t for t in _TOKEN_SPLIT.split(low) if t]
 
 

@@ -40,3 +40,36 @@ def test_a_comment_count_link_is_not_a_thread():
     page = f'<article><p>{ARTICLE}</p><a class="comment-count" href="#c">12 comments</a></article>'
     result = BuiltinExtractor(comments="keep").extract(page)
     assert "comments" not in result.metadata and "12 comments" not in result.text
+
+
+# A blog's comment box named with a content word too (pixnet's `user-post-box`, id `comment-box`):
+# the content word does not save a box that names itself a comment thread. Before: every comment kept.
+COMMENT = ("Thanks for sharing these photos of the maple trees, the colours look wonderful this year and "
+           "we plan to camp there next month with the children, {n}. ")
+BOX_PAGE = f"""<html><body><div id="article-box"><h1>Maple camp</h1><p>{ARTICLE}</p><p>{ARTICLE}</p></div>
+<div id="user-post"><div id="comment-box" class="user-post-box"><h3>Comments (3)</h3>
+<div id="comment-text" class="user-post-text"><ul class="single-post">
+{''.join(f'<li class="post-info"><span class="user-name">reader{n}</span><p>{COMMENT.format(n=n)}</p></li>'
+         for n in range(3))}
+</ul></div></div></div></body></html>"""
+
+
+def test_a_comment_box_with_a_content_word_in_its_class_is_still_a_thread():
+    text = BuiltinExtractor().extract(BOX_PAGE).text
+    assert ARTICLE.strip()[:60] in text and "maple trees" not in text
+
+
+# "commentary" is an article's genre (an opinion piece), not a comment thread: taz.de's opinion
+# articles sit in `<div class="full news subjective commentary article">`. Read as a comment word (a
+# substring), it made the article a thread once content words stopped saving threads (above): the
+# article was removed and its readers' comments kept instead.
+OPINION_PAGE = f"""<html><body><div class="full news subjective commentary article page">
+<article class="sectbody"><p>{ARTICLE}</p><p>{ARTICLE}</p></article></div>
+<div id="comments" class="comments-area"><ol class="comment-list">
+{''.join(f'<li class="comment"><p>{COMMENT.format(n=n)}</p></li>' for n in range(3))}
+</ol></div></body></html>"""
+
+
+def test_an_opinion_article_called_commentary_is_the_content():
+    text = BuiltinExtractor().extract(OPINION_PAGE).text
+    assert ARTICLE.strip()[:60] in text and "maple trees" not in text
