@@ -56,12 +56,13 @@ def _with_stage(stage: Any) -> Iterator[None]:
     runs tasks in the test process, so a lasting patch would leak into every later test."""
     import thresher.pipeline as pipeline
 
-    original = pipeline.build_document_stages
-    pipeline.build_document_stages = lambda config: [stage, *original(config)]
+    # the chain takes its stages by stage-table row (`document_stages_by_row`); the test stage's row is its name
+    original = pipeline.document_stages_by_row
+    pipeline.document_stages_by_row = lambda config, rows=None: [(stage.name, stage), *original(config, rows)]
     try:
         yield
     finally:
-        pipeline.build_document_stages = original
+        pipeline.document_stages_by_row = original
 
 
 def scan_task_with_stuck_stage(ctx: Any, partition: Any) -> dict[str, Any]:
