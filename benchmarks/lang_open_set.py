@@ -356,12 +356,69 @@ def calibrate_open_set(out_path: Path) -> dict:
             "dev_accuracy_ungated_selection_half": round(dev_floor, 4), "chosen": best,
             "languages_by_cost": len(by_cost), "languages_by_cld2_score": sorted(by_score), "grid": grid}
 
+def stage_cost(rounds: int = 3) -> dict:
+    """CPU seconds of the language stage (prose selection, cascade) over the 1,301 real pages of
+    ../shared/data/extraction as the default extractor gives them, with the gate and without,
+    interleaved rounds after a warm-up; and how many documents had their n-gram costs read."""
+    from lang_eval import _pages
+
+    from thresher.core.document import Document
+    from thresher.extract.config import ExtractConfig
+    from thresher.extract.registry import get_extractor
+    from thresher.lang import open_set
+    from thresher.lang.cascade import CascadeDetector, CascadePolicy
+    from thresher.lang.config import LangConfig
+    from thresher.lang.stage import LanguageAnnotator
+
+    extractor = get_extractor(ExtractConfig())
+    texts = []
+    for _, page in _pages():
+        try:
+            text = extractor.extract(page).text
+        except Exception:  # a page the extractor refuses is not a language case
+            continue
+        if text.strip():
+            texts.append(text)
+    gated = LanguageAnnotator(LangConfig(detector="cascade"))
+    ungated = LanguageAnnotator(LangConfig(detector="cascade"))
+    ungated.detector = CascadeDetector(policy=CascadePolicy(open_set=False))
+    reads = Counter()
+    original = open_set.OpenSetGate._mean_costs
+
+    def counted(self: open_set.OpenSetGate, text: str, script: str) -> dict[str, float] | None:
+        reads["n"] += 1
+        return original(self, text, script)
+
+    open_set.OpenSetGate._mean_costs = counted  # type: ignore[method-assign]
+    try:
+        for annotator in (gated, ungated):
+            for text in texts[:200]:
+                annotator.annotate(Document(id="x", text=text))
+        reads.clear()
+        seconds: dict[str, list[float]] = {"with_gate": [], "without_gate": []}
+        codes: dict[str, list[str]] = {}
+        for _ in range(rounds):
+            for name, annotator in (("without_gate", ungated), ("with_gate", gated)):
+                docs = [Document(id="x", text=t) for t in texts]
+                t0 = time.process_time()
+                for doc in docs:
+                    annotator.annotate(doc)
+                seconds[name].append(round(time.process_time() - t0, 4))
+                codes[name] = [d.annotations["lang.code"] for d in docs]
+    finally:
+        open_set.OpenSetGate._mean_costs = original  # type: ignore[method-assign]
+    changed = Counter(f"{a}->{b}" for a, b in zip(codes["without_gate"], codes["with_gate"], strict=True) if a != b)
+    return {"documents": len(texts), "cpu_s": seconds, "ngram_reads_per_round": reads["n"] / rounds,
+            "changed": dict(changed)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--detectors", default="thresher,thresher-ngram,cld2,lingua-low")
     ap.add_argument("--parts", default="all,calibrate,report", help="Bible splits: all, calibrate, report")
     ap.add_argument("--label", default="current", help="the key the results are stored under (e.g. before, after)")
     ap.add_argument("--out", default=str(ROOT / "results" / "lang_open_set.json"))
+    ap.add_argument("--stage-cost", action="store_true", help="also time the language stage on real pages")
     ap.add_argument("--calibrate", action="store_true",
                     help="first rewrite src/thresher/lang/open_set.json from the calibration splits")
     args = ap.parse_args(argv)
@@ -376,6 +433,9 @@ def main(argv: list[str] | None = None) -> int:
         from thresher.lang import open_set
 
         open_set._shipped.clear()
+    if args.stage_cost:
+        results["stage_cost"] = stage_cost()
+        print(f"  stage cost: {results['stage_cost']}", flush=True)
     results[args.label] = run(args.detectors.split(","), args.parts.split(","))
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_path.with_suffix(".tmp")

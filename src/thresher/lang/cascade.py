@@ -105,7 +105,12 @@ def _script_for(code: str, text: str, profile: ScriptProfile | None, ascii_text:
     if code in MULTI_SCRIPT_LANGUAGES:  # Serbian in Cyrillic or Latin, ...: the first non-ASCII letter says
         hint = first_non_ascii_script(text)
         return "Latn" if hint == "Zyyy" else hint
-    return LANGUAGE_SCRIPT.get(code, "Latn")
+    if code not in LANGUAGE_SCRIPT:
+        # Latin, unless the text says otherwise (Syriac, Inuktitut, Coptic letters, ...): then its
+        # dominant script, counted only for such text
+        hint = first_non_ascii_script(text)
+        return "Latn" if hint in ("Zyyy", "Latn") else detect_script(text).code
+    return LANGUAGE_SCRIPT[code]
 
 
 def cld2_available() -> bool:
