@@ -28,7 +28,7 @@ from thresher.write.atomic import dumps_json, dumps_line
 from thresher.write.formats import get_format, hub_features
 from thresher.write.hub import HubConfig, front_matter
 from thresher.write.manifest import MANIFEST, build_manifest, file_digest
-from thresher.write.storage import Store
+from thresher.write.storage import LocalStore, Store
 
 PARTITIONS_DIR = "by-language"
 CARD_FILE = "README.md"
@@ -90,6 +90,20 @@ def _split(path: Path, size: int, total: int) -> list[Path]:
     return pieces
 
 
+_KILLED_WRITE = re.compile(r"^\.[^/]+\.tmp-\d+$")  # `thresher.write.atomic`'s temp file of an unfinished write
+
+
+def _remove_killed_writes(out: Store, folder: str) -> None:
+    """The temp files a killed partition step left in a local folder (the build holds the output's
+    lock, so none is being written)."""
+    if not isinstance(out, LocalStore):
+        return
+    path = Path(out.root) / folder
+    for entry in path.iterdir() if path.is_dir() else ():
+        if _KILLED_WRITE.match(entry.name) and entry.is_file() and not entry.is_symlink():
+            entry.unlink(missing_ok=True)
+
+
 def partition_files(section: dict[str, Any]) -> list[str]:
     """Every file a manifest's `partitions` section names, relative to the root dataset."""
     out: list[str] = []
@@ -132,6 +146,7 @@ def write_partitions(
         total = router.counts[key]
         pieces = _split(scratch / "lines" / f"{key}.jsonl", shard_max_records, total)
         folder = f"{PARTITIONS_DIR}/{key}"
+        _remove_killed_writes(out, folder)
         shards = []
         for i, chunk in enumerate(pieces):
             name = fmt.shard_name(i, len(pieces))

@@ -101,3 +101,15 @@ def test_partition_key_of_records_without_language():
     assert partition_key({"annotations": {"lang.code": "de", "lang.script": "Latn"}}) == "de_Latn"
     assert partition_key({"annotations": {}}) == "und_Zyyy"
     assert partition_key({"annotations": {"lang.code": "../x", "lang.script": "Latn"}}) == "---x_Latn"
+
+
+def test_temp_files_of_a_killed_partition_step_are_removed(tmp_path):
+    out = tmp_path / "out"
+    data = corpus(tmp_path / "in.jsonl")
+    build([str(data)], out, config())
+    left = out / PARTITIONS_DIR / "de_Latn" / ".shard-00000.jsonl.gz.tmp-12345"
+    left.write_bytes(b"half a shard")
+    keep = out / PARTITIONS_DIR / "de_Latn" / "notes.txt"  # not thresher's: left alone
+    keep.write_text("mine")
+    build([str(data)], out, config(), overwrite=True)
+    assert not left.exists() and keep.read_text() == "mine"
