@@ -49,6 +49,11 @@ class RunConfig:
     output: OutputConfig = section(OutputConfig, "output shards")
     exec: ExecConfig = section(ExecConfig, "execution (does not change the output)", hashed=False)
 
+    def __post_init__(self) -> None:
+        if self.output.partition_by == "language" and not (self.lang.enabled and self.output.include_annotations):
+            raise ConfigError("--partition-by language needs the language stage (lang.enabled) and annotations in"
+                              " the shards (output.include_annotations)")
+
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)
 

@@ -8,6 +8,9 @@
    for short texts of many languages) with a normalized score below `ask_below_score`. The
    candidates are CLD2's answer, its three-best list and the languages it is confused with
    (`CONFUSED_WITH`), so a lingua call costs ~100 µs instead of ~2 ms over all 75 languages.
+4. The open-set gate (`thresher.lang.open_set`, `CascadePolicy.open_set`) answers `und` where the
+   language does not explain the text by that language's calibrated bound: a text in a language
+   neither CLD2 nor lingua knows no longer gets a neighbour's label.
 
 Calibrated on a dev split of lingua's test sentences (150 per language, disjoint from the reported
 test split; `benchmarks/lang_eval.py --parts calibrate` reruns the grid): CLD2 alone 0.955; the
@@ -23,7 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thresher.lang.codes import (
     CLD2_CODES,
@@ -42,6 +45,9 @@ from thresher.lang.detection import (
     undetermined,
 )
 from thresher.lang.script import ScriptProfile, detect_script, first_non_ascii_script
+
+if TYPE_CHECKING:
+    from thresher.lang.open_set import OpenSetGate
 
 MAX_CHARS = 4096
 LINGUA_MAX_CHARS = 600  # lingua's cost grows with length; a few sentences decide between close languages
@@ -80,6 +86,8 @@ class CascadePolicy:
     # any CLD2 answer in CONFUSED_WITH is re-checked below this normalized score
     ask_any_below_score: float = 0.0
     accurate: bool = False  # lingua's high-accuracy mode (n-grams up to 5); else trigrams only
+    # `und` where the answer's language does not explain the text (`thresher.lang.open_set`)
+    open_set: bool = True
 
 
 DEFAULT_POLICY = CascadePolicy()
@@ -97,7 +105,12 @@ def _script_for(code: str, text: str, profile: ScriptProfile | None, ascii_text:
     if code in MULTI_SCRIPT_LANGUAGES:  # Serbian in Cyrillic or Latin, ...: the first non-ASCII letter says
         hint = first_non_ascii_script(text)
         return "Latn" if hint == "Zyyy" else hint
-    return LANGUAGE_SCRIPT.get(code, "Latn")
+    if code not in LANGUAGE_SCRIPT:
+        # Latin, unless the text says otherwise (Syriac, Inuktitut, Coptic letters, ...): then its
+        # dominant script, counted only for such text
+        hint = first_non_ascii_script(text)
+        return "Latn" if hint in ("Zyyy", "Latn") else detect_script(text).code
+    return LANGUAGE_SCRIPT[code]
 
 
 def cld2_available() -> bool:
@@ -160,6 +173,11 @@ class CascadeDetector:
         self.top_k = top_k
         self.use_lingua = use_lingua
         self.policy = policy
+        self._gate: OpenSetGate | None = None
+        if policy.open_set:
+            from thresher.lang.open_set import OpenSetGate
+
+            self._gate = OpenSetGate()
 
     # -- CLD2 ---------------------------------------------------------------------------------
 
@@ -220,7 +238,11 @@ class CascadeDetector:
             decided = self._ask_lingua(text, top, candidates, share)
             if decided is not None:
                 script = _script_for(decided.code, text, profile, ascii_text)
-                return Detection(decided.code, decided.score, script, decided.alternatives, method="lingua"), spans
+                detection = Detection(decided.code, decided.score, script, decided.alternatives, method="lingua")
+                if self._gate is not None:
+                    cld2_score = next((d[3] for d in details if from_cld2(d[1]) == decided.code), 0)
+                    detection = self._gate.judge(detection, text, cld2_score)
+                return detection, spans
         second = details[1]
         if second[1] == "un" or self.top_k < 2:
             alternatives: tuple[tuple[str, float], ...] = ()
@@ -228,7 +250,10 @@ class CascadeDetector:
             alternatives = tuple([(from_cld2(d[1]), round(d[2] / 100.0 * factor, 4))
                                   for d in details[1: self.top_k] if d[1] != "un"])
         script = _script_for(top, text, profile, ascii_text)
-        return Detection(top, round(share, 4), script, alternatives, None, "cld2"), spans
+        detection = Detection(top, round(share, 4), script, alternatives, None, "cld2")
+        if self._gate is not None:
+            detection = self._gate.judge(detection, text, first[3])
+        return detection, spans
 
     def detect(self, text: str) -> Detection:
         return self._decide(clean_text(text, self.max_chars), vectors=False)[0]
@@ -266,8 +291,9 @@ class CascadeDetector:
                 j += 1
             codes.append(max(votes, key=votes.__getitem__) if votes else whole.code)
             offset = end + 1
-        if cld2_main is None and whole.method == "lingua":
-            # lingua re-decided between close languages: CLD2's paragraphs of its first answer follow.
+        if cld2_main is None and whole.method in ("lingua", "ngram"):
+            # lingua re-decided between close languages, or the open-set gate gave the n-gram model's
+            # answer: CLD2's paragraphs of its first answer follow.
             # Ties go to the code met first: a set of strings would iterate in the order of the process's
             # string-hash seed, and two runs (or two workers) would disagree.
             first = Counter(codes).most_common(1)[0][0]

@@ -11,7 +11,8 @@ left out) and writes:
   character ranges of the text, consecutive paragraphs of one language merged) and `lang.share`,
   the main language's share of the prose characters.
 
-It counts each document under `lang/<code>` in the run's stats (`stats.json` counters), the detector
+It counts each document under `lang/<code>` in the run's stats (`stats.json` counters), each `und`
+document also under `lang.und/<script>` (the script of its text: the card's `und` line), the detector
 that judged it under `event/lang.detector.<name>` (the n-gram model's name carries its version), and,
 with the script-only detector, `event/lang.script_only` for the documents it could not decide because
 their script is shared by many languages (those need the `lang` extra or the n-gram model).
@@ -113,6 +114,8 @@ class LanguageAnnotator:
             self._write_spans(doc, paragraphs, codes, detection.code)
         if self.stats is not None:
             self.stats.count(f"lang/{detection.code}")
+            if detection.code == UNDETERMINED:
+                self.stats.count(f"lang.und/{detection.script}")
             self.stats.count(f"event/lang.detector.{self.detector.name}")
             if detection.reason == SHARED_SCRIPT:
                 self.stats.count("event/lang.script_only")

@@ -91,6 +91,7 @@ class ReportData:
     length_words: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))
     languages: Counter[str] = field(default_factory=Counter)
     language_dropped: Counter[str] = field(default_factory=Counter)
+    und_scripts: Counter[str] = field(default_factory=Counter)  # `lang.script` of the kept `und` documents
     cluster_sizes: Counter[int] = field(default_factory=Counter)
     clusters: list[Cluster] = field(default_factory=list)
     hosts_kept: list[tuple[str, int]] = field(default_factory=list)
@@ -268,6 +269,8 @@ def collect(dataset: str | Path, rejects: str | Path | None = None) -> ReportDat
         code = annotations.get("lang.code")
         if isinstance(code, str):
             data.languages[code] += 1
+            if code == "und":
+                data.und_scripts[str(annotations.get("lang.script", "Zyyy"))] += 1
         dup = annotations.get("dedup.duplicates")
         if isinstance(dup, int) and dup > 0:
             data.cluster_sizes[dup + 1] += 1

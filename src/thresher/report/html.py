@@ -227,6 +227,13 @@ def render_report(data: ReportData) -> str:
             [(c, data.languages[c], data.language_dropped[c]) for c in langs],
             [False, True, True],
         )
+        labelled = sum(data.languages.values())
+        if data.languages["und"] and labelled:
+            scripts = ", ".join(f"{s} {n}" for s, n in sorted(data.und_scripts.items(), key=lambda kv: (-kv[1], kv[0])))
+            und = data.languages["und"]
+            body += (f"<p>{_n(und)} kept documents ({100 * und / labelled:.1f}%) are"
+                     " <code>und</code>: no language decided, or a language the detector does not know"
+                     + (f"; their scripts: {escape(scripts)}" if scripts else "") + ".</p>")
     else:
         body = "<p>No language annotations (`lang.code`) in this dataset: the language stage did not run.</p>"
     parts.append(_section("languages", "Languages", body))

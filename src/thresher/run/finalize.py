@@ -169,6 +169,12 @@ def finalize(out: Store, work: WorkDir, done: Finished, rejects: str | Path | No
     manifest.update(manifest_records(config))  # e.g. the classifiers a build ran, with their sha256
     for key, section in done.sections.items():
         manifest[key] = section
+    if config.output.partition_by == "language":
+        from thresher.write.partitions import write_partitions
+
+        manifest["partitions"] = write_partitions(out, work.path("partitions"), manifest,
+                                                  shard_max_records=config.output.shard_max_records,
+                                                  compression_level=config.output.compression_level)
     summary = card_summary(done.stats.counters)
     card = dataset_card(out, config, manifest, render_card(manifest, stats_dict, summary), rejects)
     # the card just before the manifest: a build removes the previous one first (`run.safety.remove_own_card`),
@@ -188,6 +194,10 @@ def dataset_card(out: Store, config: RunConfig, manifest: dict[str, Any], text: 
     shards = [s["path"] for s in manifest["shards"]]
     features = hub_features(fmt)
     configs = [HubConfig("default", tuple(shards), features=features)]
+    if manifest.get("partitions"):
+        from thresher.write.partitions import partition_configs
+
+        configs += partition_configs(manifest)
     inside = rejects_inside(out, rejects)
     if inside is not None:  # the rejects are JSON Lines whatever the format
         configs += [

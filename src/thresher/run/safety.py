@@ -108,9 +108,15 @@ def own_work_dir(work: WorkDir) -> bool:
 
 
 def listed_shards(manifest: dict[str, Any]) -> list[str]:
-    """The shards a manifest lists, and its signals files (a build without --signals removes them)."""
+    """The shards a manifest lists, its signals files (a build without --signals removes them) and
+    the files of its language partitions (`thresher.write.partitions`)."""
+    from thresher.write.partitions import partition_files
+
     signals = (manifest.get("signals") or {}).get("files") or []
-    return [s["path"] for s in [*manifest["shards"], *signals] if isinstance(s.get("path"), str) and _inside(s["path"])]
+    partitions = manifest.get("partitions")
+    extra = partition_files(partitions) if isinstance(partitions, dict) else []
+    paths = [s["path"] for s in [*manifest["shards"], *signals] if isinstance(s.get("path"), str)]
+    return [p for p in [*paths, *extra] if _inside(p)]
 
 
 def _inside(rel: str) -> bool:

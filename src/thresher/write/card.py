@@ -34,6 +34,19 @@ def _detector_note(name: str) -> str:
             "script": "the writing system alone"}.get(name, "a custom detector")
 
 
+def _undetermined_line(stats: dict[str, Any], languages: dict[str, int]) -> list[str]:
+    """The `und` share and the scripts of those documents (counters `lang.und/<script>`)."""
+    und = languages.get("und", 0)
+    total = sum(languages.values())
+    if not und or not total:
+        return []
+    scripts = {k.removeprefix("lang.und/"): n for k, n in (stats.get("counters") or {}).items()
+               if k.startswith("lang.und/")}
+    ranked = ", ".join(f"{s} {n}" for s, n in sorted(scripts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return ["", f"`und` (no language decided, or a language the detector does not know): {und} of {total}"
+                f" documents ({100 * und / total:.1f}%)" + (f"; their scripts: {ranked}." if ranked else ".")]
+
+
 def _languages_section(summary: dict[str, Any] | None, records: int) -> list[str]:
     lines = ["## Languages", ""]
     languages = (summary or {}).get("languages") or {}
@@ -133,6 +146,7 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
             "|---|---:|",
         ]
         lines += [f"| {code} | {n} |" for code, n in sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))]
+        lines += _undetermined_line(stats, languages)
         detectors = sorted(k.removeprefix("lang.detector.") for k in (stats.get("events") or {})
                            if k.startswith("lang.detector."))
         if detectors:

@@ -27,6 +27,13 @@ class OutputConfig:
         "dedup signatures, decision and text; parquet extra; docs/signals.md)",
         flag="--signals",
     )
+    partition_by: Literal["language"] | None = setting(
+        None,
+        "also write one complete dataset per language-script under by-language/ (de_Latn/, und_Cans/: shards,"
+        " manifest, card; the documents are stored twice); needs the language stage and annotations",
+        flag="--partition-by",
+        hashed=False,  # derived from the shards, which it does not change
+    )
     card_tokenizer: Literal["llama2"] | None = setting(
         None,
         "also count the kept text in this tokenizer's tokens for the dataset card: llama2 (the LLaMA-2 "

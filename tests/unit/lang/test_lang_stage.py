@@ -171,3 +171,23 @@ def test_a_second_task_in_the_process_builds_no_new_detector():
     assert annotate_all(second) == first_results
     assert cascade._lingua_detectors.keys() == built.keys()
     assert all(cascade._lingua_detectors[k] is built[k] for k in built)
+
+
+def test_card_gives_the_und_share_and_the_scripts_of_those_documents():
+    stats = {"seen": 4, "kept": 4, "counters": {"lang/en": 3, "lang/und": 2, "lang.und/Latn": 1, "lang.und/Cans": 1}}
+    card = render_card({"thresher_version": "0", "config_hash": "x", "records": 4, "shards": [], "format": "jsonl",
+                        "bytes": 0, "inputs": [], "config": {}}, stats)
+    assert "| und | 2 |" in card
+    assert "`und` (no language decided, or a language the detector does not know): 2 of 5 documents (40.0%);" \
+           " their scripts: Cans 1, Latn 1." in card
+
+
+def test_annotator_counts_und_documents_by_script():
+    from thresher.core.stats import Stats
+
+    annotator = LanguageAnnotator(LangConfig(detector="script"))
+    stats = Stats()
+    annotator.bind_stats(stats)
+    annotator.annotate(Document(id="1", text="This text is in a script many languages share."))
+    counters = stats.to_dict()["counters"]
+    assert counters["lang/und"] == 1 and counters["lang.und/Latn"] == 1

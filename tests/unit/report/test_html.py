@@ -159,3 +159,13 @@ def test_bounds_text():
     assert _bounds_text(None, 1e5) == "at most 100000"
     assert _bounds_text(0.25, None) == "at least 0.25"
     assert _bounds_text(None, None) == "none"
+
+
+def test_languages_section_gives_the_und_share_and_its_scripts():
+    data = _hostile()
+    data.languages = Counter({"en": 6, "und": 2})
+    data.und_scripts = Counter({"Latn": 1, "Cans": 1})
+    page = render_report(data)
+    languages = page[page.index("<section id='languages'"):]
+    assert "2 kept documents (25.0%) are <code>und</code>" in languages
+    assert "their scripts: Cans 1, Latn 1." in languages
