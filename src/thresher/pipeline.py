@@ -195,7 +195,7 @@ def fork_server_preloads(config: RunConfig) -> tuple[str, ...]:
     # private pages; imported once here, the workers share them. A fork server skips a module that
     # is not installed.
     modules: list[str] = ["numpy"]
-    if config.lang.enabled and config.lang.detector == "cascade":
+    if config.lang.enabled and config.lang.detector == "cascade" and config.lang.model is None:
         modules.append("thresher.lang.lingua_models")  # ~77 MiB of lingua models, else per worker
     elif config.lang.enabled and config.lang.detector == "ngram":
         modules.append("thresher.lang.ngram_tables")  # the n-gram model's ~10 MiB of score tables

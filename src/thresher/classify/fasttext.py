@@ -194,27 +194,35 @@ class FastTextModel:
             self._hashes[word] = h
         return h
 
-    def feature_ids(self, text: str) -> list[int]:
-        """The input rows fastText's `Dictionary::getLine` reads for `text` as one line (newlines
-        read as spaces), followed by `</s>`."""
-        data = text.encode("utf-8", "replace").translate(_SPLIT)
-        tokens = data.split(b" ")
-        tokens.append(EOS)
+    def _tokens(self, text: str) -> tuple[list[int], list[int]]:
+        """The input rows of the words of `text` (newlines read as spaces; no `</s>`), and the word
+        hashes the word n-grams need (empty for a model without them)."""
         ids: list[int] = []
-        nwords, n = self._nwords, self.args.word_ngrams
         hashes: list[int] = []
-        for token in tokens:
+        nwords, ngrams = self._nwords, self.args.word_ngrams > 1
+        for token in text.encode("utf-8", "replace").translate(_SPLIT).split(b" "):
             if not token:
                 continue
             wid = self._ids.get(token, -1)
             if wid >= nwords or (wid < 0 and token.startswith(b"__label__")):
                 continue  # a label
             ids.extend(self._word_features(token))
-            if n > 1:
+            if ngrams:
                 hashes.append(self._hash(token))
+        return ids, hashes
+
+    def _line(self, ids: list[int], hashes: list[int]) -> list[int]:
+        """The rows of a line's words followed by `</s>`, then its word n-grams (`Dictionary::getLine`)."""
+        line = ids + list(self._word_features(EOS))
+        n = self.args.word_ngrams
         if n > 1:
-            self._word_ngrams(hashes, n, ids)
-        return ids
+            self._word_ngrams([*hashes, self._hash(EOS)], n, line)
+        return line
+
+    def feature_ids(self, text: str) -> list[int]:
+        """The input rows fastText's `Dictionary::getLine` reads for `text` as one line (newlines
+        read as spaces), followed by `</s>`, as `predict` reads it."""
+        return self._line(*self._tokens(text))
 
     def _word_ngrams(self, hashes: list[int], n: int, out: list[int]) -> None:
         """`Dictionary::addWordNgrams`: the hashes are int32 widened to uint64 (sign-extended)."""
@@ -236,14 +244,13 @@ class FastTextModel:
             return m[ids]
         return _dequantize(np, m, ids)
 
-    def hidden(self, texts: Sequence[str]) -> Any:
-        """The hidden vector of each text (texts x dim, float32): the mean of its feature rows, summed
-        in order in float32 as fastText's `Model::computeHidden` sums them (a cumulative sum, not
-        NumPy's pairwise one); zero for a text without features (fastText then predicts nothing)."""
+    def hidden(self, lines: Sequence[list[int]]) -> Any:
+        """The hidden vector of each line's feature rows (lines x dim, float32): their mean, summed in
+        order in float32 as fastText's `Model::computeHidden` sums them (a cumulative sum, not NumPy's
+        pairwise one); zero for a line without features (fastText then predicts nothing)."""
         np = self._np
-        out = np.zeros((len(texts), self.args.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            ids = self.feature_ids(text)
+        out = np.zeros((len(lines), self.args.dim), dtype=np.float32)
+        for i, ids in enumerate(lines):
             if ids:
                 rows = self._rows(np.asarray(ids, dtype=np.int64))
                 total = np.cumsum(rows, axis=0, dtype=np.float32)[-1]
@@ -273,11 +280,20 @@ class FastTextModel:
     def scores_array(self, texts: Sequence[str]) -> Any:
         """Every label's probability for each text, as fastText's `predict` reports it (float64,
         texts x labels, in the model's label order); 0 for every label of a text without features."""
-        np = self._np
         if not texts:
-            return np.zeros((0, len(self.labels)), dtype=np.float64)
-        hidden = self.hidden(texts)
-        logits = self.logits(hidden)
+            return self._np.zeros((0, len(self.labels)), dtype=self._np.float64)
+        return self._scores([self.feature_ids(text) for text in texts])
+
+    def scores_of_parts(self, parts: Sequence[str]) -> Any:
+        """The scores of the parts joined by newlines (row 0), then of each part alone: the words
+        are read once (a mixed document's paragraphs, `thresher.lang.fasttext_lid`)."""
+        tokens = [self._tokens(part) for part in parts]
+        joined = self._line([i for ids, _ in tokens for i in ids], [h for _, hs in tokens for h in hs])
+        return self._scores([joined, *(self._line(ids, hs) for ids, hs in tokens)])
+
+    def _scores(self, lines: Sequence[list[int]]) -> Any:
+        np = self._np
+        logits = self.logits(self.hidden(lines))
         loss = self.args.loss
         if loss == "softmax":
             wide = logits.astype(np.float64)
@@ -290,9 +306,9 @@ class FastTextModel:
             out = np.exp(np.where(self._hs_valid, np.log(step), 0.0).sum(axis=2))
         else:
             out = _table_sigmoid(np, logits) + LOG_EPSILON
-        empty = ~hidden.any(axis=1)
-        if empty.any():
-            out[empty] = 0.0
+        for i, ids in enumerate(lines):
+            if not ids:
+                out[i] = 0.0
         return out
 
     def predict(self, text: str, k: int = 1) -> list[tuple[str, float]]:

@@ -220,7 +220,8 @@ class CascadeDetector:
             decided = self._ask_lingua(text, top, candidates, share)
             if decided is not None:
                 script = _script_for(decided.code, text, profile, ascii_text)
-                return Detection(decided.code, decided.score, script, decided.alternatives, method="lingua"), spans
+                return Detection(decided.code, decided.score, script, decided.alternatives,
+                                 method=decided.method), spans
         second = details[1]
         if second[1] == "un" or self.top_k < 2:
             alternatives: tuple[tuple[str, float], ...] = ()
@@ -266,7 +267,7 @@ class CascadeDetector:
                 j += 1
             codes.append(max(votes, key=votes.__getitem__) if votes else whole.code)
             offset = end + 1
-        if cld2_main is None and whole.method == "lingua":
+        if cld2_main is None and whole.method in ("lingua", "fasttext"):
             # lingua re-decided between close languages: CLD2's paragraphs of its first answer follow.
             # Ties go to the code met first: a set of strings would iterate in the order of the process's
             # string-hash seed, and two runs (or two workers) would disagree.

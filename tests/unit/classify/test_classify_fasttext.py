@@ -222,3 +222,14 @@ def test_the_model_file_is_memory_mapped_not_copied():
     model = FastTextModel(str(lid176()))
     codes = model.file.input.codes
     assert not codes.flags.owndata and not codes.flags.writeable
+
+
+def test_scores_of_parts_equal_the_scores_of_the_joined_text_and_of_each_part(synthetic):
+    folder, lines = synthetic
+    path = train(lines, folder / "parts.bin", dim=8, epoch=2, wordNgrams=3, minn=2, maxn=3, bucket=10_000)
+    model = FastTextModel(str(path))
+    parts = [line.split(" ", 1)[1] for line in lines[:4]] + ["", "zzz"]
+    together = model.scores_of_parts(parts)
+    separately = model.scores_array(["\n".join(parts), *parts])
+    assert np.array_equal(together, separately)
+    assert model.scores_array([]).shape == (0, 3)
