@@ -32,7 +32,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from thresher.classify.fasttext_file import FastTextFile, QuantizedMatrix, read_fasttext
+from thresher.classify.fasttext_file import KSUB, FastTextFile, QuantizedMatrix, read_fasttext
 from thresher.core.errors import ConfigError
 
 LABEL_PREFIX = "__label__"
@@ -41,7 +41,8 @@ FNV_OFFSET = 2166136261
 FNV_PRIME = 16777619
 WORD_NGRAM_PRIME = 116049371
 LOG_EPSILON = 1e-5  # fastText's std_log(x) = log(x + 1e-5)
-OOV_CACHE_MAX = 200_000  # character n-gram ids of out-of-vocabulary words kept per model
+FEATURE_CACHE_MAX = 200_000  # tokens whose input rows are kept per model
+_MISSING = object()
 _SIGNED = [b if b < 128 else b | 0xFFFFFF00 for b in range(256)]  # fastText hashes bytes as int8
 _SPLIT = bytes.maketrans(b"\t\n\v\f\r\0", b"      ")
 _MASK64 = (1 << 64) - 1
@@ -117,20 +118,22 @@ class FastTextModel:
         self.sha256 = _sha256(self._map)
         self._ids = {w: i for i, w in enumerate(model.words)}  # words and labels, as fastText's word2int
         self._nwords = model.nwords
-        self._subwords: dict[int, tuple[int, ...]] = {}
-        self._oov: dict[bytes, tuple[int, ...]] = {}
-        self._hashes: dict[bytes, int] = {}
+        # token -> (its input rows, its hash for word n-grams), or None for a label token
+        self._features: dict[bytes, tuple[tuple[int, ...], int] | None] = {}
         self._dense_output: Any = None
+        self._quantized_input: Any = None
+        if isinstance(model.input, QuantizedMatrix):
+            q = model.input
+            # the centroid table flattened to (nsubq * 256) x width rows; row m * 256 + code
+            self._quantized_input = (q.centroids.reshape(-1, q.centroids.shape[2]),
+                                     np.arange(q.codes.shape[1], dtype=np.intp) * KSUB)
         if args.loss == "hs":
             nodes, branches = _huffman_paths(model.counts[model.nwords:])
-            depth = max(len(p) for p in nodes)
-            self._hs_nodes = np.zeros((len(nodes), depth), dtype=np.int64)
-            self._hs_right = np.zeros((len(nodes), depth), dtype=bool)
-            self._hs_valid = np.zeros((len(nodes), depth), dtype=bool)
-            for i, (p, b) in enumerate(zip(nodes, branches, strict=True)):
-                self._hs_nodes[i, : len(p)] = p
-                self._hs_right[i, : len(b)] = b
-                self._hs_valid[i, : len(p)] = True
+            # every label's path as one flat run of (internal node, branch), labels one after another
+            self._hs_nodes = np.asarray([n for p in nodes for n in p], dtype=np.intp)
+            self._hs_right = np.asarray([b for p in branches for b in p], dtype=bool)
+            self._hs_starts = np.cumsum([0] + [len(p) for p in nodes[:-1]]).astype(np.intp)
+            self._hs_empty = np.asarray([not p for p in nodes], dtype=bool)  # a one-label tree
         elif args.loss not in ("softmax", "ova", "ns"):
             raise ConfigError(f"{path}: fastText loss {args.loss!r} is not one thresher scores")
 
@@ -165,58 +168,53 @@ class FastTextModel:
                 if n >= minn and not (n == 1 and (a == 0 or end == size)):
                     push(out, h % bucket)
 
-    def _word_features(self, word: bytes) -> tuple[int, ...]:
-        wid = self._ids.get(word, -1)
-        if wid >= 0:
-            cached = self._subwords.get(wid)
-            if cached is None:
-                out = [wid]
-                if self.args.maxn > 0 and word != EOS:
-                    self._char_ngrams(word, out)
-                cached = self._subwords[wid] = tuple(out)
-            return cached
-        cached = self._oov.get(word)
-        if cached is None:
-            out = []
-            if word != EOS:
-                self._char_ngrams(word, out)
-            if len(self._oov) >= OOV_CACHE_MAX:
-                self._oov.clear()  # a cache only: the ids are the same either way
-            cached = self._oov[word] = tuple(out)
-        return cached
-
-    def _hash(self, word: bytes) -> int:
-        h = self._hashes.get(word)
-        if h is None:
-            h = fnv1a(word)
-            if len(self._hashes) >= OOV_CACHE_MAX:
-                self._hashes.clear()
-            self._hashes[word] = h
-        return h
+    def _feature(self, token: bytes) -> tuple[tuple[int, ...], int] | None:
+        """A token's input rows (`Dictionary::addSubwords`: its own row if in the vocabulary, then its
+        character n-grams) and its hash, or None for a label token; computed once per token and kept
+        (at most `FEATURE_CACHE_MAX` tokens, then the cache starts over: the ids are the same)."""
+        cache = self._features
+        found = cache.get(token, _MISSING)
+        if found is not _MISSING:
+            return found  # type: ignore[return-value]
+        wid = self._ids.get(token, -1)
+        if wid >= self._nwords or (wid < 0 and token.startswith(b"__label__")):
+            value = None
+        else:
+            out = [wid] if wid >= 0 else []
+            if token != EOS and (wid < 0 or self.args.maxn > 0):
+                self._char_ngrams(token, out)
+            value = (tuple(out), fnv1a(token) if self.args.word_ngrams > 1 else 0)
+        if len(cache) >= FEATURE_CACHE_MAX:
+            cache.clear()
+        cache[token] = value
+        return value
 
     def _tokens(self, text: str) -> tuple[list[int], list[int]]:
         """The input rows of the words of `text` (newlines read as spaces; no `</s>`), and the word
         hashes the word n-grams need (empty for a model without them)."""
         ids: list[int] = []
         hashes: list[int] = []
-        nwords, ngrams = self._nwords, self.args.word_ngrams > 1
+        extend, ngrams = ids.extend, self.args.word_ngrams > 1
+        cache, feature = self._features, self._feature
         for token in text.encode("utf-8", "replace").translate(_SPLIT).split(b" "):
             if not token:
                 continue
-            wid = self._ids.get(token, -1)
-            if wid >= nwords or (wid < 0 and token.startswith(b"__label__")):
+            found = cache.get(token) or feature(token)
+            if found is None:
                 continue  # a label
-            ids.extend(self._word_features(token))
+            extend(found[0])
             if ngrams:
-                hashes.append(self._hash(token))
+                hashes.append(found[1])
         return ids, hashes
 
     def _line(self, ids: list[int], hashes: list[int]) -> list[int]:
         """The rows of a line's words followed by `</s>`, then its word n-grams (`Dictionary::getLine`)."""
-        line = ids + list(self._word_features(EOS))
+        eos = self._feature(EOS)
+        assert eos is not None
+        line = ids + list(eos[0])
         n = self.args.word_ngrams
         if n > 1:
-            self._word_ngrams([*hashes, self._hash(EOS)], n, line)
+            self._word_ngrams([*hashes, eos[1]], n, line)
         return line
 
     def feature_ids(self, text: str) -> list[int]:
@@ -238,11 +236,21 @@ class FastTextModel:
 
     def _rows(self, ids: Any) -> Any:
         """The input rows of `ids` (int64 array), float32, len(ids) x dim."""
-        np = self._np
         m = self.file.input
         if not isinstance(m, QuantizedMatrix):
             return m[ids]
-        return _dequantize(np, m, ids)
+        table, offsets = self._quantized_input
+        rows = table[m.codes[ids] + offsets]  # len(ids) x nsubq x width
+        if m.dsub != m.lastdsub:
+            np = self._np
+            nsubq = len(offsets)
+            flat = np.concatenate([rows[:, : nsubq - 1, : m.dsub].reshape(len(ids), -1),
+                                   rows[:, nsubq - 1, : m.lastdsub]], axis=1)
+        else:
+            flat = rows.reshape(len(ids), -1)
+        if m.norms is not None:
+            flat = flat * m.norms[ids][:, None]
+        return flat
 
     def hidden(self, lines: Sequence[list[int]]) -> Any:
         """The hidden vector of each line's feature rows (lines x dim, float32): their mean, summed in
@@ -262,16 +270,18 @@ class FastTextModel:
         if isinstance(m, QuantizedMatrix):
             cached = self._dense_output
             if cached is None:
-                cached = self._dense_output = _dequantize(self._np, m, self._np.arange(m.rows)).astype(
-                    self._np.float32)
+                cached = self._dense_output = _dequantize(self._np, m, self._np.arange(m.rows))
             return cached
         return m
 
     def logits(self, hidden: Any) -> Any:
-        """`hidden` times each output row (texts x rows, float32), accumulated in order in float32
-        as fastText's `dotRow` does, so that a score near a sigmoid table step falls on fastText's side."""
+        """`hidden` times each output row (texts x rows). For the sigmoid table (`ova`, `ns`) in float32,
+        accumulated in order as fastText's `dotRow` does, so that a score near a table step falls on
+        fastText's side; otherwise one float64 product (within 1e-7 of fastText's float32 sums)."""
         np = self._np
         out = self._output()
+        if self.args.loss not in ("ova", "ns"):
+            return hidden.astype(np.float64) @ out.astype(np.float64).T
         acc = np.zeros((len(hidden), len(out)), dtype=np.float32)
         for j in range(self.args.dim):
             acc += hidden[:, j : j + 1] * out[:, j][None, :]
@@ -296,14 +306,15 @@ class FastTextModel:
         logits = self.logits(self.hidden(lines))
         loss = self.args.loss
         if loss == "softmax":
-            wide = logits.astype(np.float64)
-            e = np.exp(wide - wide.max(axis=1, keepdims=True))
+            e = np.exp(logits - logits.max(axis=1, keepdims=True))
             out = e / e.sum(axis=1, keepdims=True) + LOG_EPSILON
         elif loss == "hs":
-            f = 1.0 / (1.0 + np.exp(-logits.astype(np.float64)))  # f of internal node r at column r
-            taken = f[:, self._hs_nodes]  # texts x labels x depth
+            f = 1.0 / (1.0 + np.exp(-logits))  # f of internal node r at column r
+            taken = f[:, self._hs_nodes]  # each label's path, one after another
             step = np.where(self._hs_right, taken, 1.0 - taken) + LOG_EPSILON
-            out = np.exp(np.where(self._hs_valid, np.log(step), 0.0).sum(axis=2))
+            out = np.exp(np.add.reduceat(np.log(step), self._hs_starts, axis=1)) if len(self._hs_nodes) else (
+                np.ones((len(lines), len(self.labels))))
+            out[:, self._hs_empty] = 1.0
         else:
             out = _table_sigmoid(np, logits) + LOG_EPSILON
         for i, ids in enumerate(lines):
@@ -347,7 +358,7 @@ def _dequantize(np: Any, m: QuantizedMatrix, ids: Any) -> Any:
         flat = rows.reshape(len(ids), -1)
     if m.norms is not None:
         flat = flat * m.norms[ids][:, None]
-    return flat
+    return flat.astype(np.float32)
 
 
 def _sha256(buf: Any) -> str:
