@@ -29,6 +29,7 @@ NumPy (the `fasttext` extra).
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,7 +42,9 @@ FNV_OFFSET = 2166136261
 FNV_PRIME = 16777619
 WORD_NGRAM_PRIME = 116049371
 LOG_EPSILON = 1e-5  # fastText's std_log(x) = log(x + 1e-5)
-FEATURE_CACHE_MAX = 200_000  # tokens whose input rows are kept per model
+# tokens whose input rows are kept per model: ~250 bytes each with lid.176's ~20 n-grams a word, so
+# at most ~25 MiB a worker; a corpus's frequent words stay (the cache starts over when full)
+FEATURE_CACHE_MAX = 100_000
 _MISSING = object()
 _SIGNED = [b if b < 128 else b | 0xFFFFFF00 for b in range(256)]  # fastText hashes bytes as int8
 _SPLIT = bytes.maketrans(b"\t\n\v\f\r\0", b"      ")
@@ -119,7 +122,7 @@ class FastTextModel:
         self._ids = {w: i for i, w in enumerate(model.words)}  # words and labels, as fastText's word2int
         self._nwords = model.nwords
         # token -> (its input rows, its hash for word n-grams), or None for a label token
-        self._features: dict[bytes, tuple[tuple[int, ...], int] | None] = {}
+        self._features: dict[bytes, tuple[array[int], int] | None] = {}
         self._dense_output: Any = None
         self._quantized_input: Any = None
         if isinstance(model.input, QuantizedMatrix):
@@ -139,15 +142,6 @@ class FastTextModel:
 
     # -- features -----------------------------------------------------------------------------
 
-    def _push(self, out: list[int], bucket: int) -> None:
-        prune = self.file.pruneidx
-        if prune is None:
-            out.append(self._nwords + bucket)
-        else:
-            row = prune.get(bucket)
-            if row is not None:
-                out.append(self._nwords + row)
-
     def _char_ngrams(self, word: bytes, out: list[int]) -> None:
         """`Dictionary::computeSubwords` of `<word>`: n-grams of minn..maxn UTF-8 characters."""
         minn, maxn, bucket = self.args.minn, self.args.maxn, self.args.bucket
@@ -158,7 +152,8 @@ class FastTextModel:
         starts = [i for i, b in enumerate(w) if b & 0xC0 != 0x80]
         starts.append(size)
         nchars = len(starts) - 1
-        signed, push = _SIGNED, self._push
+        signed = _SIGNED
+        buckets = []
         for a in range(nchars):
             h = FNV_OFFSET
             for n in range(1, min(maxn, nchars - a) + 1):
@@ -166,9 +161,10 @@ class FastTextModel:
                 for b in w[starts[a + n - 1]:end]:
                     h = ((h ^ signed[b]) * FNV_PRIME) & 0xFFFFFFFF
                 if n >= minn and not (n == 1 and (a == 0 or end == size)):
-                    push(out, h % bucket)
+                    buckets.append(h % bucket)
+        self._push_all(out, buckets)
 
-    def _feature(self, token: bytes) -> tuple[tuple[int, ...], int] | None:
+    def _feature(self, token: bytes) -> tuple[array[int], int] | None:
         """A token's input rows (`Dictionary::addSubwords`: its own row if in the vocabulary, then its
         character n-grams) and its hash, or None for a label token; computed once per token and kept
         (at most `FEATURE_CACHE_MAX` tokens, then the cache starts over: the ids are the same)."""
@@ -183,7 +179,7 @@ class FastTextModel:
             out = [wid] if wid >= 0 else []
             if token != EOS and (wid < 0 or self.args.maxn > 0):
                 self._char_ngrams(token, out)
-            value = (tuple(out), fnv1a(token) if self.args.word_ngrams > 1 else 0)
+            value = (array("i", out), fnv1a(token) if self.args.word_ngrams > 1 else 0)  # int32: 4 bytes an id
         if len(cache) >= FEATURE_CACHE_MAX:
             cache.clear()
         cache[token] = value
@@ -226,11 +222,24 @@ class FastTextModel:
         """`Dictionary::addWordNgrams`: the hashes are int32 widened to uint64 (sign-extended)."""
         bucket = self.args.bucket
         wide = [h | 0xFFFFFFFF00000000 if h & 0x80000000 else h for h in hashes]
-        for i in range(len(wide)):
-            h = wide[i]
-            for j in range(i + 1, min(len(wide), i + n)):
-                h = (h * WORD_NGRAM_PRIME + wide[j]) & _MASK64
-                self._push(out, h % bucket)
+        if n == 2:
+            buckets = [((a * WORD_NGRAM_PRIME + b) & _MASK64) % bucket for a, b in zip(wide, wide[1:])]
+        else:
+            buckets = []
+            for i in range(len(wide)):
+                h = wide[i]
+                for j in range(i + 1, min(len(wide), i + n)):
+                    h = (h * WORD_NGRAM_PRIME + wide[j]) & _MASK64
+                    buckets.append(h % bucket)
+        self._push_all(out, buckets)
+
+    def _push_all(self, out: list[int], buckets: list[int]) -> None:
+        """`Dictionary::pushHash` of each bucket: its input row (a pruned model keeps only some)."""
+        nwords, prune = self._nwords, self.file.pruneidx
+        if prune is None:
+            out.extend([nwords + b for b in buckets])
+        else:
+            out.extend([nwords + prune[b] for b in buckets if b in prune])
 
     # -- scores -------------------------------------------------------------------------------
 
@@ -254,14 +263,16 @@ class FastTextModel:
 
     def hidden(self, lines: Sequence[list[int]]) -> Any:
         """The hidden vector of each line's feature rows (lines x dim, float32): their mean, summed in
-        order in float32 as fastText's `Model::computeHidden` sums them (a cumulative sum, not NumPy's
-        pairwise one); zero for a line without features (fastText then predicts nothing)."""
+        order in float32 as fastText's `Model::computeHidden` sums them (not NumPy's pairwise order);
+        zero for a line without features (fastText then predicts nothing)."""
         np = self._np
         out = np.zeros((len(lines), self.args.dim), dtype=np.float32)
         for i, ids in enumerate(lines):
             if ids:
-                rows = self._rows(np.asarray(ids, dtype=np.int64))
-                total = np.cumsum(rows, axis=0, dtype=np.float32)[-1]
+                rows = self._rows(np.asarray(ids, dtype=np.intp))
+                # NumPy reduces a C-contiguous 2-D array over axis 0 row after row (fastText's order);
+                # a single column it sums pairwise, so that one is a cumulative sum
+                total = rows.sum(axis=0, dtype=np.float32) if rows.shape[1] > 1 else rows.cumsum(axis=0)[-1]
                 out[i] = total * np.float32(1.0 / len(ids))
         return out
 
