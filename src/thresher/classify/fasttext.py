@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 from thresher.classify.fasttext_file import KSUB, FastTextFile, QuantizedMatrix, read_fasttext
@@ -223,7 +224,7 @@ class FastTextModel:
         bucket = self.args.bucket
         wide = [h | 0xFFFFFFFF00000000 if h & 0x80000000 else h for h in hashes]
         if n == 2:
-            buckets = [((a * WORD_NGRAM_PRIME + b) & _MASK64) % bucket for a, b in zip(wide, wide[1:])]
+            buckets = [((a * WORD_NGRAM_PRIME + b) & _MASK64) % bucket for a, b in pairwise(wide)]
         else:
             buckets = []
             for i in range(len(wide)):

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 np = pytest.importorskip("numpy")
-pytest.importorskip("fasttext", reason="the fasttext package (extra fasttext-tests) checks the scores")
 
 from fasttext_helpers import (  # noqa: E402
     LIB_PATH_PARTS,
     edge_texts,
     reference_scores,
+    require_fasttext,
     synthetic_lines,
     train,
 )
@@ -29,6 +29,8 @@ from thresher.classify.fasttext import FastTextModel, fnv1a, load_fasttext  # no
 from thresher.classify.fasttext_file import QuantizedMatrix  # noqa: E402
 from thresher.classify.format import ModelFileError  # noqa: E402
 from thresher.core.errors import ConfigError  # noqa: E402
+
+require_fasttext("checks the scores")
 
 TOLERANCE = 1e-6
 
