@@ -28,6 +28,7 @@ NumPy (the `fasttext` extra).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from array import array
 from collections.abc import Sequence
@@ -121,6 +122,8 @@ class FastTextModel:
         self.labels = tuple(label.removeprefix(LABEL_PREFIX) for label in self.raw_labels)
         self.sha256 = _sha256(self._map)
         self._ids = {w: i for i, w in enumerate(model.words)}  # words and labels, as fastText's word2int
+        # the dictionary's list and counts are not kept beyond the labels' (the dict above holds the words)
+        self.file = dataclasses.replace(model, words=model.words[model.nwords:], counts=model.counts[model.nwords:])
         self._nwords = model.nwords
         # token -> (its input rows, its hash for word n-grams), or None for a label token
         self._features: dict[bytes, tuple[array[int], int] | None] = {}
@@ -132,7 +135,7 @@ class FastTextModel:
             self._quantized_input = (q.centroids.reshape(-1, q.centroids.shape[2]),
                                      np.arange(q.codes.shape[1], dtype=np.intp) * KSUB)
         if args.loss == "hs":
-            nodes, branches = _huffman_paths(model.counts[model.nwords:])
+            nodes, branches = _huffman_paths(self.file.counts)
             # every label's path as one flat run of (internal node, branch), labels one after another
             self._hs_nodes = np.asarray([n for p in nodes for n in p], dtype=np.intp)
             self._hs_right = np.asarray([b for p in branches for b in p], dtype=bool)
