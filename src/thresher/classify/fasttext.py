@@ -6,10 +6,10 @@ scores a line, to within float rounding (the tests compare every label's probabi
 
 - **Tokens**: the line's bytes split on ASCII whitespace (space, tab, CR, LF, VT, FF, NUL) and a
   final `</s>` (fastText's end of line: `predict` reads the text as one line). A document's
-  newlines are read as spaces first, as the published recipes do before calling `predict`
-  (datatrove's `FastTextClassifierFilter`, DCLM's `fasttext_oh_eli5` filter): fastText itself stops
-  at the first newline. No other normalization: a recipe that lowercases or strips punctuation
-  before `predict` (DCLM does not for its classifier) needs that done to the text first.
+  newlines are read as spaces first, as the published pipelines replace them before calling
+  `predict` (datatrove's fastText filters: `newline_replacement`): fastText itself stops at the
+  first newline. No other normalization: a recipe that lowercases or strips punctuation before
+  `predict` needs that done to the text first.
 - **Features**: each in-vocabulary word's row and, for every word, its character n-grams (minn..maxn
   characters of `<word>`, hashed with 32-bit FNV-1a over signed bytes, modulo `bucket`), then the
   hashes of the word n-grams up to `wordNgrams`; a token starting with `__label__` is not read. A
