@@ -36,29 +36,20 @@ from itertools import pairwise
 from typing import Any
 
 from thresher.classify.fasttext_file import KSUB, FastTextFile, QuantizedMatrix, read_fasttext
+from thresher.classify.fasttext_vocab import FNV_OFFSET, FNV_PRIME, SIGNED, Vocabulary, fnv1a
 from thresher.core.errors import ConfigError
 
 LABEL_PREFIX = "__label__"
 EOS = b"</s>"
-FNV_OFFSET = 2166136261
-FNV_PRIME = 16777619
 WORD_NGRAM_PRIME = 116049371
 LOG_EPSILON = 1e-5  # fastText's std_log(x) = log(x + 1e-5)
 # tokens whose input rows are kept per model: ~250 bytes each with lid.176's ~20 n-grams a word, so
 # at most ~25 MiB a worker; a corpus's frequent words stay (the cache starts over when full)
 FEATURE_CACHE_MAX = 100_000
+COMPACT_VOCABULARY_MIN = 200_000  # dictionary entries above which the word -> id map is a Vocabulary
 _MISSING = object()
-_SIGNED = [b if b < 128 else b | 0xFFFFFF00 for b in range(256)]  # fastText hashes bytes as int8
 _SPLIT = bytes.maketrans(b"\t\n\v\f\r\0", b"      ")
 _MASK64 = (1 << 64) - 1
-
-
-def fnv1a(data: bytes) -> int:
-    """fastText's `Dictionary::hash`: 32-bit FNV-1a over the bytes read as signed chars."""
-    h = FNV_OFFSET
-    for b in data:
-        h = ((h ^ _SIGNED[b]) * FNV_PRIME) & 0xFFFFFFFF
-    return h
 
 
 def _require_numpy() -> Any:
@@ -121,7 +112,10 @@ class FastTextModel:
         self.raw_labels = tuple(w.decode("utf-8", "replace") for w in model.words[model.nwords:])
         self.labels = tuple(label.removeprefix(LABEL_PREFIX) for label in self.raw_labels)
         self.sha256 = _sha256(self._map)
-        self._ids = {w: i for i, w in enumerate(model.words)}  # words and labels, as fastText's word2int
+        # words and labels -> ids, as fastText's word2int: a dict, or for a large dictionary a Vocabulary
+        # (~22 bytes a word instead of ~100)
+        self._ids: Any = (Vocabulary(np, model.words) if len(model.words) > COMPACT_VOCABULARY_MIN
+                          else {w: i for i, w in enumerate(model.words)})
         # the dictionary's list and counts are not kept beyond the labels' (the dict above holds the words)
         self.file = dataclasses.replace(model, words=model.words[model.nwords:], counts=model.counts[model.nwords:])
         self._nwords = model.nwords
@@ -156,7 +150,7 @@ class FastTextModel:
         starts = [i for i, b in enumerate(w) if b & 0xC0 != 0x80]
         starts.append(size)
         nchars = len(starts) - 1
-        signed = _SIGNED
+        signed = SIGNED
         buckets = []
         for a in range(nchars):
             h = FNV_OFFSET
