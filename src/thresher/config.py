@@ -70,6 +70,14 @@ class RunConfig:
             models = [[m["name"], m["sha256"], *([m["tokenizer_sha256"]] if "tokenizer_sha256" in m else [])]
                       for m in resolve_classifiers(self.classify)]
             digest = hashlib.sha256(json.dumps([digest, models]).encode()).hexdigest()[:16]
+        if self.lang.fasttext_model:
+            # the language model file is part of the run too
+            import hashlib
+
+            from thresher.lang.fasttext_lid import language_model_record
+
+            sha = language_model_record(self.lang.fasttext_model)["sha256"]
+            digest = hashlib.sha256(f"{digest}:lang:{sha}".encode()).hexdigest()[:16]
         return digest
 
     @classmethod

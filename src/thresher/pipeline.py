@@ -212,7 +212,7 @@ def fork_server_preloads(config: RunConfig) -> tuple[str, ...]:
     # private pages; imported once here, the workers share them. A fork server skips a module that
     # is not installed.
     modules: list[str] = ["numpy"]
-    if config.lang.enabled and config.lang.detector == "cascade":
+    if config.lang.enabled and config.lang.detector == "cascade" and config.lang.model is None:
         modules.append("thresher.lang.lingua_models")  # ~77 MiB of lingua models, else per worker
         # the open-set gate reads the n-gram model's tables (thresher.lang.open_set)
         modules.append("thresher.lang.ngram_tables")

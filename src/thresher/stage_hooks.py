@@ -21,6 +21,10 @@ def check_stages(config: RunConfig) -> None:
         from thresher.classify.stage import resolve_classifiers
 
         resolve_classifiers(config.classify)
+    if config.lang.fasttext_model:
+        from thresher.lang.fasttext_lid import language_model_record
+
+        language_model_record(config.lang.fasttext_model)  # the fastText language model: a fastText file, with labels
 
 
 def check_corpus_stages(config: RunConfig) -> None:
@@ -49,12 +53,17 @@ def extractor_record(config: RunConfig) -> dict[str, str]:
 
 
 def manifest_records(config: RunConfig) -> dict[str, Any]:
-    """Sections the manifest adds for the stages that ran: the classifiers' models with their sha256."""
+    """Sections the manifest adds for the stages that ran: the classifiers' models with their sha256,
+    and the fastText language model (`lang_model`)."""
     records: dict[str, Any] = {}
     if config.classify.models:
         from thresher.classify.stage import classifier_records
 
         records.update(classifier_records(config.classify))
+    if config.lang.fasttext_model:
+        from thresher.lang.fasttext_lid import language_model_record
+
+        records["lang_model"] = language_model_record(config.lang.fasttext_model)
     return records
 
 

@@ -79,8 +79,8 @@ class FastTextFile:
 
     version: int
     args: FastTextArgs
-    words: list[bytes]  # dictionary entries, words first (ids < nwords), then labels
-    counts: list[int]
+    words: list[bytes]  # dictionary entries, words first (ids < nwords), then labels (a loaded
+    counts: list[int]  # FastTextModel keeps only the labels' entries and counts)
     nwords: int
     nlabels: int
     pruneidx: dict[int, int] | None  # bucket -> input row (a pruned, quantized model); None: not pruned

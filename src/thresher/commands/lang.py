@@ -23,8 +23,11 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("file", help="text file, JSONL(.gz) file with a text field, or - for stdin")
     p.add_argument("--json", action="store_true", help="one JSON object per document")
-    p.add_argument("--detector", choices=["auto", "cascade", "ngram", "script"], default="auto",
-                   help="auto: CLD2 + lingua when the lang extra is installed, else the built-in n-gram model")
+    p.add_argument("--detector", choices=["auto", "cascade", "ngram", "script", "fasttext"], default="auto",
+                   help="auto: CLD2 + lingua when the lang extra is installed, else the built-in n-gram model; "
+                        "fasttext: the fastText model --model names")
+    p.add_argument("--model", default=None, help="a fastText language-ID model (.bin/.ftz: lid.176, GlotLID, "
+                                                 "OpenLID) for --detector fasttext; given alone, it selects it")
     p.add_argument("--field", default="text", help="the JSONL field holding the text (default: text)")
     p.set_defaults(handler=run)
 
@@ -58,7 +61,10 @@ def documents(path: str, field: str) -> Iterator[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    annotator = LanguageAnnotator(from_dict(LangConfig, {"detector": args.detector}, "lang"))
+    settings: dict[str, Any] = {"detector": args.detector}
+    if args.model is not None:
+        settings["model"] = args.model
+    annotator = LanguageAnnotator(from_dict(LangConfig, settings, "lang"))
     for name, text in documents(args.file, args.field):
         doc = Document(id=name, text=text)
         annotator.annotate(doc)

@@ -238,7 +238,8 @@ class CascadeDetector:
             decided = self._ask_lingua(text, top, candidates, share)
             if decided is not None:
                 script = _script_for(decided.code, text, profile, ascii_text)
-                detection = Detection(decided.code, decided.score, script, decided.alternatives, method="lingua")
+                detection = Detection(decided.code, decided.score, script, decided.alternatives,
+                                      method=decided.method)
                 if self._gate is not None:
                     cld2_score = next((d[3] for d in details if from_cld2(d[1]) == decided.code), 0)
                     detection = self._gate.judge(detection, text, cld2_score)
@@ -291,9 +292,9 @@ class CascadeDetector:
                 j += 1
             codes.append(max(votes, key=votes.__getitem__) if votes else whole.code)
             offset = end + 1
-        if cld2_main is None and whole.method in ("lingua", "ngram"):
-            # lingua re-decided between close languages, or the open-set gate gave the n-gram model's
-            # answer: CLD2's paragraphs of its first answer follow.
+        if cld2_main is None and whole.method in ("lingua", "fasttext", "ngram"):
+            # lingua (or the fastText model) re-decided between close languages, or the open-set gate
+            # gave the n-gram model's answer: CLD2's paragraphs of its first answer follow.
             # Ties go to the code met first: a set of strings would iterate in the order of the process's
             # string-hash seed, and two runs (or two workers) would disagree.
             first = Counter(codes).most_common(1)[0][0]

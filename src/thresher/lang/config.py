@@ -8,7 +8,7 @@ from typing import Literal
 from thresher.core.config import setting
 from thresher.lang.codes import normalize_code
 
-Detector = Literal["auto", "cascade", "ngram", "script"]
+Detector = Literal["auto", "cascade", "ngram", "script", "fasttext"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -17,7 +17,12 @@ class LangConfig:
     detector: Detector = setting(
         "auto",
         "auto: CLD2 + lingua when the lang extra is installed, else the built-in n-gram model; cascade:"
-        " require the extra; ngram: the built-in model (standard library only); script: the writing system only",
+        " require the extra; ngram: the built-in model (standard library only); script: the writing system only;"
+        " fasttext: the fastText model --lang-model names (lid.176, GlotLID, OpenLID; the fasttext extra)",
+    )
+    model: str | None = setting(
+        None, "fastText language-ID model file (.bin/.ftz) read by --lang-detector fasttext (alone), or by the"
+        " cascade in lingua's place; given alone, it selects the fasttext detector", flag="--lang-model",
     )
     languages: tuple[str, ...] | None = setting(
         None, "keep only documents in these languages (comma-separated codes, e.g. en,de)", flag="--languages"
@@ -42,7 +47,14 @@ class LangConfig:
             # there is refused) rather than silently different output
             from thresher.lang.cascade import cld2_available
 
-            object.__setattr__(self, "detector", "cascade" if cld2_available() else "ngram")
+            if self.model is not None:
+                object.__setattr__(self, "detector", "fasttext")
+            else:
+                object.__setattr__(self, "detector", "cascade" if cld2_available() else "ngram")
+        if self.detector == "fasttext" and not self.model:
+            raise ValueError("lang.detector = fasttext needs a model file: --lang-model PATH (.bin/.ftz)")
+        if self.model is not None and self.detector not in ("fasttext", "cascade"):
+            raise ValueError(f"--lang-model is read by --lang-detector fasttext or cascade, not {self.detector}")
         if self.languages is not None:
             object.__setattr__(self, "languages", tuple(normalize_code(c) for c in self.languages if c.strip()))
         if self.min_score is not None and not 0.0 <= self.min_score <= 1.0:
@@ -53,6 +65,11 @@ class LangConfig:
             raise ValueError("lang.max_chars must be at least 16")
         if not self.enabled and (self.languages or self.min_score is not None):
             raise ValueError("lang.languages and lang.min_score need the language stage (lang.enabled)")
+
+    @property
+    def fasttext_model(self) -> str | None:
+        """The fastText model file the stage reads, when it runs and reads one."""
+        return self.model if self.enabled and self.detector in ("fasttext", "cascade") else None
 
     @property
     def filters(self) -> bool:

@@ -44,13 +44,13 @@ MAX_SPANS = 64
 # load are the costliest objects of a build, and a process that made them per task grew with the
 # corpus (issue 29). Detectors are pure functions of their settings and the text, so sharing them
 # cannot change a result.
-_detectors: dict[tuple[str, int, int], LanguageDetector] = {}
+_detectors: dict[tuple[str, int, int, str | None], LanguageDetector] = {}
 
 
 def make_detector(config: LangConfig) -> LanguageDetector:
     """The detector `config.detector` names, built once per process and settings; `auto` is the
     cascade when the `lang` extra is installed, else the built-in n-gram model."""
-    key = (config.detector, config.max_chars, config.top_k)
+    key = (config.detector, config.max_chars, config.top_k, config.model)
     detector = _detectors.get(key)
     if detector is None:
         detector = _detectors[key] = _new_detector(config)
@@ -64,8 +64,17 @@ def _new_detector(config: LangConfig) -> LanguageDetector:
 
     if config.detector == "script":
         return ScriptDetector(config.max_chars)
+    if config.detector == "fasttext":
+        from thresher.lang.fasttext_lid import FastTextDetector
+
+        assert config.model is not None  # LangConfig refuses fasttext without a model
+        return FastTextDetector(config.model, config.max_chars, config.top_k)
     if config.detector == "ngram":
         return NgramDetector(config.max_chars, config.top_k)
+    if config.detector == "cascade" and config.model is not None and cld2_available():
+        from thresher.lang.fasttext_lid import FastTextCascade
+
+        return FastTextCascade(config.model, config.max_chars, config.top_k)
     if cld2_available():
         return CascadeDetector(config.max_chars, config.top_k)
     if config.detector == "cascade":

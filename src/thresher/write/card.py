@@ -26,7 +26,12 @@ def _inputs_section(manifest: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
-def _detector_note(name: str) -> str:
+def _detector_note(name: str, manifest: dict[str, Any] | None = None) -> str:
+    model = (manifest or {}).get("lang_model") or {}
+    if name in ("fasttext", "cld2+fasttext") and model:
+        first = "CLD2, and where CLD2 is unsure " if name != "fasttext" else ""
+        return (f"{first}the fastText model `{model.get('file')}`, sha256 `{model.get('sha256')}`,"
+                f" {model.get('labels')} labels")
     if name.startswith("ngram"):
         return ("thresher's built-in character n-gram model, standard library only; the `lang` extra is the"
                 " accurate path: `pip install 'thresher[lang]'`")
@@ -150,7 +155,8 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
         detectors = sorted(k.removeprefix("lang.detector.") for k in (stats.get("events") or {})
                            if k.startswith("lang.detector."))
         if detectors:
-            lines += ["", "Language detector: " + ", ".join(f"`{d}` ({_detector_note(d)})" for d in detectors) + "."]
+            notes = ", ".join(f"`{d}` ({_detector_note(d, manifest)})" for d in detectors)
+            lines += ["", "Language detector: " + notes + "."]
         script_only = (stats.get("events") or {}).get("lang.script_only", 0)
         if script_only:
             lines += ["", f"{script_only} document(s) are `und` because their script is shared by many languages:"

