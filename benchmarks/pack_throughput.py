@@ -135,6 +135,8 @@ def main() -> None:
     from thresher.pack.tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer("llama2")
+    commit = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
+                            text=True).stdout.strip()  # now: the source is copied as it is at the start
     rows = []
     with tempfile.TemporaryDirectory(dir=HERE / ".data" if (HERE / ".data").exists() else None) as tmp:
         work = Path(tmp)
@@ -178,8 +180,6 @@ def main() -> None:
     dt_version = subprocess.run([args.datatrove_python, "-c", "import importlib.metadata as m; "
                                  "print(m.version('datatrove'), m.version('tokenizers'))"],
                                 check=True, capture_output=True, text=True).stdout.split()
-    commit = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
-                            text=True).stdout.strip()
     result = {"commit": commit, "runs": rows, "tokenizer": {"file": tokenizer.path, "sha256": tokenizer.sha256},
               "datatrove": dt_version[0], "tokenizers_datatrove_venv": dt_version[1],
               "cpus": os.cpu_count(), "python": platform.python_version(), "repeats": args.repeats}
