@@ -42,9 +42,47 @@ def llama2():
         pytest.skip(f"the llama2 tokenizer file is not installed: {exc}")
 
 
+def library_encode(tok, texts: list[str]) -> list[list[int]]:
+    """The tokenizers library's own ids + EOS: what every packed sequence must be."""
+    return [[*e.ids, tok.eos_id] for e in tok.tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+
 def expected_sequences(ds: Path, tok) -> dict[str, list[int]]:
     records = list(read_shards(ds))
-    return {r["id"]: seq for r, seq in zip(records, tok.encode_batch([r["text"] for r in records]), strict=True)}
+    return {r["id"]: seq for r, seq in zip(records, library_encode(tok, [r["text"] for r in records]), strict=True)}
+
+
+TRICKY = ["", " ", "  ", "a", "a ", " a", "  leading", "trailing  ", "a  b   c\n\n d\te", "tabs\t\tand\r\nnewlines",
+          "日本語のテキスト 中文 😀 emoji ✓", "x\u00a0y", "\u2581already\u2581has\u2581it", "\u2581\u2581 \u2581",
+          "an </s> inside", "<s>start", "<unk>", "don't, (can't) — \"quoted\"; e.g. 3.14159 and 1,000,000!!!",
+          "Ωmega ΣΙΓΜΑ naïve façade Zürich", "🤖🤖🤖 a\U0010ffff b", "____ ---- .... ====", "x" * 3000]
+
+
+def test_the_word_table_gives_the_librarys_ids_on_any_text(llama2, monkeypatch):
+    import thresher.pack.tokenizer as tk
+
+    assert llama2.words is not None  # LLaMA's tokenizer is word-local: the table is used
+    texts = TRICKY + [f"{WORDS[i % 10]}{i}  {WORDS[(i * 3) % 10]}, {' ' * (i % 4)}x{i}." for i in range(300)]
+    assert llama2.encode_batch(texts) == library_encode(llama2, texts)
+    assert llama2.encode_batch(texts) == library_encode(llama2, texts)  # again, from the table
+    monkeypatch.setattr(tk, "WORD_TABLE_ENTRIES", 5)  # a full table: misses are computed, not kept
+    small = tk.load_tokenizer("llama2")
+    assert small.encode_batch(texts) == library_encode(llama2, texts) and len(small.words) == 5
+
+
+def test_a_tokenizer_whose_tokens_span_a_space_is_not_word_local(llama2, tmp_path):
+    import thresher.pack.tokenizer as tk
+
+    spec = json.loads(Path(llama2.path).read_text())
+    assert tk._word_local(spec)
+    spec["model"]["vocab"]["e\u2581t"] = len(spec["model"]["vocab"])  # a token across a word boundary
+    assert not tk._word_local(spec)
+    spec = json.loads(Path(llama2.path).read_text())
+    spec["pre_tokenizer"] = {"type": "Whitespace"}
+    assert not tk._word_local(spec)
+    spec = json.loads(Path(llama2.path).read_text())
+    spec["normalizer"]["normalizers"].append({"type": "NFKC"})
+    assert not tk._word_local(spec)
 
 
 def test_megatron_files_read_back_with_megatron_core_as_every_document_once_shuffled(tmp_path, llama2):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from thresher.core.errors import ConfigError
@@ -33,6 +34,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--allow-repeat", action="store_true", help="repeat a dataset too small for its share")
     p.add_argument("--file-tokens", type=token_count, default=1 << 28, help="tokens per output file (default 2^28)")
     p.add_argument("--eos", default=None, help="the end-of-sequence token, when the tokenizer's is not a usual one")
+    p.add_argument("--engine", default="local", help="where the tokenize tasks run: local, pool, ray")
+    p.add_argument("--workers", type=int, default=None, help="pool and ray: worker processes (default: the CPU count)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(handler=run)
 
@@ -48,6 +51,24 @@ def token_count(text: str) -> int:
     return int(value)
 
 
+def engine_runner(engine: str, workers: int | None) -> Callable[[Sequence[Any]], list[Any]]:
+    """A `thresher.pack.run.TaskRunner` on the run layer's engine `engine` (local, pool, ray or a
+    plugin's): the engine starts when the tasks come and is closed when they are done."""
+    from thresher.run.calls import TaskCall
+    from thresher.run.engines import ENGINES, make_engine
+
+    ENGINES.get(engine)  # an unknown name fails here, before any work
+
+    def run_tasks(tasks: Sequence[Any]) -> list[Any]:
+        runner = make_engine(engine, workers, None)
+        try:
+            return runner.run([TaskCall(fn, (arg,), label, weight=weight) for fn, arg, label, weight in tasks])
+        finally:
+            runner.close()
+
+    return run_tasks
+
+
 def run(args: argparse.Namespace) -> int:
     from thresher.pack.run import PackOptions, pack
 
@@ -56,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     options = PackOptions(tokenizer=args.tokenizer, format=args.format, seed=args.seed, max_tokens=args.max_tokens,
                           validation_fraction=args.validation_fraction, allow_repeat=args.allow_repeat,
                           file_tokens=args.file_tokens, eos=args.eos)
-    manifest = pack(args.datasets, args.output, options)
+    manifest = pack(args.datasets, args.output, options, runner=engine_runner(args.engine, args.workers))
     if not args.quiet:
         for name, split in manifest["splits"].items():
             if split["sequences"]:

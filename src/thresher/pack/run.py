@@ -1,21 +1,25 @@
 """The pack itself, in three passes that each hold a bounded amount of memory:
 
-1. **tokenize**: every dataset is read shard by shard (each shard checked against its manifest) and
-   encoded in batches; the tokens go to one work file per dataset, and each document to a fixed-size
-   row (token offset and count, where its provenance line is, its validation draw) plus a line of
-   provenance (dataset, id, url, source, language);
+1. **tokenize**: a task per shard of every dataset (`tokenize_shard`, run by the caller's `runner`:
+   in-process, or on the run layer's engines): the shard is read (checked against its manifest) and
+   encoded in batches; its tokens go to the shard's work files, and each document to a fixed-size row
+   (token offset and count, where its provenance line is, its validation draw) plus a line of
+   provenance (dataset, id, url, source, language); the shard's marker is written last, so a pack
+   killed and run again tokenizes only the shards without one (`_prepare_work` keeps the work folder
+   when the plan is the same);
 2. **key**: once every dataset's token count is known, the targets are planned (`thresher.pack.mix`)
    and each document copy (one per epoch the target needs) gets a 64-bit key, BLAKE2b of (seed,
    dataset, epoch, document id), spilled into 256 buckets by the key's first byte. The key order is
    a uniform random permutation of all copies, fixed by the seed alone;
-3. **write**: the buckets are read in order, each sorted in memory (1/256 of the 24-byte key rows:
-   about 94 KB per million document copies), and the copies taken in key order: a dataset's copy is
+3. **write**: the buckets are read in order, each sorted in memory (1/256 of the 20-byte key rows:
+   about 78 KB per million document copies), and the copies taken in key order: a dataset's copy is
    taken while its tokens fit its target, so every dataset is a random sample of itself, and the
    shuffled order is the key order. A document drawn for validation (`--validation-fraction`, by a
    hash of seed and id) goes to the validation split, its first copy only. Token files roll over at
    `file_tokens`; a Parquet sidecar per split maps every sequence to its source.
 
-Nothing depends on the machine: the same datasets, tokenizer, seed and settings give the same bytes.
+Nothing depends on the machine, the engine or the worker count: the same datasets, tokenizer, seed and
+settings give the same bytes.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import shutil
 import struct
 import time
 from array import array
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +46,7 @@ from thresher.write.atomic import atomic_open, write_work_json
 from thresher.write.buckets import BucketSpill, read_bucket_range
 
 DOC_ROW = struct.Struct("<QIQIQ")  # token offset, token count, provenance offset, its length, validation draw
-KEY_ROW = struct.Struct(">8sHHQ")  # key, dataset, epoch, document index: raw bytes sort by key
+KEY_ROW = struct.Struct(">8sHHII")  # key, dataset, epoch, shard, document in it: raw bytes sort by key
 KEY_BUCKETS = 256
 BATCH_DOCS = 512
 PROVENANCE_ROWS = 65_536  # rows per Parquet row group
@@ -111,17 +116,56 @@ def _validation_draw(seed: int, doc_id: str) -> int:
     return int.from_bytes(digest, "big")
 
 
-def _tokenize_dataset(
-    index: int, source: Source, tokenizer: PackTokenizer, work: Path, seed: int, progress: Callable[[int], None]
-) -> tuple[int, int, dict[str, Any]]:
-    """Pass 1 for one dataset: (documents, tokens, its manifest facts)."""
-    from thresher.write.manifest import load_manifest, read_shards
+@dataclass(frozen=True, slots=True)
+class ShardTask:
+    """Pass 1 for one shard of one dataset: a pure function of the shard, the tokenizer and the seed."""
 
-    manifest = load_manifest(source.path)
-    documents = tokens = 0
-    meta_at = 0
-    folder = work / f"d{index:03d}"
+    dataset: int
+    shard: int
+    path: str  # the dataset folder
+    entry: dict[str, Any]  # the shard's line in the dataset's manifest
+    fmt: str  # the dataset's shard format
+    tokenizer: str
+    eos: str | None
+    seed: int
+    folder: str  # the shard's work folder
+
+    @property
+    def label(self) -> str:
+        return f"tokenize {self.path}/{self.entry['path']}"
+
+
+# runs tasks given as (function, its argument, a label, a weight: the expected cost) and returns their
+# results in task order, wherever they ran
+TaskRunner = Callable[[Sequence[tuple[Callable[[Any], Any], Any, str, float]]], list[Any]]
+
+
+def run_here(tasks: Sequence[tuple[Callable[[Any], Any], Any, str, float]]) -> list[Any]:
+    return [fn(arg) for fn, arg, _, _ in tasks]
+
+
+_LOADED: dict[tuple[str, str | None], PackTokenizer] = {}  # per process: a worker loads each tokenizer once
+
+
+def _tokenizer(name: str, eos: str | None) -> PackTokenizer:
+    if (name, eos) not in _LOADED:
+        _LOADED[(name, eos)] = load_tokenizer(name, eos)
+    return _LOADED[(name, eos)]
+
+
+def tokenize_shard(task: ShardTask) -> dict[str, int]:
+    """Tokens, document rows and provenance lines of one shard into its work folder, then its marker
+    (`done.json`: its documents and tokens), last. A shard with a marker is not tokenized again."""
+    from thresher.write.manifest import read_shard
+
+    folder = Path(task.folder)
+    marker = folder / "done.json"
+    if marker.exists():
+        done: dict[str, int] = json.loads(marker.read_text())
+        return done
+    tokenizer = _tokenizer(task.tokenizer, task.eos)
     folder.mkdir(parents=True, exist_ok=True)
+    documents = tokens = meta_at = 0
     with (
         open(folder / "tokens.bin", "wb") as tok_out,
         open(folder / "docs.bin", "wb") as doc_out,
@@ -137,25 +181,44 @@ def _tokenize_dataset(
                 }, ensure_ascii=False).encode() + b"\n"
                 tok_out.write(array("I", ids).tobytes())
                 doc_out.write(DOC_ROW.pack(tokens, len(ids), meta_at, len(meta),
-                                           _validation_draw(seed, str(record.get("id")))))
+                                           _validation_draw(task.seed, str(record.get("id")))))
                 meta_out.write(meta)
                 meta_at += len(meta)
                 tokens += len(ids)
                 documents += 1
-            progress(len(batch))
 
         batch: list[dict[str, Any]] = []
-        for record in read_shards(source.path):
+        for record in read_shard(task.path, task.entry, task.fmt):
             batch.append(record)
             if len(batch) >= BATCH_DOCS:
                 flush(batch)
                 batch = []
         if batch:
             flush(batch)
-    facts = {"path": source.path, "records": manifest.get("records"), "config_hash": manifest.get("config_hash"),
-             "manifest_sha256": hashlib.sha256(
-                 json.dumps(manifest, sort_keys=True, ensure_ascii=False).encode()).hexdigest()}
-    return documents, tokens, facts
+    result = {"documents": documents, "tokens": tokens}
+    write_work_json(marker, result)
+    return result
+
+
+def _dataset_facts(source: Source, manifest: dict[str, Any]) -> dict[str, Any]:
+    return {"path": source.path, "records": manifest.get("records"), "config_hash": manifest.get("config_hash"),
+            "manifest_sha256": hashlib.sha256(
+                json.dumps(manifest, sort_keys=True, ensure_ascii=False).encode()).hexdigest()}
+
+
+def _prepare_work(work: Path, plan: dict[str, Any]) -> None:
+    """Keep the work folder of an interrupted pack with the same plan (its finished shards are not
+    tokenized again); anything else starts empty."""
+    plan_file = work / "plan.json"
+    if plan_file.exists():
+        try:
+            if json.loads(plan_file.read_text()) == plan:
+                return
+        except ValueError:
+            pass
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    write_work_json(plan_file, plan)
 
 
 def _doc_ids(folder: Path) -> Iterator[tuple[int, str]]:
@@ -164,11 +227,47 @@ def _doc_ids(folder: Path) -> Iterator[tuple[int, str]]:
             yield i, str(json.loads(line)["id"])
 
 
+class _ShardFiles:
+    """The work files of the shards being read in key order, at most `limit` shards open at once."""
+
+    def __init__(self, work: Path, limit: int = 128) -> None:
+        self.work = work
+        self.limit = limit
+        self.open: OrderedDict[tuple[int, int], tuple[int, int, int]] = OrderedDict()
+
+    def get(self, dataset: int, shard: int) -> tuple[int, int, int]:
+        key = (dataset, shard)
+        fds = self.open.get(key)
+        if fds is not None:
+            self.open.move_to_end(key)
+            return fds
+        if len(self.open) >= self.limit:
+            for fd in self.open.popitem(last=False)[1]:
+                os.close(fd)
+        folder = _shard_folder(self.work, dataset, shard)
+        fds = (os.open(folder / "docs.bin", os.O_RDONLY), os.open(folder / "tokens.bin", os.O_RDONLY),
+               os.open(folder / "provenance.jsonl", os.O_RDONLY))
+        self.open[key] = fds
+        return fds
+
+    def close(self) -> None:
+        for fds in self.open.values():
+            for fd in fds:
+                os.close(fd)
+        self.open.clear()
+
+
+def _shard_folder(work: Path, dataset: int, shard: int) -> Path:
+    return work / f"d{dataset:03d}" / f"s{shard:05d}"
+
+
 def pack(
     datasets: Sequence[str], out: str | Path, options: PackOptions = PackOptions(),
-    progress: Callable[[str, int], None] | None = None,
+    progress: Callable[[str, int], None] | None = None, runner: TaskRunner | None = None,
 ) -> dict[str, Any]:
-    """Pack `datasets` (`PATH` or `PATH=WEIGHT`) into `out`; returns the pack's manifest."""
+    """Pack `datasets` (`PATH` or `PATH=WEIGHT`) into `out`; returns the pack's manifest. `runner` runs the
+    tokenize tasks (`run_here` by default; `thresher.commands.pack.engine_runner` for the run layer's
+    engines); whatever runs them, the files are the same bytes."""
     t0 = time.process_time()
     if not 0.0 <= options.validation_fraction < 1.0:
         raise ConfigError("--validation-fraction must be in [0, 1)")
@@ -186,17 +285,31 @@ def pack(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "manifest.json").unlink(missing_ok=True)  # written last: a pack without one is unfinished
-    work = out / ".work"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir()
-    tick = (lambda n: progress("tokenize", n)) if progress else (lambda n: None)
+    from thresher.write.manifest import load_manifest
 
-    # 1. tokenize
-    counts, facts = [], []
-    for i, source in enumerate(sources):
-        documents, tokens, fact = _tokenize_dataset(i, source, tokenizer, work, options.seed, tick)
-        counts.append((documents, tokens))
-        facts.append(fact)
+    manifests = [load_manifest(source.path) for source in sources]
+    facts = [_dataset_facts(source, m) for source, m in zip(sources, manifests, strict=True)]
+    work = out / ".work"
+    _prepare_work(work, {"format_version": PACK_FORMAT_VERSION, "seed": options.seed,
+                         "tokenizer": tokenizer.sha256, "eos_id": tokenizer.eos_id,
+                         "datasets": [[f["path"], f["manifest_sha256"]] for f in facts]})
+    _LOADED.setdefault((options.tokenizer, options.eos), tokenizer)
+
+    # 1. tokenize: a task per shard, on the engine; a finished shard's marker survives a kill
+    tasks = [ShardTask(i, j, source.path, entry, m.get("format", "jsonl.gz"), options.tokenizer, options.eos,
+                       options.seed, str(_shard_folder(work, i, j)))
+             for i, (source, m) in enumerate(zip(sources, manifests, strict=True))
+             for j, entry in enumerate(m["shards"])]
+    done = (runner or run_here)([(tokenize_shard, t, t.label, float(t.entry.get("bytes") or 0)) for t in tasks])
+    if progress:
+        for r in done:
+            progress("tokenize", r["documents"])
+    counts = [(0, 0)] * len(sources)
+    shard_counts: list[list[int]] = [[] for _ in sources]
+    for t, r in zip(tasks, done, strict=True):
+        d, n = counts[t.dataset]
+        counts[t.dataset] = (d + r["documents"], n + r["tokens"])
+        shard_counts[t.dataset].append(r["documents"])
     targets = plan_targets(sources, [t for _, t in counts], options.max_tokens, options.allow_repeat)
 
     # 2. key every document copy
@@ -205,9 +318,10 @@ def pack(
             if target.tokens == 0:
                 continue
             for epoch in range(target.epochs):
-                for d, doc_id in _doc_ids(work / f"d{i:03d}"):
-                    key = _key(options.seed, i, epoch, doc_id)
-                    spill.add(key[0], KEY_ROW.pack(key, i, epoch, d))
+                for j in range(len(shard_counts[i])):
+                    for d, doc_id in _doc_ids(_shard_folder(work, i, j)):
+                        key = _key(options.seed, i, epoch, doc_id)
+                        spill.add(key[0], KEY_ROW.pack(key, i, epoch, j, d))
     with open(work / "keys.idx", "rb") as f:
         runs = json.loads(f.read())
 
@@ -221,38 +335,34 @@ def pack(
     copies = [0] * len(sources)
     by_lang: dict[str, int] = {}
     by_source: dict[str, int] = {}
-    handles = [(open(work / f"d{i:03d}" / "docs.bin", "rb"), open(work / f"d{i:03d}" / "tokens.bin", "rb"),
-                open(work / f"d{i:03d}" / "provenance.jsonl", "rb")) for i in range(len(sources))]
+    handles = _ShardFiles(work)
     provenance = {name: _ProvenanceWriter(out / name / "provenance.parquet") for name in splits}
     try:
         for bucket in range(KEY_BUCKETS):
             rows = sorted(read_bucket_range(work / "keys.bin", runs, bucket, bucket + 1, KEY_ROW.size))
             for row in rows:
-                _, ds, epoch, d = KEY_ROW.unpack(row)
-                docs_f, tok_f, meta_f = handles[ds]
-                tok_at, n, meta_at, meta_len, draw = DOC_ROW.unpack(os.pread(docs_f.fileno(), DOC_ROW.size,
-                                                                            d * DOC_ROW.size))
+                _, ds, epoch, shard, d = KEY_ROW.unpack(row)
+                docs_fd, tok_fd, meta_fd = handles.get(ds, shard)
+                tok_at, n, meta_at, meta_len, draw = DOC_ROW.unpack(os.pread(docs_fd, DOC_ROW.size, d * DOC_ROW.size))
                 if taken[ds] + n > targets[ds].tokens:
                     continue
                 split = "validation" if draw < threshold else "train"
                 if split == "validation" and epoch > 0:
                     continue  # a validation document is never repeated
                 sequence = array("I")
-                sequence.frombytes(os.pread(tok_f.fileno(), n * 4, tok_at * 4))
+                sequence.frombytes(os.pread(tok_fd, n * 4, tok_at * 4))
                 taken[ds] += n
                 taken_docs[ds] += 1 if epoch == 0 else 0
                 copies[ds] += 1
                 name = splits[split].add(sequence)
-                meta = json.loads(os.pread(meta_f.fileno(), meta_len, meta_at))
+                meta = json.loads(os.pread(meta_fd, meta_len, meta_at))
                 lang = meta.get("lang") or "und"
                 by_lang[lang] = by_lang.get(lang, 0) + n
                 src = str(meta.get("file") or "")
                 by_source[src] = by_source.get(src, 0) + n
                 provenance[split].add(splits[split].sequences - 1, name, sources[ds].path, epoch, n, meta)
     finally:
-        for files in handles:
-            for f in files:
-                f.close()
+        handles.close()
     written = {name: (split.close(), provenance[name].close()) for name, split in splits.items()}
     manifest = {
         "format_version": PACK_FORMAT_VERSION,

@@ -177,6 +177,25 @@ def _read_records(store: Store, rel: str, fmt: str) -> Iterator[dict[str, Any]]:
         yield from get_format(fmt).read(raw)
 
 
+def read_shard(dataset: str | Path, entry: dict[str, Any], fmt: str, verify: bool = True) -> Iterator[dict[str, Any]]:
+    """The records of one shard of a dataset (`entry`: its line in the manifest's `shards`, `fmt` the
+    manifest's `format`), checked as `read_shards` checks each: `DatasetError` for any problem."""
+    root = _store(dataset)
+    if verify:
+        problem = check_shard(root, entry)
+        if problem is not None:
+            raise DatasetError(f"{root.locate()}: {problem.describe()}")
+    n = 0
+    try:
+        for record in _read_records(root, entry["path"], fmt):
+            n += 1
+            yield record
+    except (OSError, EOFError, ValueError) as exc:
+        raise DatasetError(f"{root.locate(entry['path'])}: unreadable: {exc}") from exc
+    if n != entry["records"]:
+        raise DatasetError(f"{root.locate(entry['path'])}: {n} records, manifest says {entry['records']}")
+
+
 def read_shards(dataset: str | Path, verify: bool = True, with_embeddings: bool = False) -> Iterator[Any]:
     """Every record of a dataset (a folder or a URL), shard by shard, in order. Each shard is checked against the
     manifest before its records are yielded; any problem raises `DatasetError`. `with_embeddings`
