@@ -39,6 +39,7 @@ from thresher.run.records import KEY_BUCKETS, PAIR_BUCKETS
 from thresher.run.results import (
     ClusterResult,
     GroupResult,
+    Piece,
     Published,
     ScanResult,
     ShardFile,
@@ -341,10 +342,10 @@ def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[Shar
     )
     stats = Stats() + stats
     # assemble: one task per shard, pieces in partition order
-    pieces: dict[int, list[str]] = defaultdict(list)
+    pieces: dict[int, list[Piece]] = defaultdict(list)
     for w in write_results:
         for piece in w.pieces:
-            pieces[piece.shard].append(piece.path)
+            pieces[piece.shard].append(piece)
     shards: list[ShardFile] = runner.phase(
         "assemble", [runner.call("assemble", f"assemble-{k:05d}", k, len(pieces), pieces[k]) for k in sorted(pieces)]
     )

@@ -2,7 +2,9 @@
 
 A write task merges one partition's survivors with its decisions (both in ordinal order) and writes its
 pieces of the output shards; an assemble task turns one shard's pieces, in partition order, into the
-shard file in the output, digested as it is written.
+shard file in the output, digested as it is written. For a format of compressed members (`jsonl.gz`)
+the write tasks compress the members inside their records, and assembling is mostly copying
+(`thresher.write.members`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from thresher.run.scan import iter_scan_docs
 from thresher.run.task import NullWriter, TaskContext
 from thresher.write.atomic import atomic_open, dumps_line
 from thresher.write.digest import digested_file
-from thresher.write.formats import get_format, shard_writer
+from thresher.write.formats import get_format, member_codec, shard_writer
+from thresher.write.members import PieceWriter, Segment, join_pieces
 
 
 def write_task(ctx: TaskContext, p: int, global_start: int, stages: Sequence[str] = ()) -> WriteResult:
@@ -91,51 +94,80 @@ def write_task(ctx: TaskContext, p: int, global_start: int, stages: Sequence[str
         if pending is not None:
             raise orphan(pending)
 
+    # a format of compressed members: the members inside this task's records are compressed here,
+    # those cut by the partition's ends are left raw for the assemble task (`thresher.write.members`)
+    codec = member_codec(get_format(config.output.format, config.output.compression_level))
+    segments: dict[int, list[Segment]] = {}
     g = global_start
     with (
         contextlib.ExitStack() as stack,
         (atomic_open(work.write_rejects(p), "wb", durable=False) if ctx.write_rejects else NullWriter()) as rejects_out,
     ):
         handle: Any = None
+        members: PieceWriter | None = None
         for line, record in kept_records():
-            shard = g // per_shard
+            shard, index = divmod(g, per_shard)
             if record is None:
-                observer.kept_json(*record_id_url_json(line), shard, g % per_shard)
+                observer.kept_json(*record_id_url_json(line), shard, index)
             else:
-                observer.kept(record["id"], record.get("url"), shard, g % per_shard)
+                observer.kept(record["id"], record.get("url"), shard, index)
             if not pieces or pieces[-1][0] != shard:
                 # a new shard: close the previous piece (atomically renamed) and open this one
+                if members is not None:
+                    segments[pieces[-1][0]] = members.close()
                 stack.close()
-                path = work.piece(shard, p, ".jsonl")
+                path = work.piece(shard, p, ".jsonl" if codec is None else ".segments")
                 handle = stack.enter_context(atomic_open(path, "wb", durable=False))
+                if codec is not None:
+                    members = PieceWriter(handle, codec.records, per_shard, codec.compress)
                 pieces.append([shard, str(path), 0])
-            handle.write(line)
+            if members is None:
+                handle.write(line)
+            else:
+                members.add(line, index)
             pieces[-1][2] += 1
             g += 1
+        if members is not None:
+            segments[pieces[-1][0]] = members.close()
     observer.close()
     reporter.flush()
     return WriteResult(
-        stats=stats, pieces=tuple(Piece(shard=s, path=path, records=n) for s, path, n in pieces), kept=g - global_start
+        stats=stats,
+        pieces=tuple(Piece(shard=s, path=path, records=n, segments=tuple(segments.get(s, ())))
+                     for s, path, n in pieces),
+        kept=g - global_start,
     )
 
 
-def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[str]) -> ShardFile:
+def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[Piece]) -> ShardFile:
     """Turn one shard's pieces (in partition order) into the final shard file in the output, in
     one streaming pass: the size and sha256 the manifest lists are taken from the bytes as they are
-    written (`thresher.write.digest`), not by reading the shard back."""
+    written (`thresher.write.digest`), not by reading the shard back. For a format of compressed
+    members the pieces' compressed segments are copied and only the members cut by partition
+    boundaries are compressed here."""
     fmt = get_format(ctx.config.output.format, ctx.config.output.compression_level)
     name = fmt.shard_name(shard, total)
     dest = Path(ctx.workdir).parent / name
     # an attempt killed mid-write left its temp file (`atomic_open` names it after the shard and its pid)
     for stale in dest.parent.glob(f".{dest.name}.tmp-*"):
         stale.unlink(missing_ok=True)
+    codec = member_codec(fmt)
+    if codec is not None:
+        plain = [piece.path for piece in pieces if piece.records and not piece.segments]
+        if plain:
+            raise RuntimeError(f"shard {shard}: pieces without segments for a format of members: {plain[:3]}")
+        with digested_file(dest) as out:
+            records = join_pieces([(Path(piece.path), piece.segments) for piece in pieces], cast(IO[bytes], out),
+                                  codec.records, codec.compress)
+        return ShardFile(path=name, records=records, bytes=out.bytes, sha256=out.sha256)
+    paths = [Path(piece.path) for piece in pieces]
     write = shard_writer(fmt)
     if write is None:  # a format that only writes files: hashed after writing
         from thresher.write.manifest import file_digest
 
-        records = fmt.assemble([Path(p) for p in pieces], dest)
+        records = fmt.assemble(paths, dest)
         size, digest = file_digest(dest)
         return ShardFile(path=name, records=records, bytes=size, sha256=digest)
     with digested_file(dest) as out:
-        records = write([Path(p) for p in pieces], cast(IO[bytes], out))  # write, tell and flush: all a format uses
+        records = write(paths, cast(IO[bytes], out))  # write, tell and flush: all a format uses
     return ShardFile(path=name, records=records, bytes=out.bytes, sha256=out.sha256)
