@@ -13,7 +13,6 @@ from typing import Any, Protocol, Self
 
 from thresher.core.serial import Serializable
 from thresher.core.stats import Stats
-from thresher.write.members import Segment
 
 
 class TaskResult(Protocol):
@@ -66,17 +65,19 @@ class ClusterResult(Serializable):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Piece:
     """One write task's share of one output shard, `records` output lines: a file of those lines, or
-    for a format of compressed members (`thresher.write.members`) a file of `segments`, in order."""
+    for a format of compressed members (`thresher.write.members`) `members` whole members from
+    member `member` on."""
 
     shard: int
     path: str
     records: int
-    segments: tuple[Segment, ...] = ()
+    member: int = 0
+    members: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WriteResult(Serializable):
-    SCHEMA = 2  # pieces may be segments of members (a version-1 piece is plain lines)
+    SCHEMA = 2  # pieces may be compressed members (a version-1 piece is plain lines)
 
     stats: Stats
     pieces: tuple[Piece, ...]

@@ -17,10 +17,10 @@ from thresher.write.hub import RECORD_FEATURES
 from thresher.write.members import gzip_member
 from thresher.write.pieces import iter_piece_lines
 
-# Records per gzip member of a `jsonl.gz` shard. Write tasks compress the members inside their
-# records; the assemble task compresses the members cut by partition boundaries (at most this many
-# records per partition). Measured on recombined real paragraphs (~3.5 KB a record, level 6): members
-# of 256 records make the shard 0.25% larger than one stream (128: 0.5%, 1,024: 0.06%).
+# Records per gzip member of a `jsonl.gz` shard: each write task compresses the members it begins,
+# reading up to this many records ahead into the next partitions. Measured on recombined real
+# paragraphs (~3.5 KB a record, level 6): members of 256 records make the shard 0.25% larger than
+# one stream (128: 0.5%, 1,024: 0.06%).
 MEMBER_RECORDS = 256
 
 

@@ -4,25 +4,24 @@ assemble task only joins.
 A member is a fixed run of `member_records` records counted from the shard's first record: member
 `m` of a shard holds its records `m * R .. (m + 1) * R - 1` (the last one fewer). Its boundaries
 follow from a record's index in the shard alone, never from how the input was partitioned or how
-many workers wrote it, so a shard's bytes are the same whoever wrote which member. A format whose
-file may be a concatenation of compressed members (a gzip file of several members reads as one
-stream in Python's `gzip`, `zcat` and `datasets`) implements `member_records` and
+many workers wrote it, so a shard's bytes are the same whoever compressed which member. A format
+whose file may be a concatenation of compressed members (a gzip file of several members reads as
+one stream in Python's `gzip`, `zcat`, `datasets`) implements `member_records` and
 `compress_member` (see `thresher.write.formats`).
 
-A write task writes each piece of a shard as *segments*, in order, into one file: a member that
-starts and ends inside the task's records is compressed there (consecutive ones form one compressed
-segment); the records of a member cut by a partition boundary are written raw, tagged with the
-member. The assemble task copies compressed segments and compresses each cut member from its raw
-segments (at most one per partition boundary), so it compresses at most `R` records per partition
-instead of the whole shard.
+Each member is compressed by the write task that holds its first record: a task skips the records
+of a member begun in an earlier partition, and when its last member runs past its partition it
+reads ahead, through the next partitions' documents with their decisions applied (the same lines
+their own tasks write), until the member is complete or the data ends. A piece is then whole
+members, and the assemble task copies the pieces, in partition order, into the shard.
 """
 
 from __future__ import annotations
 
+import shutil
 import struct
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO
 
@@ -40,24 +39,19 @@ def gzip_member(data: bytes, level: int) -> bytes:
     return b"".join((header, deflate.compress(data), deflate.flush(), trailer))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Segment:
-    """A run of bytes in a piece file: `records` records of the shard from member `member` on,
-    compressed (whole members) or raw JSONL lines (part of member `member`, cut by a partition
-    boundary)."""
-
-    member: int
-    records: int
-    bytes: int
-    compressed: bool
-
-
 Compress = Callable[[bytes], bytes]
 
 
-class PieceWriter:
-    """Writes one write task's share of one shard as segments: `add(line, index)` with the record's
-    index in the shard, in increasing order; `close()` writes what is left and returns the segments."""
+def owns(index: int, first_index: int, member_records: int) -> bool:
+    """Whether a task whose records in a shard start at `first_index` compresses the record at
+    `index`: it does unless the record's member began before `first_index`."""
+    return index - index % member_records >= first_index
+
+
+class MemberWriter:
+    """Writes the members one write task compresses in one shard: `add(line, index)` with each
+    record's index in the shard, in increasing order, from a member's first record on; a member is
+    compressed and written when its last record arrives (`add` returns True)."""
 
     def __init__(self, out: IO[bytes], member_records: int, shard_records: int, compress: Compress) -> None:
         if member_records < 1:
@@ -66,91 +60,51 @@ class PieceWriter:
         self.per_member = member_records
         self.per_shard = shard_records
         self.compress = compress
-        self.segments: list[Segment] = []
+        self.first_member: int | None = None
+        self.members = 0
+        self.records = 0
         self.lines: list[bytes] = []
-        self.member = -1
-        self.started_here = False
+        self.next_index: int | None = None
 
-    def add(self, line: bytes, index: int) -> None:
-        member = index // self.per_member
-        if member != self.member:
-            if self.lines:
-                raise ValueError(f"record {index} starts member {member} before member {self.member} ended")
-            self.member, self.started_here = member, index % self.per_member == 0
+    @property
+    def open(self) -> bool:
+        """A member is begun and not complete: its next records are in the following partitions."""
+        return bool(self.lines)
+
+    def add(self, line: bytes, index: int) -> bool:
+        if self.next_index is not None and index != self.next_index:
+            raise ValueError(f"record {index} where record {self.next_index} comes next")
+        if not self.lines and index % self.per_member:
+            raise ValueError(f"record {index} is inside a member: a writer starts at a member's first record")
+        if self.first_member is None:
+            self.first_member = index // self.per_member
         self.lines.append(line)
+        self.next_index = index + 1
         if (index + 1) % self.per_member == 0 or index + 1 == self.per_shard:
-            self._flush(complete=True)
+            self._write()
+            return True
+        return False
 
-    def close(self) -> list[Segment]:
-        self._flush(complete=False)
-        return self.segments
+    def finish(self) -> None:
+        """The data ended inside the open member: it is the shard's last, written as it is."""
+        self._write()
 
-    def _flush(self, *, complete: bool) -> None:
+    def _write(self) -> None:
         if not self.lines:
             return
-        data = b"".join(self.lines)
-        records = len(self.lines)
+        self.out.write(self.compress(b"".join(self.lines)))
+        self.members += 1
+        self.records += len(self.lines)
         self.lines = []
-        if complete and self.started_here:
-            data = self.compress(data)
-            last = self.segments[-1] if self.segments else None
-            if last is not None and last.compressed:  # one segment for a run of whole members
-                self.segments[-1] = Segment(member=last.member, records=last.records + records,
-                                            bytes=last.bytes + len(data), compressed=True)
-                self.out.write(data)
-                return
-        self.out.write(data)
-        self.segments.append(Segment(member=self.member, records=records, bytes=len(data), compressed=complete
-                                     and self.started_here))
 
 
-def _read_exactly(f: IO[bytes], n: int, path: Path) -> Iterator[bytes]:
-    while n > 0:
-        chunk = f.read(min(n, COPY_CHUNK))
-        if not chunk:
-            raise ValueError(f"{path}: a segment runs past the end of the file")
-        n -= len(chunk)
-        yield chunk
-
-
-def join_pieces(pieces: Iterable[tuple[Path, Sequence[Segment]]], out: IO[bytes], member_records: int,
-                compress: Compress) -> int:
-    """Write a shard from its pieces' segments (in partition order) into `out`: compressed segments
-    are copied, each cut member is compressed from its raw segments. Returns the shard's record
-    count; `ValueError` when the segments do not tile the shard's members in order."""
-    pieces = list(pieces)
-    total = sum(s.records for _, segments in pieces for s in segments)
-    next_member = 0
-    pending: list[bytes] = []
-    pending_records = 0
-
-    def flush() -> None:
-        nonlocal pending, pending_records, next_member
-        if not pending:
-            return
-        expected = min(member_records, total - next_member * member_records)
-        if pending_records != expected:
-            raise ValueError(f"member {next_member}: {pending_records} raw records, expected {expected}")
-        out.write(compress(b"".join(pending)))
-        pending, pending_records = [], 0
-        next_member += 1
-
-    for path, segments in pieces:
+def join_members(pieces: Iterable[tuple[Path, int, int]], out: IO[bytes]) -> None:
+    """Copy pieces of whole members, `(path, first member, members)` in partition order, into `out`;
+    `ValueError` when they do not follow each other from member 0."""
+    expected = 0
+    for path, first, members in pieces:
+        if first != expected:
+            raise ValueError(f"{path}: holds members from {first} on where member {expected} comes next")
         with open(path, "rb") as f:
-            for seg in segments:
-                if seg.compressed or (pending and seg.member != next_member):
-                    flush()
-                if seg.member != next_member:
-                    raise ValueError(f"{path}: segment of member {seg.member} where member {next_member} comes next")
-                if seg.compressed:
-                    first = seg.member * member_records
-                    if seg.records % member_records and first + seg.records != total:
-                        raise ValueError(f"{path}: a compressed segment of {seg.records} records is not whole members")
-                    for chunk in _read_exactly(f, seg.bytes, path):
-                        out.write(chunk)
-                    next_member += -(-seg.records // member_records)
-                else:
-                    pending.append(b"".join(_read_exactly(f, seg.bytes, path)))
-                    pending_records += seg.records
-    flush()
-    return total
+            shutil.copyfileobj(f, out, COPY_CHUNK)
+        expected += members

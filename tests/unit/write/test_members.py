@@ -18,7 +18,7 @@ from thresher.read.sources import plan_partitions
 from thresher.run.build import build
 from thresher.run.phases import DEFAULT_TASKS
 from thresher.write.jsonl import MEMBER_RECORDS, JsonlGzFormat
-from thresher.write.members import PieceWriter, Segment, gzip_member, join_pieces
+from thresher.write.members import MemberWriter, gzip_member, join_members, owns
 
 
 def members_of(data: bytes) -> list[bytes]:
@@ -48,27 +48,37 @@ def lines(n: int) -> list[bytes]:
 
 
 def write_pieces(tmp: Path, shard_lines: list[bytes], cuts: list[int], per_member: int,
-                 compress) -> list[tuple[Path, list[Segment]]]:
-    """The shard's records split at `cuts` (indices in the shard), each part written as a write task
-    writes its piece."""
+                 compress) -> list[tuple[Path, int, int, int]]:
+    """The shard's records split at `cuts` (indices in the shard) into partitions, each written as
+    its write task writes it: the records of a member begun earlier skipped, an open member completed
+    from the next partitions' records. Returns (path, first member, members, records) per piece."""
     bounds = [0, *cuts, len(shard_lines)]
     pieces = []
     for k, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
+        owned = [i for i in range(a, b) if owns(i, a, per_member)]
+        if not owned:
+            continue
         path = tmp / f"piece-{k}"
         with open(path, "wb") as out:
-            writer = PieceWriter(out, per_member, len(shard_lines), compress)
-            for i in range(a, b):
+            writer = MemberWriter(out, per_member, len(shard_lines), compress)
+            for i in owned:
                 writer.add(shard_lines[i], i)
-            pieces.append((path, writer.close()))
+            i = b
+            while writer.open and i < len(shard_lines):  # read ahead into the next partitions
+                writer.add(shard_lines[i], i)
+                i += 1
+            if writer.open:
+                writer.finish()
+        pieces.append((path, writer.first_member, writer.members, writer.records))
     return pieces
 
 
 @pytest.mark.parametrize("cuts", [
     [],  # one task wrote the shard
-    [4, 8],  # cuts on member boundaries: every member compressed by a write task
+    [4, 8],  # cuts on member boundaries
     [3],  # a member cut in two
-    [1, 2, 3, 5, 6, 7],  # pieces inside one member, several in a row
-    [5, 17, 18, 29],  # a mix, and a piece ending the shard mid-member
+    [1, 2, 3, 5, 6, 7],  # partitions inside one member, several in a row
+    [5, 17, 18, 29],  # a mix, and a partition ending the shard mid-member
 ])
 def test_joined_pieces_are_the_shard_written_in_one_pass_wherever_partitions_cut(tmp_path, cuts):
     fmt = JsonlGzFormat(6)
@@ -80,32 +90,40 @@ def test_joined_pieces_are_the_shard_written_in_one_pass_wherever_partitions_cut
     fmt.member_records = per_member  # the instance's own: the class keeps MEMBER_RECORDS
     assert fmt.write_shard([plain], expected) == 30
     pieces = write_pieces(tmp_path, shard_lines, cuts, per_member, fmt.compress_member)
+    assert sum(records for *_, records in pieces) == 30
     joined = io.BytesIO()
-    assert join_pieces(pieces, joined, per_member, fmt.compress_member) == 30
+    join_members([(path, first, members) for path, first, members, _ in pieces], joined)
     assert joined.getvalue() == expected.getvalue()
     assert members_of(joined.getvalue()) == [b"".join(shard_lines[i:i + 4]) for i in range(0, 30, 4)]
     assert gzip.decompress(joined.getvalue()) == b"".join(shard_lines)
 
 
-def test_write_tasks_compress_whole_members_and_leave_cut_ones_raw(tmp_path):
+def test_a_write_task_compresses_the_members_it_begins_and_skips_the_one_begun_before(tmp_path):
     fmt = JsonlGzFormat(6)
     shard_lines = lines(20)
-    (_, first), (_, second) = write_pieces(tmp_path, shard_lines, [10], 4, fmt.compress_member)
-    assert [(s.member, s.records, s.compressed) for s in first] == [(0, 8, True), (2, 2, False)]
-    assert [(s.member, s.records, s.compressed) for s in second] == [(2, 2, False), (3, 8, True)]
+    pieces = write_pieces(tmp_path, shard_lines, [10, 11, 13], 4, fmt.compress_member)
+    # partitions 0-9: members 0, 1, 2 (10-11 read ahead); 10: none; 11-12: member 3 (13-15 read
+    # ahead); 13-19: member 4 (16-19)
+    assert [(first, members, records) for _, first, members, records in pieces] == [(0, 3, 12), (3, 1, 4),
+                                                                                     (4, 1, 4)]
+    assert [owns(i, 10, 4) for i in (10, 11, 12)] == [False, False, True]
 
 
-def test_join_refuses_segments_that_do_not_tile_the_members(tmp_path):
+def test_a_member_writer_refuses_a_start_inside_a_member_or_a_gap(tmp_path):
+    writer = MemberWriter(io.BytesIO(), 4, 100, JsonlGzFormat(6).compress_member)
+    with pytest.raises(ValueError, match="inside a member"):
+        writer.add(b"{}\n", 2)
+    writer.add(b"{}\n", 4)
+    with pytest.raises(ValueError, match="record 6 where record 5 comes next"):
+        writer.add(b"{}\n", 6)
+
+
+def test_join_refuses_pieces_that_do_not_follow_each_other(tmp_path):
     fmt = JsonlGzFormat(6)
-    shard_lines = lines(12)
-    pieces = write_pieces(tmp_path, shard_lines, [4, 6], 4, fmt.compress_member)
-    assert [[(s.member, s.records, s.compressed) for s in segments] for _, segments in pieces] == [
-        [(0, 4, True)], [(1, 2, False)], [(1, 2, False), (2, 4, True)]]
-    with pytest.raises(ValueError, match="member 1 where member 0 comes next"):
-        join_pieces(pieces[1:], io.BytesIO(), 4, fmt.compress_member)  # the first piece lost
-    path, segments = pieces[2]
-    with pytest.raises(ValueError, match="member 1: 2 raw records, expected 4"):
-        join_pieces([*pieces[:2], (path, segments[1:])], io.BytesIO(), 4, fmt.compress_member)
+    pieces = write_pieces(tmp_path, lines(12), [4, 8], 4, fmt.compress_member)
+    assert [(first, members) for _, first, members, _ in pieces] == [(0, 1), (1, 1), (2, 1)]
+    with pytest.raises(ValueError, match="holds members from 1 on where member 0 comes next"):
+        join_members([(path, first, members) for path, first, members, _ in pieces[1:]], io.BytesIO())
 
 
 @pytest.fixture(scope="module")
