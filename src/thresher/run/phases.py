@@ -39,6 +39,7 @@ from thresher.run.records import KEY_BUCKETS, PAIR_BUCKETS
 from thresher.run.results import (
     ClusterResult,
     GroupResult,
+    Piece,
     Published,
     ScanResult,
     ShardFile,
@@ -50,6 +51,7 @@ from thresher.run.shards import assemble_task, write_task
 from thresher.run.signals import build_layout, signals_section, signals_task
 from thresher.run.task import TaskContext, describe_task, run_task
 from thresher.run.workdir import WorkDir
+from thresher.write.formats import get_format, member_codec
 
 ProgressSink = Callable[[progress.Snapshot], None]
 
@@ -321,11 +323,13 @@ def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[Shar
     require_work_files(needed, "write")
     stages = [stage.name for stage, _ in clustered.outcomes]  # whose decisions files apply, in order
     # each partition knows its first global index from the cluster's drop counts
+    kept_counts = clustered.kept()
     starts = []
     g = 0
-    for kept in clustered.kept():
+    for kept in kept_counts:
         starts.append(g)
         g += kept
+    following = following_partitions([p.index for p in grouped.partitions], kept_counts, ctx.config)
     stats = Stats()
 
     def fold_write(r: WriteResult) -> WriteResult:  # as the scan's: the counters into one total
@@ -335,20 +339,40 @@ def write_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[Shar
 
     write_results: list[WriteResult] = runner.phase(
         "write",
-        [runner.call("write", f"write-{p.index:06d}", p.index, starts[i], stages)
+        [runner.call("write", f"write-{p.index:06d}", p.index, starts[i], stages, following[i])
          for i, p in enumerate(grouped.partitions)],
         fold=fold_write,
     )
     stats = Stats() + stats
     # assemble: one task per shard, pieces in partition order
-    pieces: dict[int, list[str]] = defaultdict(list)
+    pieces: dict[int, list[Piece]] = defaultdict(list)
     for w in write_results:
         for piece in w.pieces:
-            pieces[piece.shard].append(piece.path)
+            pieces[piece.shard].append(piece)
     shards: list[ShardFile] = runner.phase(
         "assemble", [runner.call("assemble", f"assemble-{k:05d}", k, len(pieces), pieces[k]) for k in sorted(pieces)]
     )
     return shards, stats
+
+
+def following_partitions(partitions: list[int], kept: list[int], config: RunConfig) -> list[tuple[int, ...]]:
+    """Per partition, the partitions after it that its write task may read to complete its last
+    member (a format of compressed members, `thresher.write.members`): the next ones until they
+    keep a member's records between them, or all the rest."""
+    codec = member_codec(get_format(config.output.format, config.output.compression_level))
+    if codec is None:
+        return [()] * len(partitions)
+    out = []
+    for i in range(len(partitions)):
+        reach: list[int] = []
+        records = 0
+        for j in range(i + 1, len(partitions)):
+            if records >= codec.records:
+                break
+            reach.append(partitions[j])
+            records += kept[j]
+        out.append(tuple(reach))
+    return out
 
 
 def signals_phase(runner: PhaseRunner, clustered: ClusteredRun) -> tuple[list[ShardFile], dict[str, Any]]:

@@ -64,15 +64,21 @@ class ClusterResult(Serializable):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Piece:
-    """One write task's share of one output shard: a file of `records` output lines."""
+    """One write task's share of one output shard, `records` output lines: a file of those lines, or
+    for a format of compressed members (`thresher.write.members`) `members` whole members from
+    member `member` on."""
 
     shard: int
     path: str
     records: int
+    member: int = 0
+    members: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WriteResult(Serializable):
+    SCHEMA = 2  # pieces may be compressed members (a version-1 piece is plain lines)
+
     stats: Stats
     pieces: tuple[Piece, ...]
     kept: int

@@ -13,6 +13,7 @@ called with the configured compression level and returns the format.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -39,6 +40,12 @@ class ShardFormat(Protocol):
     def read(self, raw: IO[bytes]) -> Iterator[dict[str, Any]]:
         """The records of one shard, from its bytes (a seekable binary stream)."""
         ...
+
+    # Optional, together: `member_records: int` and `compress_member(data: bytes) -> bytes`, for a format
+    # whose file may be a concatenation of compressed members (`thresher.write.members`): its shard is
+    # one member per `member_records` records, each `compress_member` of their lines, and write tasks
+    # then compress the members inside their records in parallel. `write_shard` must write the same
+    # bytes from plain pieces.
 
     # Optional: `hub_features`, the records' `(column, datasets dtype)` pairs the card declares (for a
     # format whose files carry no schema, such as JSON Lines).
@@ -74,6 +81,23 @@ def hub_features(fmt: ShardFormat) -> tuple[tuple[str, str], ...]:
     """The format's `hub_features`, or none (see `ShardFormat`)."""
     features = getattr(fmt, "hub_features", ())
     return tuple(features) if isinstance(features, tuple) else ()
+
+
+@dataclass(frozen=True, slots=True)
+class MemberCodec:
+    """How a format's shard splits into members: records per member and the compressor of one."""
+
+    records: int
+    compress: Callable[[bytes], bytes]
+
+
+def member_codec(fmt: ShardFormat) -> MemberCodec | None:
+    """The format's members (see `ShardFormat`), or None for a format written as one stream."""
+    records = getattr(fmt, "member_records", None)
+    compress = getattr(fmt, "compress_member", None)
+    if not isinstance(records, int) or compress is None:
+        return None
+    return MemberCodec(records, compress)
 
 
 def shard_writer(fmt: ShardFormat) -> ShardWriter | None:

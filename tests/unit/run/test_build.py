@@ -126,11 +126,11 @@ def test_interrupted_build_leaves_no_manifest_and_resumes_to_identical_output(tm
     calls = {"n": 0}
     real_write_task = DEFAULT_TASKS.write
 
-    def crashing_write_task(ctx, p, start, stages=()):
+    def crashing_write_task(ctx, p, start, stages=(), following=()):
         calls["n"] += 1
         if calls["n"] == 2:
             raise RuntimeError("simulated crash")
-        return real_write_task(ctx, p, start, stages)
+        return real_write_task(ctx, p, start, stages, following)
 
     with pytest.raises(
         TaskError, match=r"task write-000001 failed after 1 attempt\(s\): RuntimeError: simulated crash"

@@ -88,7 +88,7 @@ def test_an_unfinished_rebuild_leaves_no_card_that_would_load_as_complete(tmp_pa
     build([str(crawl(tmp_path / "a.jsonl"))], out, config)
     assert (out / "README.md").read_text().startswith("---\nconfigs:")
 
-    def crashing_write_task(ctx, p, start, stages=()):
+    def crashing_write_task(ctx, p, start, stages=(), following=()):
         raise RuntimeError("simulated crash")
 
     with pytest.raises(TaskError, match="simulated crash"):
