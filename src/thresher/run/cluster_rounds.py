@@ -299,9 +299,11 @@ def rank_task(ctx: TaskContext, partitions: int, q: int, splits: int, last_round
     import numpy as np
 
     layout = Layout(ctx.work, partitions)
-    halves = read_array([layout.split_half(s, q) for s in range(splits)], half_dtype())
-    rows = _node_table(halves)
-    del halves
+    tables = [_node_table(np.fromfile(layout.split_half(s, q), dtype=half_dtype())) for s in range(splits)]
+    rows = np.concatenate(tables) if tables else _node_table(np.empty(0, dtype=half_dtype()))
+    del tables
+    _, first = np.unique(rows["ordinal"], return_index=True)
+    rows = rows[first]
     found, label = read_pairs([layout.round_labels(last_round, src, q) for src in range(partitions)])
     order = np.argsort(found)
     found, label = found[order], label[order]
@@ -356,8 +358,26 @@ def keepers_task(ctx: TaskContext, partitions: int, q: int) -> KeepersResult:
     return KeepersResult(clusters=int(starts.size))
 
 
+ATTRIBUTION = ("x", "y", "yid", "stage", "sim", "indirect")
+CHUNK = 1 << 16  # members turned into decisions at a time
+
+
+def best_edges(cols: dict[str, Any]) -> dict[str, Any]:
+    """Per member x, its best edge of `cols` (`thresher.clusters.attribute`'s order: a direct edge
+    to the keeper first, then the earlier stage, the higher similarity, the lower neighbour)."""
+    import numpy as np
+
+    order = np.lexsort((cols["y"], -cols["sim"], cols["stage"], cols["indirect"], cols["x"]))
+    x = cols["x"][order]
+    first = np.ones(x.size, dtype=bool)
+    first[1:] = x[1:] != x[:-1]
+    return {name: cols[name][order[first]] for name in ATTRIBUTION}
+
+
 def decide_task(ctx: TaskContext, partitions: int, q: int, splits: int) -> ClusterResult:
-    """Node partition q: each member's attribution and the decisions files of its input partitions."""
+    """Node partition q: each member's attribution and the decisions files of its input partitions.
+    The half-edges are read one split file at a time (the best edge per member in each, then the best
+    of those), and decisions are made `CHUNK` members at a time."""
     import numpy as np
 
     layout = Layout(ctx.work, partitions)
@@ -366,50 +386,62 @@ def decide_task(ctx: TaskContext, partitions: int, q: int, splits: int) -> Clust
     keep = read_array([layout.keepers(src, q) for src in range(partitions)], keeper_dtype())
     keep = keep[np.argsort(keep["label"])]
     k = keep[np.searchsorted(keep["label"], labels)] if nodes.size else keep[:0]
-    halves = read_array([layout.split_half(s, q) for s in range(splits)], half_dtype())
-    keeper_of_x = k["keeper"][np.searchsorted(nodes, halves["x"])]
-    attributed = halves["x"] != keeper_of_x  # a keeper is attributed nothing
-    halves, keeper_of_x = halves[attributed], keeper_of_x[attributed]
-    indirect = (halves["y"] != keeper_of_x).astype(np.uint8)
-    # the best edge per member: direct first, earlier stage, higher similarity, lower neighbour
-    order = np.lexsort((halves["y"], -halves["sim"], halves["stage"], indirect, halves["x"]))
-    halves, indirect = halves[order], indirect[order]
-    first = np.ones(halves.size, dtype=bool)
-    first[1:] = halves["x"][1:] != halves["x"][:-1]
-    best, best_indirect = halves[first], indirect[first].tolist()
-    best_stage, best_sim, best_via = best["stage"].tolist(), best["sim"].tolist(), best["yid"].tolist()
+    del keep, labels
+    bests = []
+    for s in range(splits):
+        halves = np.fromfile(layout.split_half(s, q), dtype=half_dtype())
+        keeper_of_x = k["keeper"][np.searchsorted(nodes, halves["x"])]
+        attributed = halves["x"] != keeper_of_x  # a keeper is attributed nothing
+        cols = {name: halves[name][attributed] for name in ATTRIBUTION[:-1]}
+        del halves
+        cols["indirect"] = (cols["y"] != keeper_of_x[attributed]).astype(np.uint8)
+        bests.append(best_edges(cols))
+    best = best_edges({name: np.concatenate([b[name] for b in bests]) for name in ATTRIBUTION}) if bests else {}
+    del bests
+    # per member (aligned with nodes): its best edge; keepers have none
+    at = np.searchsorted(nodes, best["x"]) if best else np.empty(0, dtype=np.int64)
+    aligned = {}
+    for name, dtype in (("stage", np.uint8), ("sim", np.float32), ("yid", np.uint64), ("indirect", np.uint8)):
+        column = np.zeros(nodes.size, dtype=dtype)
+        if best:
+            column[at] = best[name]
+        aligned[name] = column
+    del best, at
     dropped: dict[int, int] = {}
     keepers = 0
-    ordinals = nodes.tolist()
-    keeper_ords, keeper_ids, member_counts = k["keeper"].tolist(), k["id"].tolist(), k["members"].tolist()
-    j = 0  # the next attributed member: they are in ordinal order, as the nodes
     current_p = -1
     out: Any = None
     stack = contextlib.ExitStack()
     with stack:
-        for i, ordinal in enumerate(ordinals):
-            p = ordinal_partition(ordinal)
-            if p != current_p:
-                stack.close()
-                out = stack.enter_context(atomic_open(ctx.work.decisions(p), "wb", durable=False))
-                current_p = p
-                dropped[p] = 0
-            cluster = keeper_ids[i].to_bytes(8, "big").hex()
-            if ordinal == keeper_ords[i]:
-                keepers += 1
-                decision = Decision(ordinal=ordinal, cluster=cluster, duplicates=member_counts[i] - 1)
-            else:
-                stage = stages[best_stage[j]]
-                detail: dict[str, Any] = {"kept_id": cluster, "cluster": cluster}
-                if best_indirect[j]:
-                    detail["via_id"] = best_via[j].to_bytes(8, "big").hex()
-                drop = Drop(stage.name, stage.reason, value=round(best_sim[j], 4), limit=stage.threshold,
-                            detail=detail)
-                decision = Decision(ordinal=ordinal, cluster=cluster, drop=drop)
-                dropped[p] += 1
-                j += 1
-            out.write(dumps_line(decision.to_json()))
-    return ClusterResult(dropped=dropped, clusters=keepers, nodes=len(ordinals))
+        for lo in range(0, nodes.size, CHUNK):
+            hi = lo + CHUNK
+            ordinals = nodes[lo:hi].tolist()
+            keeper_ords, keeper_ids = k["keeper"][lo:hi].tolist(), k["id"][lo:hi].tolist()
+            member_counts = k["members"][lo:hi].tolist()
+            stage_of, sim_of = aligned["stage"][lo:hi].tolist(), aligned["sim"][lo:hi].tolist()
+            via_of, indirect_of = aligned["yid"][lo:hi].tolist(), aligned["indirect"][lo:hi].tolist()
+            for i, ordinal in enumerate(ordinals):
+                p = ordinal_partition(ordinal)
+                if p != current_p:
+                    stack.close()
+                    out = stack.enter_context(atomic_open(ctx.work.decisions(p), "wb", durable=False))
+                    current_p = p
+                    dropped[p] = 0
+                cluster = keeper_ids[i].to_bytes(8, "big").hex()
+                if ordinal == keeper_ords[i]:
+                    keepers += 1
+                    decision = Decision(ordinal=ordinal, cluster=cluster, duplicates=member_counts[i] - 1)
+                else:
+                    stage = stages[stage_of[i]]
+                    detail: dict[str, Any] = {"kept_id": cluster, "cluster": cluster}
+                    if indirect_of[i]:
+                        detail["via_id"] = via_of[i].to_bytes(8, "big").hex()
+                    drop = Drop(stage.name, stage.reason, value=round(sim_of[i], 4), limit=stage.threshold,
+                                detail=detail)
+                    decision = Decision(ordinal=ordinal, cluster=cluster, drop=drop)
+                    dropped[p] += 1
+                out.write(dumps_line(decision.to_json()))
+    return ClusterResult(dropped=dropped, clusters=keepers, nodes=int(nodes.size))
 
 
 # -- the driver -----------------------------------------------------------------------------------
