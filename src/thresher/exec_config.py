@@ -3,6 +3,7 @@ so none of them enters the config hash."""
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 
 from thresher.core.config import setting
@@ -26,6 +27,13 @@ class ExecConfig:
         "group tasks per dedup stage (default: from the key volume the scan found; 16 from ~4 MiB of keys, fewer "
         "below)",
         flag="--key-partitions",
+    )
+    cluster_partitions: int | None = setting(
+        None,
+        "partitions the near-duplicate cluster phase splits its edges into, reduced in rounds of tasks that "
+        "each hold one partition (same decisions as one task; needs NumPy above 1; default: 1 up to 4M edges, "
+        "then one per 4M edges)",
+        flag="--dedup-cluster-partitions",
     )
     progress_every: int = setting(
         10_000, "when stderr is not a terminal, print progress every N records (0: never)", flag="--progress-every"
@@ -57,6 +65,11 @@ class ExecConfig:
             raise ValueError(f"unknown engine {self.engine!r} (known: {', '.join(ENGINES.names())})")
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be at least 1 (or none: the CPU count), got {self.workers}")
+        if self.cluster_partitions is not None and self.cluster_partitions < 1:
+            raise ValueError(f"cluster_partitions must be at least 1 (or none: from the edge count), "
+                             f"got {self.cluster_partitions}")
+        if (self.cluster_partitions or 1) > 1 and importlib.util.find_spec("numpy") is None:
+            raise ValueError("--dedup-cluster-partitions above 1 needs NumPy (the fast extra)")
         if self.retries < 0:
             raise ValueError(f"retries must be 0 or more, got {self.retries}")
         if self.work_dir is not None and is_url(self.work_dir):

@@ -31,6 +31,15 @@ from thresher.run import progress
 from thresher.run.calls import TaskResources
 from thresher.run.candidates import group_task, verify_task
 from thresher.run.cluster import cluster_task
+from thresher.run.cluster_rounds import (
+    cluster_partitions,
+    decide_task,
+    keepers_task,
+    rank_task,
+    round_task,
+    run_rounds,
+    split_task,
+)
 from thresher.run.engines import TaskCall, make_engine
 from thresher.run.integrity import require_work_files
 from thresher.run.output import publish_task
@@ -39,10 +48,14 @@ from thresher.run.records import KEY_BUCKETS, PAIR_BUCKETS
 from thresher.run.results import (
     ClusterResult,
     GroupResult,
+    KeepersResult,
     Piece,
     Published,
+    RankResult,
+    RoundResult,
     ScanResult,
     ShardFile,
+    SplitResult,
     VerifyResult,
     WriteResult,
 )
@@ -62,12 +75,19 @@ ProgressSink = Callable[[progress.Snapshot], None]
 # contract and memory sections): a scan worker holds the language models (~100 MiB, shared in a
 # pool) and one partition's working set (<= 64 MiB partitions: ~170 MiB at most seen); group,
 # verify, write and assemble tasks stream with 8 MiB caps; a cluster task holds ~80 B per colliding
-# document. Phased corpus stages add their own (`thresher.core.phased.StagePhase`).
+# document; over N partitions (`--dedup-cluster-partitions`), a cluster-* task holds its partition's
+# share of the edges (`thresher.run.cluster_rounds`). Phased corpus stages add their own
+# (`thresher.core.phased.StagePhase`).
 BUILD_PHASES = (
     StagePhase("scan", scan_task, ScanResult, memory_mib=512),
     StagePhase("group", group_task, GroupResult, memory_mib=256),
     StagePhase("verify", verify_task, VerifyResult, memory_mib=256),
     StagePhase("cluster", cluster_task, ClusterResult, memory_mib=1024),
+    StagePhase("cluster-split", split_task, SplitResult, memory_mib=512),
+    StagePhase("cluster-round", round_task, RoundResult, memory_mib=1024),
+    StagePhase("cluster-rank", rank_task, RankResult, memory_mib=1024),
+    StagePhase("cluster-keepers", keepers_task, KeepersResult, memory_mib=512),
+    StagePhase("cluster-decide", decide_task, ClusterResult, memory_mib=1024),
     StagePhase("write", write_task, WriteResult, memory_mib=256),
     StagePhase("assemble", assemble_task, ShardFile, memory_mib=256),
     StagePhase("publish", publish_task, Published, memory_mib=128),
@@ -283,9 +303,16 @@ class ClusteredRun:
 
 
 def cluster_phase(runner: PhaseRunner, grouped: GroupedRun) -> ClusteredRun:
+    """One cluster task, or over partitions in rounds of tasks (`thresher.run.cluster_rounds`) when
+    `--dedup-cluster-partitions` (or the edge count) asks for more than one: the same decisions."""
     require_work_files(grouped.edge_files, "cluster")  # a lost edge file would keep its duplicates
-    (result,) = runner.phase("cluster", [runner.call("cluster", "cluster")])
-    return ClusteredRun(grouped, result)
+    partitions = cluster_partitions(runner.config.exec.cluster_partitions, grouped.edge_files)
+    if partitions == 1:
+        (result,) = runner.phase("cluster", [runner.call("cluster", "cluster")])
+        return ClusteredRun(grouped, result)
+    index = {stage.name: si for si, stage in enumerate(build_corpus_stages(runner.config))}
+    edge_files = sorted((index[path.parent.name], path) for path in grouped.edge_files)
+    return ClusteredRun(grouped, run_rounds(runner, runner.work, edge_files, partitions).result)
 
 
 def cluster_duplicates(

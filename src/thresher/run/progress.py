@@ -170,7 +170,7 @@ class Aggregator:
     def start_phase(self, phase: str, tasks_total: int, bytes_total: int = 0) -> None:
         s = self.snapshot
         if s.phase != "plan":
-            self.phase_seconds[s.phase] = time.monotonic() - s.phase_started
+            self.phase_seconds[s.phase] = self.phase_seconds.get(s.phase, 0.0) + time.monotonic() - s.phase_started
         s.phase, s.tasks_done, s.tasks_total = phase, 0, tasks_total
         self._phase_base = {name: getattr(s, name) for name in _EXACT_FIELDS}
         self._phase_exact = Counter()
@@ -233,7 +233,7 @@ class Aggregator:
     def emit(self, final: bool = False) -> None:
         if final:
             s = self.snapshot
-            self.phase_seconds[s.phase] = time.monotonic() - s.phase_started
+            self.phase_seconds[s.phase] = self.phase_seconds.get(s.phase, 0.0) + time.monotonic() - s.phase_started
         self.snapshot.final = final
         if self.callback is not None:
             self.callback(self.snapshot)

@@ -63,6 +63,38 @@ class ClusterResult(Serializable):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SplitResult(Serializable):
+    """A split task of the partitioned cluster phase (`thresher.run.cluster_rounds`)."""
+
+    edges: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundResult(Serializable):
+    """A round task: the directed edges it read, the edges it wrote, and (large-star rounds) how
+    many of its nodes were not in star form (0 in every partition: the labels are final)."""
+
+    edges_in: int
+    edges_out: int
+    violations: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RankResult(Serializable):
+    """A rank task: its nodes and the distinct labels among them."""
+
+    nodes: int
+    labels: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KeepersResult(Serializable):
+    """A keepers task: the clusters (labels) it chose a keeper for."""
+
+    clusters: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Piece:
     """One write task's share of one output shard, `records` output lines: a file of those lines, or
     for a format of compressed members (`thresher.write.members`) `members` whole members from

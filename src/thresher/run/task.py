@@ -13,7 +13,9 @@ rerun. The task functions, one module per phase:
   verify    `thresher.run.candidates`  one per (corpus stage, range of pair buckets): each distinct pair
                                        verified once → edges
   cluster   `thresher.run.cluster`     one: union-find over edges, keeper per cluster, per-partition
-                                       decisions
+                                       decisions (or, over N partitions, `thresher.run.cluster_rounds`:
+                                       split, star rounds, rank, keepers, decide: the same
+                                       decisions)
   write     `thresher.run.shards`      one per input partition: apply decisions, write its pieces of the
                                        output shards
   assemble  `thresher.run.shards`      one per output shard: its pieces, in partition order, into the
