@@ -24,6 +24,7 @@ from thresher.normalize.text import NormalizeConfig
 from thresher.pii.config import PiiConfig
 from thresher.quality.config import QualityConfig
 from thresher.read.config import InputConfig
+from thresher.select.config import SelectConfig
 from thresher.write.config import OutputConfig
 
 
@@ -46,6 +47,7 @@ class RunConfig:
     embed: EmbedConfig = section(
         EmbedConfig, "embeddings beside the shards and semantic dedup (off unless --embed or --semantic-dedup)"
     )
+    select: SelectConfig = section(SelectConfig, "a token budget: the best documents by a signal (--target-tokens)")
     output: OutputConfig = section(OutputConfig, "output shards")
     exec: ExecConfig = section(ExecConfig, "execution (does not change the output)", hashed=False)
 

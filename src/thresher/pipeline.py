@@ -161,6 +161,10 @@ PHASED_STAGES: Registry[Callable[[RunConfig], PhasedStage | None]] = Registry(
 
 def _phased(config: RunConfig) -> list[Any]:
     stages = [PHASED_STAGES.get(name)(config) for name in config.dedup.stages]
+    if config.select.target_tokens is not None:  # a token budget ranks what every other stage kept: last
+        from thresher.select.budget import budget_stage
+
+        stages.append(budget_stage(config))
     built = [s for s in stages if s is not None]
     for stage in built:
         if not isinstance(stage, PhasedStage):

@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     )),
     ("stages", tuple(f"thresher.{p}" for p in (
         "read", "fetch", "extract", "normalize", "lang", "quality", "classify", "pii", "decontam", "dedup",
-        "embed", "write", "pack", "consent",
+        "embed", "write", "pack", "consent", "select",
     ))),
     ("assembly", ("thresher.config", "thresher.exec_config", "thresher.pipeline", "thresher.stage_hooks",
                   "thresher.stage_cache", "thresher.replay_chain")),

@@ -89,4 +89,8 @@ def run(args: argparse.Namespace) -> int:
         print(result.stats.render(), file=sys.stderr)
         m = result.manifest
         print(f"wrote {m['records']} documents in {len(m['shards'])} shard(s) to {result.output}", file=sys.stderr)
+        if "budget" in m:
+            from thresher.select.budget import budget_line
+
+            print(budget_line(m), file=sys.stderr)
     return 0 if result.ok else 1

@@ -130,6 +130,12 @@ def test_the_replay_command_takes_build_flags(signals_build, tmp_path, capsys):
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["config"]["quality"]["gopher"]["min_words"] == 150
     assert manifest["config"]["dedup"]["near"]["threshold"] == 0.7
+    code = main(["replay", str(signals_build), "-o", str(tmp_path / "b"), "--target-tokens", "5000", "--by",
+                 "quality.word_count", "--by", "words"])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "budget: kept " in err and " of 5000 target tokens; threshold: quality.word_count " in err
+    assert json.loads((tmp_path / "b" / "manifest.json").read_text())["budget"]["by"] == ["quality.word_count", "words"]
     code = main(["replay", str(signals_build), "-o", str(tmp_path / "x"), "-q", "--extractor", "trafilatura"])
     assert code == 1
     assert "extract.extractor (extraction)" in capsys.readouterr().err
@@ -139,3 +145,57 @@ def test_a_dataset_without_signals_is_refused(corpus, tmp_path):
     build([str(corpus)], tmp_path / "plain", local_config(**BASE))
     with pytest.raises(Exception, match="no signals table"):
         replay(tmp_path / "plain", tmp_path / "r", {})
+
+
+def kept_records(out):
+    import gzip
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    records = []
+    for shard in manifest["shards"]:
+        with gzip.open(out / shard["path"], "rt", encoding="utf-8") as f:
+            records += [json.loads(line) for line in f]
+    return manifest, records
+
+
+@pytest.mark.parametrize("by", [["quality.word_count"], ["quality_stop_word_count", "words"]])
+def test_a_token_budget_keeps_the_best_ranked_prefix_that_fits(corpus, signals_build, tmp_path, by):
+    target = 12_000
+    _, candidates = kept_records(signals_build)
+    budget = {"select": {"target_tokens": target, "by": by}}
+    result = replay(signals_build, tmp_path / "budget", budget)
+    manifest, kept = kept_records(tmp_path / "budget")
+
+    def value(record, key):
+        annotations = record["annotations"]
+        if key == "words":
+            return len(record["text"].split())
+        return annotations[key] if "." in key else annotations[key.replace("_", ".", 1)]
+
+    # the expected selection, computed here: descending by each column in turn, then input order
+    order = sorted(range(len(candidates)), key=lambda i: (*[-value(candidates[i], k) for k in by], i))
+    tokens, expected = 0, []
+    for i in order:
+        n = len(candidates[i]["text"].split())
+        if tokens + n > target:
+            break
+        tokens += n
+        expected.append(candidates[i]["id"])
+    assert sorted(r["id"] for r in kept) == sorted(expected)
+    assert [r["id"] for r in kept] == [r["id"] for r in candidates if r["id"] in set(expected)]  # input order
+    section = manifest["budget"]
+    assert section["tokens"] == tokens == sum(len(r["text"].split()) for r in kept) <= target
+    next_one = len(candidates[order[len(expected)]]["text"].split())
+    assert target - tokens < next_one  # stopped at the first document that does not fit
+    last = candidates[order[len(expected) - 1]]
+    assert section["threshold"] == {k: value(last, k) for k in by}
+    assert result.stats.counters["drop/select.budget/over_budget"] == len(candidates) - len(expected)
+    fresh = build([str(corpus)], tmp_path / "fresh", local_config(**merge(BASE, budget)))
+    assert outcome(tmp_path / "fresh") == outcome(tmp_path / "budget") and fresh.manifest["budget"] == section
+
+
+def test_a_budget_needs_a_column_and_a_column_needs_a_budget(signals_build, tmp_path):
+    with pytest.raises(ConfigError, match="needs --by"):
+        replay(signals_build, tmp_path / "r", {"select": {"target_tokens": 100}})
+    with pytest.raises(ConfigError, match="--by ranks"):
+        replay(signals_build, tmp_path / "r", {"select": {"by": ["words"]}})

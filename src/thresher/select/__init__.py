@@ -1,0 +1,1 @@
+"""Selecting documents against a budget: `--target-tokens N --by COLUMN` (`budget.py`)."""
