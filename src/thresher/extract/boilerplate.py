@@ -203,6 +203,11 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
                 node.flags |= REMOVED
             continue
         share = node.text_len / total
+        if share > _WRAPPER_SHARE and tag == "aside" and not body_inside[node.index] and role(node) == "complementary":
+            # a sidebar that says so twice (tag and role) is no wrapper, even when its live ticker
+            # holds more text than the article (liberation.fr); an <aside> alone is, now and then
+            node.flags |= REMOVED
+            continue
         if share > _WRAPPER_SHARE:
             if share < _CONSENT_WRAPPER_SHARE and node.raw_attrs and CONSENT.search(*tokens_of(class_id(node))):
                 node.flags |= REMOVED

@@ -73,3 +73,16 @@ OPINION_PAGE = f"""<html><body><div class="full news subjective commentary artic
 def test_an_opinion_article_called_commentary_is_the_content():
     text = BuiltinExtractor().extract(OPINION_PAGE).text
     assert ARTICLE.strip()[:60] in text and "maple trees" not in text
+
+
+# A live ticker in the page's sidebar (liberation.fr: `<aside id="sidebar" role="complementary">`)
+# can hold more text than the article: more than half the page, which made it a wrapper and kept it.
+TICKER_PAGE = f"""<html><body><div id="main"><article><h1>Quake</h1><p>{ARTICLE}</p></article></div>
+<aside id="sidebar" class="mod" role="complementary"><ul class="live-flux">
+{''.join(f'<li class="live-item"><p>{COMMENT.format(n=n)}</p></li>' for n in range(8))}
+</ul></aside></body></html>"""
+
+
+def test_a_sidebar_ticker_longer_than_the_article_is_not_kept():
+    text = BuiltinExtractor().extract(TICKER_PAGE).text
+    assert ARTICLE.strip()[:60] in text and "maple trees" not in text
