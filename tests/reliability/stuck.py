@@ -56,12 +56,12 @@ def _with_stage(stage: Any) -> Iterator[None]:
     runs tasks in the test process, so a lasting patch would leak into every later test."""
     import thresher.pipeline as pipeline
 
-    original = pipeline.build_document_stages
-    pipeline.build_document_stages = lambda config: [stage, *original(config)]
+    original = pipeline.document_stages_by_row  # what the chain and build_document_stages build from
+    pipeline.document_stages_by_row = lambda config, rows=None: [("test", stage), *original(config, rows)]
     try:
         yield
     finally:
-        pipeline.build_document_stages = original
+        pipeline.document_stages_by_row = original
 
 
 def scan_task_with_stuck_stage(ctx: Any, partition: Any) -> dict[str, Any]:
