@@ -108,11 +108,11 @@ def test_interrupted_partitioned_cluster_phase_resumes_to_identical_output(corpu
 
 
 def test_partitions_default_to_one_task_up_to_the_edge_budget():
-    from thresher.run.cluster_rounds import EDGES_PER_PARTITION, auto_partitions
+    from thresher.run.cluster_rounds import EDGES_PER_PARTITION, SINGLE_TASK_EDGES, auto_partitions
 
-    assert auto_partitions(0) == 1 and auto_partitions(EDGES_PER_PARTITION) == 1
-    assert auto_partitions(EDGES_PER_PARTITION + 1) == 2
-    assert auto_partitions(10 * EDGES_PER_PARTITION) == 10
+    assert auto_partitions(0) == 1 and auto_partitions(SINGLE_TASK_EDGES) == 1
+    assert auto_partitions(SINGLE_TASK_EDGES + 1) == SINGLE_TASK_EDGES // EDGES_PER_PARTITION + 1
+    assert auto_partitions(50 * EDGES_PER_PARTITION) == 50
 
 
 def test_zero_partitions_is_refused():
