@@ -3,6 +3,7 @@ decides exactly as the single cluster task: the same decisions files and shards,
 every engine, and after an interruption mid-phase and a resume."""
 
 import random
+from pathlib import Path
 
 import pytest
 from tests.conftest import local_config, write_jsonl
@@ -118,3 +119,38 @@ def test_partitions_default_to_one_task_up_to_the_edge_budget():
 def test_zero_partitions_is_refused():
     with pytest.raises(ConfigError, match="cluster_partitions must be at least 1"):
         config(cluster_partitions=0)
+
+
+def test_command_line_flag_sets_the_partitions():
+    from thresher.cli import build_parser, config_from_args
+
+    args = build_parser().parse_args(["build", "in.jsonl", "-o", "out", "--dedup-cluster-partitions", "4"])
+    assert config_from_args(args).exec.cluster_partitions == 4
+    default = build_parser().parse_args(["build", "in.jsonl", "-o", "out"])
+    assert config_from_args(default).exec.cluster_partitions is None
+
+
+def test_partitions_over_a_corpus_without_duplicates_decide_nothing(tmp_path):
+    rng = random.Random(2)
+    records = [{"id": f"u{i}", "url": f"https://u.example/{i}", "text": " ".join(rng.choice(WORDS) for _ in range(150))}
+               for i in range(30)]
+    corpus = write_jsonl(tmp_path / "unique.jsonl", records)
+    reference = build([str(corpus)], tmp_path / "one", config())
+    got = build([str(corpus)], tmp_path / "four", config(keep_work=True, cluster_partitions=4))
+    assert got.manifest == reference.manifest
+    assert not list((tmp_path / "four" / ".work" / "decisions").glob("p??????.jsonl"))  # the cluster phase's
+    assert (tmp_path / "four" / ".work" / "done" / "cluster-n4-round-000-0000.json").exists()
+
+
+def test_split_tasks_take_about_their_byte_budget_of_edge_files(tmp_path, monkeypatch):
+    from thresher.run import cluster_rounds
+
+    monkeypatch.setattr(cluster_rounds, "SPLIT_BYTES", 100)
+    files = []
+    for i, size in enumerate([0, 60, 60, 30, 150, 0]):
+        path = tmp_path / f"{i}.edges"
+        path.write_bytes(b"x" * size)
+        files.append((i % 2, path))
+    plan = cluster_rounds.plan_splits(files)
+    assert [[int(Path(name).stem) for _, name in task] for task in plan] == [[0, 1], [2, 3], [4], [5]]
+    assert cluster_rounds.plan_splits([]) == [[]]

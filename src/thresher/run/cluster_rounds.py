@@ -459,16 +459,16 @@ class RoundsRun:
 
 def plan_splits(edge_files: Sequence[tuple[int, Path]]) -> list[list[tuple[int, str]]]:
     """Edge files (with their stage index) into split tasks of about `SPLIT_BYTES` each."""
-    tasks: list[list[tuple[int, str]]] = []
-    size = SPLIT_BYTES
+    tasks: list[list[tuple[int, str]]] = [[]]
+    size = 0
     for si, path in edge_files:
         n = os.path.getsize(path)
-        if size + n > SPLIT_BYTES and (not tasks or tasks[-1]):
+        if tasks[-1] and size + n > SPLIT_BYTES:
             tasks.append([])
             size = 0
         tasks[-1].append((si, str(path)))
         size += n
-    return tasks or [[]]
+    return tasks
 
 
 def run_rounds(runner: PhaseDriver, work: WorkDir, edge_files: Sequence[tuple[int, Path]], partitions: int,
