@@ -154,3 +154,36 @@ def test_split_tasks_take_about_their_byte_budget_of_edge_files(tmp_path, monkey
     plan = cluster_rounds.plan_splits(files)
     assert [[int(Path(name).stem) for _, name in task] for task in plan] == [[0, 1], [2, 3], [4], [5]]
     assert cluster_rounds.plan_splits([]) == [[]]
+
+
+@pytest.mark.slow
+def test_sigkill_mid_rounds_then_resume_gives_the_single_tasks_output(corpus, tmp_path):
+    """Kill `thresher build --dedup-cluster-partitions 4` (driver and workers) once round 2 has
+    started finishing, rerun the same command: the manifest is the one-task build's."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    base = [sys.executable, "-m", "thresher.cli", "build", str(corpus), "-q", "--input-partition-bytes", "16384",
+            "--threshold", "0.7", "--quality", "none", "--engine", "pool", "--workers", "2"]
+    subprocess.run([*base, "-o", str(tmp_path / "ref")], check=True)
+    out = tmp_path / "out"
+    command = [*base, "-o", str(out), "--dedup-cluster-partitions", "4"]
+    proc = subprocess.Popen(command, start_new_session=True)
+    done = out / ".work" / "done"
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline:
+        if done.exists() and any(done.glob("cluster-n4-round-002-*.json")):
+            break
+        time.sleep(0.002)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (out / "manifest.json").exists()  # killed mid cluster phase, not after
+    assert not list(done.glob("cluster-n4-decide-*.json"))
+    subprocess.run(command, check=True)
+    reference = json.loads((tmp_path / "ref" / "manifest.json").read_text())
+    assert json.loads((out / "manifest.json").read_text()) == reference
+    assert shards(out) == shards(tmp_path / "ref")
