@@ -31,8 +31,8 @@ class ExecConfig:
     cluster_partitions: int | None = setting(
         None,
         "partitions the near-duplicate cluster phase splits its edges into, reduced in rounds of tasks that "
-        "each hold one partition (same decisions as one task; needs NumPy above 1; default: 1 up to 4M edges, "
-        "then one per 4M edges)",
+        "each hold one partition (same decisions as one task; needs NumPy above 1; default: 1 up to 16M edges, "
+        "then one per 2M edges)",
         flag="--dedup-cluster-partitions",
     )
     progress_every: int = setting(

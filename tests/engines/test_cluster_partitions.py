@@ -3,6 +3,7 @@ decides exactly as the single cluster task: the same decisions files and shards,
 every engine, and after an interruption mid-phase and a resume."""
 
 import random
+from pathlib import Path
 
 import pytest
 from tests.conftest import local_config, write_jsonl
@@ -108,13 +109,81 @@ def test_interrupted_partitioned_cluster_phase_resumes_to_identical_output(corpu
 
 
 def test_partitions_default_to_one_task_up_to_the_edge_budget():
-    from thresher.run.cluster_rounds import EDGES_PER_PARTITION, auto_partitions
+    from thresher.run.cluster_rounds import EDGES_PER_PARTITION, SINGLE_TASK_EDGES, auto_partitions
 
-    assert auto_partitions(0) == 1 and auto_partitions(EDGES_PER_PARTITION) == 1
-    assert auto_partitions(EDGES_PER_PARTITION + 1) == 2
-    assert auto_partitions(10 * EDGES_PER_PARTITION) == 10
+    assert auto_partitions(0) == 1 and auto_partitions(SINGLE_TASK_EDGES) == 1
+    assert auto_partitions(SINGLE_TASK_EDGES + 1) == SINGLE_TASK_EDGES // EDGES_PER_PARTITION + 1
+    assert auto_partitions(50 * EDGES_PER_PARTITION) == 50
 
 
 def test_zero_partitions_is_refused():
     with pytest.raises(ConfigError, match="cluster_partitions must be at least 1"):
         config(cluster_partitions=0)
+
+
+def test_command_line_flag_sets_the_partitions():
+    from thresher.cli import build_parser, config_from_args
+
+    args = build_parser().parse_args(["build", "in.jsonl", "-o", "out", "--dedup-cluster-partitions", "4"])
+    assert config_from_args(args).exec.cluster_partitions == 4
+    default = build_parser().parse_args(["build", "in.jsonl", "-o", "out"])
+    assert config_from_args(default).exec.cluster_partitions is None
+
+
+def test_partitions_over_a_corpus_without_duplicates_decide_nothing(tmp_path):
+    rng = random.Random(2)
+    records = [{"id": f"u{i}", "url": f"https://u.example/{i}", "text": " ".join(rng.choice(WORDS) for _ in range(150))}
+               for i in range(30)]
+    corpus = write_jsonl(tmp_path / "unique.jsonl", records)
+    reference = build([str(corpus)], tmp_path / "one", config())
+    got = build([str(corpus)], tmp_path / "four", config(keep_work=True, cluster_partitions=4))
+    assert got.manifest == reference.manifest
+    assert not list((tmp_path / "four" / ".work" / "decisions").glob("p??????.jsonl"))  # the cluster phase's
+    assert (tmp_path / "four" / ".work" / "done" / "cluster-n4-round-000-0000.json").exists()
+
+
+def test_split_tasks_take_about_their_byte_budget_of_edge_files(tmp_path, monkeypatch):
+    from thresher.run import cluster_rounds
+
+    monkeypatch.setattr(cluster_rounds, "SPLIT_BYTES", 100)
+    files = []
+    for i, size in enumerate([0, 60, 60, 30, 150, 0]):
+        path = tmp_path / f"{i}.edges"
+        path.write_bytes(b"x" * size)
+        files.append((i % 2, path))
+    plan = cluster_rounds.plan_splits(files)
+    assert [[int(Path(name).stem) for _, name in task] for task in plan] == [[0, 1], [2, 3], [4], [5]]
+    assert cluster_rounds.plan_splits([]) == [[]]
+
+
+@pytest.mark.slow
+def test_sigkill_mid_rounds_then_resume_gives_the_single_tasks_output(corpus, tmp_path):
+    """Kill `thresher build --dedup-cluster-partitions 4` (driver and workers) once round 2 has
+    started finishing, rerun the same command: the manifest is the one-task build's."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    base = [sys.executable, "-m", "thresher.cli", "build", str(corpus), "-q", "--input-partition-bytes", "16384",
+            "--threshold", "0.7", "--quality", "none", "--engine", "pool", "--workers", "2"]
+    subprocess.run([*base, "-o", str(tmp_path / "ref")], check=True)
+    out = tmp_path / "out"
+    command = [*base, "-o", str(out), "--dedup-cluster-partitions", "4"]
+    proc = subprocess.Popen(command, start_new_session=True)
+    done = out / ".work" / "done"
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline:
+        if done.exists() and any(done.glob("cluster-n4-round-002-*.json")):
+            break
+        time.sleep(0.002)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (out / "manifest.json").exists()  # killed mid cluster phase, not after
+    assert not list(done.glob("cluster-n4-decide-*.json"))
+    subprocess.run(command, check=True)
+    reference = json.loads((tmp_path / "ref" / "manifest.json").read_text())
+    assert json.loads((out / "manifest.json").read_text()) == reference
+    assert shards(out) == shards(tmp_path / "ref")

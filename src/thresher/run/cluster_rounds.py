@@ -51,13 +51,15 @@ from thresher.run.task import TaskContext
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import atomic_open, dumps_line
 
-# One cluster partition per this many edges when `--dedup-cluster-partitions` is not set: up to it,
-# the single task (~80 B per colliding document; a graph of 4M edges has at most 8M nodes, ~650 MB)
-# is kept; a round task then holds ~2 x 16 B per edge of its partition plus the sort's working copies
-# (benchmarks/cluster_partitions.py).
-EDGES_PER_PARTITION = 4_000_000
+# When `--dedup-cluster-partitions` is not set: the single task up to SINGLE_TASK_EDGES edges (~80 B
+# per colliding document; the benchmark's graphs have 1.6 edges per document, so ~0.8 GB at 16M
+# edges, within the 1 GiB a cluster task declares), then one partition per EDGES_PER_PARTITION edges:
+# a partition's tasks peak at ~250 B per edge of the partition (the star rounds' sorts and the
+# decide task's half-edges; benchmarks/cluster_partitions.py), ~0.5 GB at 2M.
+SINGLE_TASK_EDGES = 16_000_000
+EDGES_PER_PARTITION = 2_000_000
 SPLIT_BYTES = 256 << 20  # edge-file bytes per split task
-READ_RECORDS = 1 << 20  # edge records read at a time
+READ_RECORDS = 1 << 18  # edge records read at a time (13.6 MB)
 
 
 def edge_dtype() -> Any:
@@ -101,12 +103,12 @@ def node_partition_of(ordinals: Any, partitions: int) -> Any:
 
 
 def auto_partitions(edges: int) -> int:
-    return 1 if edges <= EDGES_PER_PARTITION else math.ceil(edges / EDGES_PER_PARTITION)
+    return 1 if edges <= SINGLE_TASK_EDGES else math.ceil(edges / EDGES_PER_PARTITION)
 
 
 def cluster_partitions(setting: int | None, edge_files: Sequence[Path]) -> int:
-    """The partitions of the cluster phase: the setting, else one per `EDGES_PER_PARTITION` edges
-    (1, the single task, without NumPy)."""
+    """The partitions of the cluster phase: the setting, else from the edge count (`auto_partitions`;
+    1, the single task, without NumPy)."""
     if setting is not None:
         return setting
     edges = sum(os.path.getsize(p) for p in edge_files if p.exists()) // EDGE.size
@@ -457,16 +459,16 @@ class RoundsRun:
 
 def plan_splits(edge_files: Sequence[tuple[int, Path]]) -> list[list[tuple[int, str]]]:
     """Edge files (with their stage index) into split tasks of about `SPLIT_BYTES` each."""
-    tasks: list[list[tuple[int, str]]] = []
-    size = SPLIT_BYTES
+    tasks: list[list[tuple[int, str]]] = [[]]
+    size = 0
     for si, path in edge_files:
         n = os.path.getsize(path)
-        if size + n > SPLIT_BYTES and (not tasks or tasks[-1]):
+        if tasks[-1] and size + n > SPLIT_BYTES:
             tasks.append([])
             size = 0
         tasks[-1].append((si, str(path)))
         size += n
-    return tasks or [[]]
+    return tasks
 
 
 def run_rounds(runner: PhaseDriver, work: WorkDir, edge_files: Sequence[tuple[int, Path]], partitions: int,
