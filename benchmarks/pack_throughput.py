@@ -21,8 +21,10 @@ reported. The two outputs are checked to hold the same documents' tokens (the so
 document's token bytes, cut at each side's `.index`): a benchmark of different work fails.
 
     python benchmarks/pack_throughput.py [--docs 5000 20000 80000] [--repeats 2]
+    python benchmarks/pack_throughput.py --thresher-only --docs 5000 40000 80000 --repeats 1
 
-Writes benchmarks/results/pack_throughput.json.
+Writes benchmarks/results/pack_throughput.json (`--thresher-only`, thresher's peak memory as the
+corpus grows without the datatrove side: benchmarks/results/pack_memory.json).
 """
 
 from __future__ import annotations
@@ -128,6 +130,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--datatrove-python", default=str(DEFAULT_DATATROVE))
     ap.add_argument("--datatrove-worker", nargs=3, metavar=("DATASET", "OUT", "TOKENIZER"))
+    ap.add_argument("--thresher-only", action="store_true", help="skip datatrove (memory scaling of thresher alone)")
     args = ap.parse_args()
     if args.datatrove_worker:
         datatrove_worker(*args.datatrove_worker)
@@ -145,10 +148,11 @@ def main() -> None:
                         ignore=shutil.ignore_patterns("__pycache__"))
         for n in args.docs:
             ds = build_dataset(n, work)
-            runs: dict[str, list[dict[str, float]]] = {"thresher": [], "datatrove": []}
+            sides = ("thresher",) if args.thresher_only else ("thresher", "datatrove")
+            runs: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
             check: dict[str, tuple[list[str], int]] = {}
             for r in range(args.repeats):
-                for side in ("thresher", "datatrove") if r % 2 == 0 else ("datatrove", "thresher"):
+                for side in sides if r % 2 == 0 else sides[::-1]:
                     out = work / f"{side}_{n}"
                     shutil.rmtree(out, ignore_errors=True)
                     if side == "thresher":
@@ -161,7 +165,7 @@ def main() -> None:
                         runs[side].append(timed(cmd))
                     check[side] = document_digests(out)
                     shutil.rmtree(out)
-            if check["thresher"] != check["datatrove"]:
+            if not args.thresher_only and check["thresher"] != check["datatrove"]:
                 raise SystemExit(f"{n} documents: the two sides wrote different tokens "
                                  f"({check['thresher'][1]:,} against {check['datatrove'][1]:,})")
             tokens = check["thresher"][1]
@@ -172,11 +176,17 @@ def main() -> None:
                 row[side] = {"cpu_s": cpu, "wall_s": statistics.median(m["wall_s"] for m in measured),
                              "peak_rss_mib": max(m["peak_rss_mib"] for m in measured),
                              "tokens_per_cpu_s": round(tokens / cpu), "runs": measured}
-            row["speedup_tokens_per_cpu_s"] = round(row["thresher"]["tokens_per_cpu_s"]  # type: ignore[index]
-                                                    / row["datatrove"]["tokens_per_cpu_s"], 2)  # type: ignore[index]
+            if not args.thresher_only:
+                row["speedup_tokens_per_cpu_s"] = round(row["thresher"]["tokens_per_cpu_s"]  # type: ignore[index]
+                                                        / row["datatrove"]["tokens_per_cpu_s"], 2)  # type: ignore[index]
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items()}, default=str), flush=True)
             shutil.rmtree(ds)
+    if args.thresher_only:
+        RESULTS.with_name("pack_memory.json").write_text(json.dumps(
+            {"commit": commit, "runs": rows, "tokenizer": {"file": tokenizer.path, "sha256": tokenizer.sha256},
+             "cpus": os.cpu_count(), "python": platform.python_version()}, indent=1) + "\n")
+        return
     dt_version = subprocess.run([args.datatrove_python, "-c", "import importlib.metadata as m; "
                                  "print(m.version('datatrove'), m.version('tokenizers'))"],
                                 check=True, capture_output=True, text=True).stdout.split()

@@ -1,7 +1,8 @@
 """`thresher pack`: a built dataset becomes token files its trainers' own readers read back (megatron-core's
-IndexedDataset for `megatron`, NumPy for `npy`) as exactly the kept documents' tokens + EOS, each once, in a
-seeded shuffled order; a weighted mix holds its shares; a validation split is by document; bad input gets
-one clear error."""
+IndexedDataset for `megatron`, NumPy for `npy`, datatrove's DatatroveFolderDataset for `datatrove`,
+mosaicml-streaming's StreamingDataset for `mds`) as exactly the kept documents' tokens + EOS (the tokenizers
+library's ids), each once, in a seeded shuffled order; a weighted mix holds its shares; a validation split is
+by document; bad input gets one clear error."""
 
 from __future__ import annotations
 

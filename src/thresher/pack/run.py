@@ -49,7 +49,7 @@ DOC_ROW = struct.Struct("<QIQIQ")  # token offset, token count, provenance offse
 KEY_ROW = struct.Struct(">8sHHII")  # key, dataset, epoch, shard, document in it: raw bytes sort by key
 KEY_BUCKETS = 256
 BATCH_DOCS = 512
-PROVENANCE_ROWS = 65_536  # rows per Parquet row group
+PROVENANCE_ROWS = 8_192  # rows per Parquet row group: the buffer of rows is what a pack holds per split
 PACK_FORMAT_VERSION = 1
 
 
