@@ -175,7 +175,7 @@ def test_the_installed_examples_build_a_dataset_selected_by_name(plugins: Path, 
     assert "--extractor {builtin,alltext,resiliparse,trafilatura}" in help_text
     assert "--engine {pool,local,ray,shuffle}" in help_text
     assert "--format {jsonl.gz,jsonl.zst,parquet,tsv}" in help_text
-    assert "--input-format {auto,csv,html,jsonl,parquet,warc}" in help_text
+    assert "--input-format {auto,csv,html,jsonl,parquet,signals,warc}" in help_text
 
     # reader: 7 rows, one of them malformed; rule set, classifier and exact dedup drop one page each
     stats = got["stats"]
