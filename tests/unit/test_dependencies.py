@@ -3,6 +3,7 @@ imports a third-party package at import time, and a plain install resolves no de
 
 import ast
 import json
+import os
 import subprocess
 import sys
 import venv
@@ -105,10 +106,13 @@ def test_plain_install_into_a_fresh_venv_resolves_zero_dependencies(tmp_path):
     py = env_dir / "bin" / "python"
     report = tmp_path / "report.json"
     # --no-index: with any declared dependency this install would fail, as nothing can be fetched
+    # without the caller's PYTHONPATH: a source tree on it (with its egg-info) reads as thresher installed
+    clean_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     subprocess.run(
         [py, "-m", "pip", "install", "--quiet", "--no-index", "--report", str(report), str(wheel)],
         check=True,
         capture_output=True,
+        env=clean_env,
     )
     installed = json.loads(report.read_text())["install"]
     assert [item["metadata"]["name"] for item in installed] == ["thresher"]
