@@ -53,7 +53,7 @@ class JsonlGzFormat:
 
     def write_shard(self, pieces: Sequence[Path], out: IO[bytes]) -> int:
         """The shard from plain JSONL pieces: one member per `member_records` lines (an empty shard is
-        one empty member), the bytes a build writes from its segments."""
+        one empty member), the bytes a build writes from its write tasks' members."""
         n = 0
         member: list[bytes] = []
         for line in iter_piece_lines(pieces):

@@ -216,3 +216,19 @@ def test_a_build_resumed_after_a_crash_in_assemble_gives_the_same_shards(tmp_pat
     assert [s["records"] for s in resumed.manifest["shards"]] == [MEMBER_RECORDS + 50] * 2
     assert shard_bytes(out) == shard_bytes(tmp_path / "ref")
     assert [len(members_of(data)) for data in shard_bytes(out)] == [2, 2]
+
+
+def test_the_assemble_task_only_copies_members_the_write_tasks_compressed(tmp_path, crawl, monkeypatch):
+    config = local_config(input={"partition_bytes": crawl.stat().st_size // 5})
+    reference = build([str(crawl)], tmp_path / "ref", config)
+    real_assemble = DEFAULT_TASKS.assemble
+
+    def copying_only(ctx, shard, total, pieces):
+        with monkeypatch.context() as patched:
+            patched.setattr(JsonlGzFormat, "compress_member",
+                            lambda self, data: pytest.fail("the assemble task compressed a member"))
+            return real_assemble(ctx, shard, total, pieces)
+
+    result = build([str(crawl)], tmp_path / "out", config, tasks=DEFAULT_TASKS.replace(assemble=copying_only))
+    assert result.manifest["shards"] == reference.manifest["shards"]
+    assert shard_bytes(tmp_path / "out") == shard_bytes(tmp_path / "ref")
