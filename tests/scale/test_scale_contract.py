@@ -66,12 +66,17 @@ def corpora(tmp_path_factory) -> dict[int, Path]:
 def test_peak_memory_does_not_grow_with_the_corpus(corpora, tmp_path):
     pytest.importorskip("pycld2")
     pytest.importorskip("lingua")
-    peaks = {}
-    for n, corpus in corpora.items():
-        out = tmp_path / f"out-{n}"
+    peaks: dict[int, dict[str, float]] = {}
+    # The small build twice, its peak the larger of the two: a peak sampled every 50 ms over a short
+    # build can miss its top (one run in four read ~10 MiB low, which inflated the growth by 0.1-0.15
+    # MiB per 1,000 documents); the large build runs long enough at its peak to be sampled there.
+    for run, (n, corpus) in enumerate([(SMALL, corpora[SMALL]), (SMALL, corpora[SMALL]), (LARGE, corpora[LARGE])]):
+        out = tmp_path / f"out-{n}-{run}"
         command = [sys.executable, "-m", "thresher.cli", "build", str(corpus), "-o", str(out), "-q",
                    "--engine", "pool", "--workers", "2", "--input-partition-bytes", str(PARTITION_BYTES)]
-        peaks[n] = run_sampled(command, out / ".work", interval=0.05)
+        sampled = run_sampled(command, out / ".work", interval=0.05)
+        peaks[n] = {k: max(v, peaks[n][k]) if isinstance(v, (int, float)) and n in peaks else v
+                    for k, v in sampled.items()}
         stats = json.loads((out / "stats.json").read_text())
         assert stats["seen"] == n and stats["kept"] > n // 3
         assert json.loads((out / "manifest.json").read_text())["config"]["lang"]["detector"] == "cascade"
