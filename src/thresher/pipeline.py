@@ -22,13 +22,12 @@ from thresher.core.errors import ConfigError
 from thresher.core.phased import PhasedStage
 from thresher.core.stages import (
     MARKS,
-    MEASURED,
     CorpusStage,
     CountsIntoStats,
-    Decider,
     Evaluation,
     RuleSet,
     Stage,
+    recording_runner,
     stage_runner,
 )
 from thresher.core.stats import Stats
@@ -233,34 +232,6 @@ def build_corpus_stages(config: RunConfig) -> list[CorpusStage]:
 
 def _make_corpus_stages(config: RunConfig) -> list[CorpusStage]:
     return [stage for row in STAGE_TABLE if row.kind == CORPUS for stage in row.build(config)]
-
-
-def recording_runner(row: str, stage: Stage) -> Callable[[Document], list[Drop]]:
-    """`stage_runner(stage)` that also leaves what the signals table records (`build --signals`):
-    a `Decider`'s exact measurements (decided from them, which gives `evaluate`'s result), and the
-    stage's mark (`core.stages.MARKS`)."""
-    name = stage.name
-    run: Callable[[Document], list[Drop]]
-    if isinstance(stage, Decider):
-        measure, decide = stage.measure, stage.decide
-
-        def run_decider(doc: Document) -> list[Drop]:
-            measured = measure(doc)
-            doc.derived.setdefault(MEASURED, {})[name] = measured
-            evaluation = decide(doc, measured)
-            doc.annotations.update(evaluation.annotations)
-            return evaluation.drops
-
-        run = run_decider
-    else:
-        run = stage_runner(stage)
-
-    def recorded(doc: Document) -> list[Drop]:
-        drops = run(doc)
-        doc.derived.setdefault(MARKS, []).append([row, name, len(doc.annotations)])
-        return drops
-
-    return recorded
 
 
 class DocumentChain:

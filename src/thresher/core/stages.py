@@ -230,3 +230,31 @@ def undeclared_annotations(annotator: Annotator, doc: Document) -> list[str]:
     annotator.annotate(doc)
     declared = set(annotator.annotates)
     return sorted(k for k, v in doc.annotations.items() if k not in declared and (k not in before or before[k] != v))
+
+
+def recording_runner(row: str, stage: Stage) -> Callable[[Document], list[Drop]]:
+    """`stage_runner(stage)` that also leaves what the signals table records (`build --signals`):
+    a `Decider`'s exact measurements (decided from them, which gives `evaluate`'s result), and the
+    stage's mark (`core.stages.MARKS`)."""
+    name = stage.name
+    run: Callable[[Document], list[Drop]]
+    if isinstance(stage, Decider):
+        measure, decide = stage.measure, stage.decide
+
+        def run_decider(doc: Document) -> list[Drop]:
+            measured = measure(doc)
+            doc.derived.setdefault(MEASURED, {})[name] = measured
+            evaluation = decide(doc, measured)
+            doc.annotations.update(evaluation.annotations)
+            return evaluation.drops
+
+        run = run_decider
+    else:
+        run = stage_runner(stage)
+
+    def recorded(doc: Document) -> list[Drop]:
+        drops = run(doc)
+        doc.derived.setdefault(MARKS, []).append([row, name, len(doc.annotations)])
+        return drops
+
+    return recorded
