@@ -217,8 +217,8 @@ def fork_server_preloads(config: RunConfig) -> tuple[str, ...]:
     modules: list[str] = ["numpy"]
     if config.lang.enabled and config.lang.detector == "cascade" and config.lang.model is None:
         modules.append("thresher.lang.lingua_models")  # ~77 MiB of lingua models, else per worker
-        # the open-set gate reads the n-gram model's tables (thresher.lang.open_set)
-        modules.append("thresher.lang.ngram_tables")
+        # the open-set gate reads the n-gram model's tables (thresher.lang.open_set), in their flat form
+        modules.append("thresher.lang.open_set_tables")
     elif config.lang.enabled and config.lang.detector == "ngram":
         modules.append("thresher.lang.ngram_tables")  # the n-gram model's ~10 MiB of score tables
     return tuple(modules)

@@ -97,7 +97,8 @@ class OpenSetGate:
 
     def __init__(self, calibration: OpenSetCalibration | None = None, ngram: NgramDetector | None = None) -> None:
         self.calibration = calibration if calibration is not None else shipped_calibration()
-        self.ngram = ngram if ngram is not None else NgramDetector()
+        # flat tables: the gate reads them rarely, and their pages stay shared between the pool's workers
+        self.ngram = ngram if ngram is not None else NgramDetector(flat=True)
 
     def needs_check(self, code: str, cld2_score: int) -> bool:
         """Whether the answer must be checked (cheap: no n-gram is read)."""

@@ -218,4 +218,63 @@ def test_pool_fork_server_preloads_the_score_tables_of_an_ngram_build():
     assert "thresher.lang.ngram_tables" in fork_server_preloads(RunConfig.from_dict({"lang": {"detector": "ngram"}}))
     importlib.import_module("thresher.lang.ngram_tables")
     version = shipped_model().version
-    assert {script for v, script in ngram._scorers if v == version} >= {"Latn", "Cyrl", "Arab", "Deva"}
+    built = {script for v, script, flat in ngram._scorers if v == version and not flat}
+    assert built >= {"Latn", "Cyrl", "Arab", "Deva"}
+
+
+def _lingua_lines(per_language: int) -> list[str]:
+    root = shared_path("language", "lingua")
+    lines: list[str] = []
+    for f in sorted((root / "sentences").glob("*.txt")):
+        lines += f.read_text(encoding="utf-8", errors="replace").splitlines()[:per_language]
+    return lines
+
+
+def test_flat_score_tables_give_the_same_detections_as_the_integer_rows():
+    lines = _lingua_lines(20)
+    fast, flat = NgramDetector(), NgramDetector(flat=True)
+    assert [flat.detect(t) for t in lines] == [fast.detect(t) for t in lines]
+    paragraphs = [lines[i:i + 4] for i in range(0, len(lines), 4)]
+    assert [flat.detect_paragraphs(p) for p in paragraphs] == [fast.detect_paragraphs(p) for p in paragraphs]
+
+
+def _private_growth_after_scoring(flat: bool, lines: list[str]) -> float:
+    """MiB of memory a forked child makes private by scoring `lines` with tables its parent built."""
+    import multiprocessing
+
+    from thresher.lang import ngram
+
+    ngram.preload(flat=flat)
+    detector = NgramDetector(flat=flat)
+
+    def private_mib() -> float:
+        with open("/proc/self/smaps_rollup") as f:
+            return sum(int(line.split()[1]) for line in f if line.startswith(("Private_Clean", "Private_Dirty"))) / 1024
+
+    def child(conn) -> None:  # type: ignore[no-untyped-def]
+        detector.detect("warm the interpreter's own caches first")
+        before = private_mib()
+        for text in lines:
+            detector.detect(text)
+        conn.send(private_mib() - before)
+
+    parent_end, child_end = multiprocessing.get_context("fork").Pipe()
+    process = multiprocessing.get_context("fork").Process(target=child, args=(child_end,))
+    process.start()
+    growth = float(parent_end.recv())
+    process.join()
+    return growth
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="needs Linux /proc smaps_rollup")
+def test_a_forked_worker_keeps_sharing_the_flat_tables_it_reads():
+    """The open-set gate's tables (flat rows) stay shared with the fork server however many texts a
+    worker scores; the integer rows (the fast form) become private page by page as they are used,
+    which is what made the gate's memory grow with the corpus (issue 29)."""
+    lines = _lingua_lines(40)
+    flat = _private_growth_after_scoring(True, lines)
+    rows = _private_growth_after_scoring(False, lines)
+    # flat: ~4 MiB (the row offsets' integer objects, ~1.8 MiB, and what any forked Python touches);
+    # integer rows: ~13 MiB
+    assert flat <= 6.0, f"flat tables: {flat:.1f} MiB made private"
+    assert rows >= flat + 5.0, f"integer rows {rows:.1f} MiB vs flat {flat:.1f} MiB: the measure shows nothing"

@@ -128,4 +128,4 @@ def test_pool_fork_server_preloads_lingua_and_the_ngram_tables_for_a_cascade_bui
     from thresher.pipeline import fork_server_preloads
 
     modules = fork_server_preloads(RunConfig.from_dict({"lang": {"detector": "cascade"}}))
-    assert {"thresher.lang.lingua_models", "thresher.lang.ngram_tables"} <= set(modules)
+    assert {"thresher.lang.lingua_models", "thresher.lang.open_set_tables"} <= set(modules)
