@@ -107,6 +107,15 @@ def _skip_partial_first_line(stream: BinaryIO, start: int) -> int:
     return start + len(skipped)
 
 
+def _broken_stream(exc: Exception, location: str) -> Malformed:
+    """What a stream that failed mid-read gets: `truncated_input` for a stream that ended early
+    (EOFError, OSError: a cut gzip or zstd file), `corrupt_input` for a codec's own error
+    (zstandard.ZstdError: a corrupt frame)."""
+    if isinstance(exc, (EOFError, OSError)):
+        return Malformed("truncated_input", location, str(exc) or type(exc).__name__)
+    return Malformed("corrupt_input", location, f"{type(exc).__name__}: {exc}")
+
+
 def _lines_before(path: str, end: int) -> int | None:
     """The number of lines that end before byte `end` of a local file (None for a URL or when
     `end` is beyond LINE_COUNT_LIMIT: then problems are located by byte offset)."""
@@ -170,13 +179,9 @@ def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
             if cap is not None and bad_lines >= cap:
                 try:
                     skipped_bytes, skipped_lines = _skip_to_record(stream, offset, end, config.max_record_bytes)
-                except (EOFError, OSError) as exc:
+                except Exception as exc:  # noqa: BLE001 - a broken stream ends this input (_broken_stream)
                     yield from _burst(burst_at, burst_lines, cap)
-                    yield Malformed("truncated_input", locate(offset, line_no + 1), str(exc) or type(exc).__name__)
-                    return
-                except Exception as exc:  # noqa: BLE001 - a codec's own error (zstandard.ZstdError: corrupt frame)
-                    yield from _burst(burst_at, burst_lines, cap)
-                    yield Malformed("corrupt_input", locate(offset, line_no + 1), f"{type(exc).__name__}: {exc}")
+                    yield _broken_stream(exc, locate(offset, line_no + 1))
                     return
                 if skipped_lines:
                     if not burst_lines:
@@ -191,14 +196,9 @@ def read_jsonl(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
             line_start = offset
             try:
                 line, size, too_large = _read_line(stream, config.max_record_bytes)
-            except (EOFError, OSError) as exc:
-                # truncated gzip/zstd: keep what was read, report where the stream broke
+            except Exception as exc:  # noqa: BLE001 - keep what was read, report where the stream broke
                 yield from _burst(burst_at, burst_lines, cap)
-                yield Malformed("truncated_input", locate(line_start, line_no + 1), str(exc) or type(exc).__name__)
-                return
-            except Exception as exc:  # noqa: BLE001 - a codec's own error (zstandard.ZstdError: corrupt frame)
-                yield from _burst(burst_at, burst_lines, cap)
-                yield Malformed("corrupt_input", locate(line_start, line_no + 1), f"{type(exc).__name__}: {exc}")
+                yield _broken_stream(exc, locate(line_start, line_no + 1))
                 return
             if size == 0:
                 break
