@@ -132,12 +132,14 @@ def gold_lines(set_name: str, page_id: str, gold: Any) -> list[str]:
     return [" ".join(line.split()) for line in text.split("\n") if line.strip()]
 
 
-def _grams(text: str) -> set[tuple[str, ...]]:
+def _grams(text: str, sizes: tuple[int, ...] = (4,)) -> set[tuple[str, ...]]:
+    """The text's token n-grams of the given sizes (a text shorter than n gives its whole token run)."""
     tokens = ev._TOKEN.findall(text)
-    return {tuple(tokens[i:i + 4]) for i in range(max(1, len(tokens) - 3))} if tokens else set()
+    return {tuple(tokens[i:i + n]) for n in sizes for i in range(max(1, len(tokens) - n + 1))} if tokens else set()
 
 
 def _found(line: str, grams: set[tuple[str, ...]]) -> bool:
+    """`grams` holds the other text's n-grams of sizes 1 to 4, so a line of 1-3 tokens is found as a run."""
     mine = _grams(line)
     return not mine or len(mine & grams) >= _FOUND_SHARE * len(mine)
 
@@ -150,8 +152,8 @@ def line_diff(set_name: str, page_id: str, gold: Any, text: str) -> tuple[list[s
         missed = [s for s in gold[page_id]["with"] if ev._fold(s) not in folded]
         return missed, [s for s in gold[page_id]["without"] if ev._fold(s) in folded]
     lines = gold_lines(set_name, page_id, gold)
-    kept = _grams(text)
-    want = _grams("\n".join(lines))
+    kept = _grams(text, (1, 2, 3, 4))
+    want = _grams("\n".join(lines), (1, 2, 3, 4))
     return ([g for g in lines if not _found(g, kept)],
             [t for t in (" ".join(x.split()) for x in text.split("\n")) if t and not _found(t, want)])
 
