@@ -329,20 +329,34 @@ def mark_article_cards(doc: HtmlDocument) -> None:
         return
     main = max(articles, key=lambda n: n.text_len)
     nodes = doc.nodes
+    series = _series_of(nodes, main)
     for node in articles:
         if node is main or node.contains(main) or main.contains(node):
             continue
+        if series and node.parent is main.parent and _first_class(node) == series:
+            continue  # another post of the thread the main one opens
         if node.text_len < _CARD_SHARE * main.text_len and node.link_len and _has_linked_heading(nodes, node):
             node.flags |= REMOVED
             for i in range(node.index + 1, node.end):
                 doc.nodes[i].flags |= REMOVED
 
 
+def _series_of(nodes: list[Node], main: Node) -> str:
+    """The first class name that makes the `<article>`s beside the main one more items of its kind,
+    or "": when the main article itself sits under a linked heading (a forum post under its author's
+    linked name: trafilatura-eval's XenForo thread lost its shorter replies as feed cards), a linked
+    heading marks no card, and its siblings of the same first class are the thread's other posts."""
+    return _first_class(main) if _holds_linked_heading(nodes, main) else ""
+
+
 def _has_linked_heading(nodes: list[Node], node: Node) -> bool:
     """`node` holds a heading that is mostly link text (a card's title, linking to its item), or
     is mostly link text itself."""
-    if node.link_len * 2 > node.text_len:
-        return True
+    return node.link_len * 2 > node.text_len or _holds_linked_heading(nodes, node)
+
+
+def _holds_linked_heading(nodes: list[Node], node: Node) -> bool:
+    """`node` holds a heading that is mostly link text."""
     for i in range(node.index + 1, node.end):
         n = nodes[i]
         if n.tag in _HEADING_TAGS and n.link_len * 2 > n.text_len:

@@ -58,3 +58,25 @@ def test_a_pop_up_with_a_short_paragraph_is_still_furniture() -> None:
             f'<div class="newsletter-modal"><p>{notice}</p></div></body></html>')
     text = text_of(page)
     assert SENTENCES[0] in text and notice not in text
+
+
+def thread_page() -> str:
+    """A forum thread: each post an `<article>` of the same class under its author's linked name;
+    the first post (the announcement) is much longer than the replies."""
+    def post(author: str, body: str) -> str:
+        return (f'<article class="message message--post"><div class="user"><h4 class="name">'
+                f'<a href="/members/{author}">{author}</a></h4><div class="title">Forum member</div>'
+                f'<div class="joined">Sep 20, 2020</div></div>'
+                f'<div class="message-body"><div class="bbWrapper">{body}</div></div></article>')
+
+    announcement = " ".join(SENTENCES)
+    replies = [post(f"user{i}", SENTENCES[i]) for i in range(len(SENTENCES))]
+    return (f'<html><body><div class="thread"><h1>Patch notes</h1><div class="posts">'
+            f'{post("moderator", announcement)}{"".join(replies)}</div></div></body></html>')
+
+
+def test_replies_of_a_thread_are_not_feed_cards(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = text_of(thread_page())
+    assert all(text.count(s) == 2 for s in SENTENCES)  # in the announcement and in a reply
+    monkeypatch.setattr(boilerplate, "_series_of", lambda nodes, main: "")
+    assert text_of(thread_page()).count(SENTENCES[1]) == 1
