@@ -79,6 +79,14 @@ _CONSENT_WRAPPER_SHARE = 0.9
 # this many characters.
 _MIXED_WORDS_SHARE = 0.15
 _MIXED_WORDS_CHARS = 1000
+# The page's article body is its largest run of paragraphs under one parent. When that run holds at
+# least `_MIN_CONTENT_MASS` characters and `_DOMINANT_GROUP_RATIO` times the next largest run, no box
+# around it is furniture for a class word (but comment and consent words): a news site that opens
+# its article in a `render-target-modal` layer over a stream of teasers (Readability's yahoo-2) has
+# no other run of paragraphs, while a real pop-up or sign-up box holds one or two short ones. A
+# hidden wrapper outside it goes even when it holds most of the page's text (that site's stream,
+# `aria-hidden` behind the open article).
+_DOMINANT_GROUP_RATIO = 2.0
 
 
 def paragraph_mass(doc: HtmlDocument) -> tuple[list[int], list[int]]:
@@ -117,6 +125,29 @@ def paragraph_mass(doc: HtmlDocument) -> tuple[list[int], list[int]]:
                 with_breaks[j] += w
     return mass, with_breaks
 
+
+
+def dominant_group_inside(doc: HtmlDocument) -> list[bool] | None:
+    """Per node: whether it holds the page's dominant run of paragraphs (`_DOMINANT_GROUP_RATIO`);
+    None when no run dominates."""
+    groups: dict[int, int] = {}
+    for node in doc.nodes:
+        if node.tag == "p" and node.text_len >= _MIN_PARAGRAPH_CHARS and node.link_len * 3 < node.text_len:
+            parent = node.parent
+            if parent is not None:
+                groups[parent.index] = groups.get(parent.index, 0) + node.text_len - node.link_len
+    if not groups:
+        return None
+    ranked = sorted(groups.items(), key=lambda kv: (-kv[1], kv[0]))
+    top, top_mass = ranked[0]
+    if top_mass < _MIN_CONTENT_MASS or len(ranked) > 1 and top_mass < _DOMINANT_GROUP_RATIO * ranked[1][1]:
+        return None
+    inside = [False] * len(doc.nodes)
+    up: Node | None = doc.nodes[top]
+    while up is not None:
+        inside[up.index] = True
+        up = up.parent
+    return inside
 
 
 def described_inside(doc: HtmlDocument) -> list[bool] | None:
@@ -181,6 +212,7 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
     # a structured-data hint outranks weak class words: Blogger's `date-outer` wrapper holds the
     # post whose body says itemprop=articleBody
     body_inside = declared_body_inside(doc)
+    dominant = dominant_group_inside(doc)
     # (`text_mass` counts posts written with <br>: it protects a box from weak class words only; a
     # site <header> or a form with address lines is not a standfirst)
     verdicts: dict[str, tuple[bool, bool, bool, bool, bool]] = {}
@@ -206,6 +238,11 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
         if share > _WRAPPER_SHARE and tag == "aside" and not body_inside[node.index] and role(node) == "complementary":
             # a sidebar that says so twice (tag and role) is no wrapper, even when its live ticker
             # holds more text than the article (liberation.fr); an <aside> alone is, now and then
+            node.flags |= REMOVED
+            continue
+        if share > _WRAPPER_SHARE and dominant is not None and not dominant[node.index] and is_hidden(node):
+            # the page behind a layer that holds the article (a stream marked aria-hidden while the
+            # article is open over it): hidden, and the page's dominant run of paragraphs is elsewhere
             node.flags |= REMOVED
             continue
         if share > _WRAPPER_SHARE:
@@ -243,7 +280,7 @@ def mark_boilerplate(doc: HtmlDocument, deadline: float | None = None, keep_nosc
         if strong or (weak and share <= _WEAK_SHARE):
             if positive and not comment_only and (share > _MIXED_WORDS_SHARE or node.text_len > _MIXED_WORDS_CHARS):
                 continue
-            if mass[node.index] >= content_mass and not protected:
+            if not protected and (mass[node.index] >= content_mass or dominant is not None and dominant[node.index]):
                 continue
             if not protected and parent is not None and _sibling_group_mass(
                     node, parent, mass, group_mass) >= content_mass and container_bonus(parent) > 0:
@@ -292,20 +329,34 @@ def mark_article_cards(doc: HtmlDocument) -> None:
         return
     main = max(articles, key=lambda n: n.text_len)
     nodes = doc.nodes
+    series = _series_of(nodes, main)
     for node in articles:
         if node is main or node.contains(main) or main.contains(node):
             continue
+        if series and node.parent is main.parent and _first_class(node) == series:
+            continue  # another post of the thread the main one opens
         if node.text_len < _CARD_SHARE * main.text_len and node.link_len and _has_linked_heading(nodes, node):
             node.flags |= REMOVED
             for i in range(node.index + 1, node.end):
                 doc.nodes[i].flags |= REMOVED
 
 
+def _series_of(nodes: list[Node], main: Node) -> str:
+    """The first class name that makes the `<article>`s beside the main one more items of its kind,
+    or "": when the main article itself sits under a linked heading (a forum post under its author's
+    linked name: trafilatura-eval's XenForo thread lost its shorter replies as feed cards), a linked
+    heading marks no card, and its siblings of the same first class are the thread's other posts."""
+    return _first_class(main) if _holds_linked_heading(nodes, main) else ""
+
+
 def _has_linked_heading(nodes: list[Node], node: Node) -> bool:
     """`node` holds a heading that is mostly link text (a card's title, linking to its item), or
     is mostly link text itself."""
-    if node.link_len * 2 > node.text_len:
-        return True
+    return node.link_len * 2 > node.text_len or _holds_linked_heading(nodes, node)
+
+
+def _holds_linked_heading(nodes: list[Node], node: Node) -> bool:
+    """`node` holds a heading that is mostly link text."""
     for i in range(node.index + 1, node.end):
         n = nodes[i]
         if n.tag in _HEADING_TAGS and n.link_len * 2 > n.text_len:

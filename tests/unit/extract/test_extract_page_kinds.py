@@ -1,0 +1,82 @@
+"""Rules from the harder kinds of page (issue 35: portal pages, comment threads, forums), each on a
+small constructed page. Every test also switches its rule off (its constant, monkeypatched) and
+checks the page is then lost, so a test cannot pass without the rule it is about."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from thresher.extract import boilerplate
+from thresher.extract.builtin import BuiltinExtractor
+
+SENTENCES = [
+    "The cargo ship broke up at an altitude of about one hundred and ninety kilometres over a remote region.",
+    "Local people reported seeing a flash of light and hearing a loud thud west of the regional capital.",
+    "The ship had lifted off as scheduled in the evening from the launch complex to deliver its supplies.",
+    "The agency said the craft was operating normally before it stopped sending data minutes after launch.",
+    "This is the third failed launch of a cargo craft in two years, and the inquiry has only just begun.",
+    "Both agencies said the loss would have no impact on the crew of the station, which has ample supplies.",
+]
+
+
+def text_of(page: str) -> str:
+    return BuiltinExtractor().extract(page).text
+
+
+def stream_item(i: int) -> str:
+    # a teaser of the stream behind the article: a linked title and a one-paragraph summary
+    summary = (f"Summary {i}: officials said on Wednesday that the plan would be announced at a later date, "
+               f"while critics of the plan asked for more details about its cost and its timetable.")
+    return f'<li class="stream-item"><h3><a href="/story-{i}">Story number {i}</a></h3><p>{summary}</p></li>'
+
+
+def modal_page() -> str:
+    """An article opened in a modal layer over a stream of teasers; the stream, which holds most of
+    the page's text, is marked aria-hidden while the article is open."""
+    stream = "".join(stream_item(i) for i in range(30))
+    body = "".join(f"<p>{s}</p>" for s in SENTENCES)
+    return (f'<html><body><div id="stream-app"><div aria-hidden="true"><ul class="stream">{stream}</ul></div></div>'
+            f'<div id="app"><div class="render-target-modal"><article><h1>Cargo ship lost</h1>'
+            f'<div class="canvas-body">{body}</div></article></div></div></body></html>')
+
+
+def test_an_article_in_a_modal_layer_over_a_hidden_stream_is_the_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = text_of(modal_page())
+    assert all(s in text for s in SENTENCES)
+    assert "Summary 3:" not in text
+    monkeypatch.setattr(boilerplate, "_DOMINANT_GROUP_RATIO", math.inf)
+    assert SENTENCES[0] not in text_of(modal_page())
+
+
+def test_a_pop_up_with_a_short_paragraph_is_still_furniture() -> None:
+    body = "".join(f"<p>{s}</p>" for s in SENTENCES)
+    notice = ("Sign up for our newsletter and get the best stories of the week delivered to your inbox every "
+              "Friday morning, free of charge.")
+    page = (f'<html><body><article><h1>Cargo ship lost</h1><div class="story">{body}</div></article>'
+            f'<div class="newsletter-modal"><p>{notice}</p></div></body></html>')
+    text = text_of(page)
+    assert SENTENCES[0] in text and notice not in text
+
+
+def thread_page() -> str:
+    """A forum thread: each post an `<article>` of the same class under its author's linked name;
+    the first post (the announcement) is much longer than the replies."""
+    def post(author: str, body: str) -> str:
+        return (f'<article class="message message--post"><div class="user"><h4 class="name">'
+                f'<a href="/members/{author}">{author}</a></h4><div class="title">Forum member</div>'
+                f'<div class="joined">Sep 20, 2020</div></div>'
+                f'<div class="message-body"><div class="bbWrapper">{body}</div></div></article>')
+
+    announcement = " ".join(SENTENCES)
+    replies = [post(f"user{i}", SENTENCES[i]) for i in range(len(SENTENCES))]
+    return (f'<html><body><div class="thread"><h1>Patch notes</h1><div class="posts">'
+            f'{post("moderator", announcement)}{"".join(replies)}</div></div></body></html>')
+
+
+def test_replies_of_a_thread_are_not_feed_cards(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = text_of(thread_page())
+    assert all(text.count(s) == 2 for s in SENTENCES)  # in the announcement and in a reply
+    monkeypatch.setattr(boilerplate, "_series_of", lambda nodes, main: "")
+    assert text_of(thread_page()).count(SENTENCES[1]) == 1
