@@ -5,15 +5,22 @@ The server is reached through the standard `AWS_ENDPOINT_URL` with dummy credent
 a real bucket would be: what is tested is the HTTP conversation s3fs has with an S3 implementation
 (exclusive creation by `If-None-Match`, ranged GETs, multipart uploads), not a mock of fsspec."""
 
+import contextlib
 import json
+import logging
 import socket
 import threading
 
 import pytest
 
+from thresher.config import RunConfig
 from thresher.core.errors import ConfigError, WorkDirError
+from thresher.core.serial import dump as dump_result
+from thresher.core.stats import Stats
 from thresher.run.preflight import check_work_dir
-from thresher.run.store import STAMP, open_work_store, store_stamp
+from thresher.run.results import VerifyResult
+from thresher.run.store import STAMP, Attempt, open_work_store, store_stamp
+from thresher.run.task import TaskContext, run_task
 
 pytest.importorskip("s3fs")
 server_module = pytest.importorskip("moto.server")
@@ -191,3 +198,90 @@ def test_denied_credentials_are_one_line(s3, monkeypatch):
         check_work_dir(f"s3://{s3[1]}/w")
     line = str(refused.value)
     assert "\n" not in line and "access denied, check the credentials" in line
+
+
+def test_run_task_commits_through_the_object_store(s3):
+    client, bucket = s3
+    ctx = TaskContext(config=RunConfig(), workdir=f"s3://{bucket}/w", write_rejects=False)
+    calls = []
+
+    def task(ctx, edges):
+        calls.append(edges)
+        logging.getLogger("thresher.test").warning("attempt %d ran", len(calls))
+        return VerifyResult(stats=Stats(), edges=edges)
+
+    first = run_task(task, VerifyResult, ctx, "verify-s0-v0000", 3)
+    assert first.edges == 3 and calls == [3]
+    again = run_task(task, VerifyResult, ctx, "verify-s0-v0000", 99)
+    assert again == first and calls == [3]  # committed: not run again
+
+    def duplicated(ctx, edges):
+        # another attempt of the same task commits while this one runs (a straggler beside its retry)
+        ctx.store.commit("verify-s0-v0001", "other", {}, dump_result(VerifyResult(stats=Stats(), edges=7)))
+        return VerifyResult(stats=Stats(), edges=edges)
+
+    assert run_task(duplicated, VerifyResult, ctx, "verify-s0-v0001", 1).edges == 7  # the standing commit
+
+    def failing(ctx):
+        raise ValueError("bad record")
+
+    with pytest.raises(ValueError):
+        run_task(failing, VerifyResult, ctx, "verify-s0-v0002")
+    assert ctx.store.committed("verify-s0-v0002") is None  # a failed attempt commits nothing
+    logs = ctx.store.list("logs")
+    assert [n for n in logs if "verify-s0-v0000" in n] and len([n for n in logs if "v0000" in n]) == 1
+    failed_log = [n for n in logs if "verify-s0-v0002" in n]
+    assert len(failed_log) == 1 and b"ValueError: bad record" in ctx.store.read(failed_log[0])
+    assert b"attempt 1 ran" in ctx.store.read(next(n for n in logs if "verify-s0-v0000" in n))
+
+
+def test_task_killed_after_writing_before_committing_counts_for_nothing(s3):
+    _, bucket = s3
+    ctx = TaskContext(config=RunConfig(), workdir=f"s3://{bucket}/kill", write_rejects=False)
+    runs = []
+
+    def scan(ctx, die):
+        runs.append(die)
+        with ctx.output("scan/p000000.docs.jsonl") as out:
+            out.write(f"docs of run {len(runs)}\n".encode())
+        with contextlib.suppress(OSError), ctx.output("scan/p000000.malformed.jsonl") as out:
+            out.write(b"partial")
+            raise OSError("upload broken off")  # this writer never completes
+        if die:
+            raise KeyboardInterrupt  # killed after its upload, before its commit
+        return VerifyResult(stats=Stats(), edges=len(runs))
+
+    with pytest.raises(KeyboardInterrupt):
+        run_task(scan, VerifyResult, ctx, "scan-p000000", True)
+    store = ctx.store
+    assert store.committed("scan-p000000") is None
+    with pytest.raises(FileNotFoundError, match="has not committed"):
+        store.resolve("scan-p000000", "scan/p000000.docs.jsonl")
+    orphan = [n for n in store.list("scan") if "docs" in n]
+    assert len(orphan) == 1 and store.read(orphan[0]) == b"docs of run 1\n"  # written whole, never committed
+    assert not [n for n in store.list("scan") if "malformed" in n]  # the broken-off upload left nothing
+
+    assert run_task(scan, VerifyResult, ctx, "scan-p000000", False).edges == 2
+    name = store.resolve("scan-p000000", "scan/p000000.docs.jsonl")
+    assert name != orphan[0] and store.read(name) == b"docs of run 2\n"
+    with pytest.raises(FileNotFoundError, match="not among the outputs"):
+        store.resolve("scan-p000000", "scan/p000000.malformed.jsonl")  # an unfinished writer is no output
+    fresh = open_work_store(f"s3://{bucket}/kill")  # another node resolves the same object
+    assert fresh.resolve("scan-p000000", "scan/p000000.docs.jsonl") == name
+
+
+def test_duplicate_attempt_keeps_the_first_commits_objects(s3):
+    _, bucket = s3
+    ctx = TaskContext(config=RunConfig(), workdir=f"s3://{bucket}/dup", write_rejects=False)
+    straggler = Attempt(ctx.store, "write-p000003", "straggler")
+    straggler.put("pieces/s00000-p000003.jsonl", b"the straggler's piece\n")
+
+    def write(ctx):
+        with ctx.output("pieces/s00000-p000003.jsonl") as out:
+            out.write(b"the retry's piece\n")
+        straggler.commit(dump_result(VerifyResult(stats=Stats(), edges=1)))  # it commits first
+        return VerifyResult(stats=Stats(), edges=2)
+
+    assert run_task(write, VerifyResult, ctx, "write-p000003").edges == 1
+    standing = ctx.store.resolve("write-p000003", "pieces/s00000-p000003.jsonl")
+    assert ctx.store.read(standing) == b"the straggler's piece\n"

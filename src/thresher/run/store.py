@@ -33,6 +33,7 @@ import socket
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -118,8 +119,15 @@ class WorkStore(Protocol):
     def committed(self, task: str) -> TaskCommit | None:
         """The task's commit, or None when no attempt has committed."""
 
+    def resolve(self, producer: str, rel: str) -> str:
+        """The object holding logical file `rel`, which task `producer` wrote (its commit says which
+        attempt's); `FileNotFoundError` when that task has not committed."""
+
     def lease(self, ttl: float = ...) -> AbstractContextManager[object]:
         """Hold the store for one build: a second one is refused with one line while it is held."""
+
+    def task_log(self, task: str, attempt: str) -> AbstractContextManager[Path]:
+        """A local file an attempt appends its log to, kept in the store (`logs/`) when the block ends."""
 
 
 class LocalWorkStore:
@@ -185,9 +193,62 @@ class LocalWorkStore:
             return None
         return TaskCommit(task, "", {}, result)
 
+    def resolve(self, producer: str, rel: str) -> str:
+        return rel  # names are kept: the file is where the task wrote it
+
     def lease(self, ttl: float = 0.0) -> AbstractContextManager[object]:
         self.root.mkdir(parents=True, exist_ok=True)
         return BuildLock(self.work)
+
+    @contextmanager
+    def task_log(self, task: str, attempt: str) -> Iterator[Path]:
+        path = self.work.path("logs", f"{task}.log")  # every attempt appends to one file, as before
+        path.parent.mkdir(parents=True, exist_ok=True)
+        yield path
+
+
+class Attempt:
+    """One run of one task: where its outputs go (attempt names) and which it wrote, for its commit.
+    `run_task` makes one per run and sets it as the current attempt (`current_attempt`), so a task
+    function writes through `TaskContext.output` without knowing the store's kind."""
+
+    def __init__(self, store: WorkStore, task: str, name: str | None = None) -> None:
+        self.store = store
+        self.task = task
+        self.name = name or new_attempt()
+        self.outputs: dict[str, str] = {}
+
+    @contextmanager
+    def writer(self, rel: str) -> Iterator[IO[bytes]]:
+        """Write logical file `rel` as this attempt's object; recorded once it is whole."""
+        target = self.store.attempt_name(rel, self.name)
+        with self.store.writer(target) as out:
+            yield out
+        self.outputs[rel] = target
+
+    def put(self, rel: str, data: bytes) -> None:
+        with self.writer(rel) as out:
+            out.write(data)
+
+    def commit(self, result: Any) -> TaskCommit:
+        return self.store.commit(self.task, self.name, self.outputs, result)
+
+
+_CURRENT: ContextVar[Attempt | None] = ContextVar("thresher_attempt", default=None)
+
+
+def current_attempt() -> Attempt | None:
+    """The attempt `run_task` is running in this thread, if any."""
+    return _CURRENT.get()
+
+
+@contextmanager
+def attempt_running(attempt: Attempt) -> Iterator[Attempt]:
+    token = _CURRENT.set(attempt)
+    try:
+        yield attempt
+    finally:
+        _CURRENT.reset(token)
 
 
 def store_stamp() -> dict[str, Any]:

@@ -23,10 +23,12 @@ bucket, denied credentials. fsspec and the protocol's package are imported only 
 from __future__ import annotations
 
 import json
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import IO, Any
 
 from thresher.core.errors import ConfigError, WorkDirError
@@ -52,6 +54,7 @@ class ObjectWorkStore:
         self.location = url.rstrip("/")
         # a fresh filesystem: a cached one keeps the endpoint and credentials it was made with
         self.fs, self.root = fsspec_filesystem(self.location, skip_instance_cache=True)
+        self.commits: dict[str, TaskCommit] = {}  # a commit never changes once made: safe to keep
 
     def _path(self, rel: str) -> str:
         return f"{self.root}/{rel}" if rel else self.root
@@ -124,6 +127,7 @@ class ObjectWorkStore:
     def commit(self, task: str, attempt: str, outputs: Mapping[str, str], result: Any) -> TaskCommit:
         mine = TaskCommit(task, attempt, dict(outputs), result)
         if self.create(self._commit_name(task), dumps_json(mine.to_json()).encode("utf-8")):
+            self.commits[task] = mine
             return mine
         standing = self.committed(task)
         if standing is None:  # created, then deleted by a sweep: the store is being torn down
@@ -131,11 +135,23 @@ class ObjectWorkStore:
         return standing
 
     def committed(self, task: str) -> TaskCommit | None:
+        known = self.commits.get(task)
+        if known is not None:
+            return known
         try:
             raw = self.read(self._commit_name(task))
         except FileNotFoundError:
             return None
-        return TaskCommit.from_json(json.loads(raw.decode("utf-8")))
+        commit = self.commits[task] = TaskCommit.from_json(json.loads(raw.decode("utf-8")))
+        return commit
+
+    def resolve(self, producer: str, rel: str) -> str:
+        commit = self.committed(producer)
+        if commit is None:
+            raise FileNotFoundError(f"{self.location}/{rel}: task {producer} has not committed it")
+        if rel not in commit.outputs:
+            raise FileNotFoundError(f"{self.location}/{rel}: not among the outputs task {producer} committed")
+        return commit.outputs[rel]
 
     def check_stamp(self, create: bool = True) -> None:
         """Refuse a store another thresher made; stamp a new one when `create`."""
@@ -149,6 +165,26 @@ class ObjectWorkStore:
 
     def lease(self, ttl: float = LEASE_TTL) -> ObjectLease:
         return ObjectLease(self, ttl)
+
+    @contextmanager
+    def task_log(self, task: str, attempt: str) -> Iterator[Path]:
+        """A log is appended to locally and uploaded whole at the end, one object per attempt (nothing
+        is appended to an object). Empty logs are not uploaded."""
+        with tempfile.TemporaryDirectory(prefix="thresher-log-") as folder:
+            path = Path(folder) / "task.log"
+            failed = False
+            try:
+                yield path
+            except BaseException:
+                failed = True
+                raise
+            finally:
+                if path.is_file() and path.stat().st_size:
+                    try:
+                        self.put(f"logs/{task}.attempt-{attempt}.log", path.read_bytes())
+                    except Exception:
+                        if not failed:  # the task's own error matters more than its log's
+                            raise
 
 
 def _discard(f: Any) -> None:
