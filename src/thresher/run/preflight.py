@@ -55,7 +55,8 @@ def needed_extras(
         needs.append(ExtraNeed("pyarrow", "parquet", "Parquet input"))
     if any(n.lower().endswith((".zst", ".zstd")) for n in names):
         needs.append(ExtraNeed("zstandard", "zstd", "zstd-compressed input"))
-    urls = [n for n in [*names, str(output or ""), str(rejects or "")] if n and is_url(n)]
+    work_dir = config.exec.work_dir or ""
+    urls = [n for n in [*names, str(output or ""), str(rejects or ""), work_dir] if n and is_url(n)]
     if urls:
         needs.append(ExtraNeed("fsspec", "remote", f"the URL {urls[0]}"))
     unique: dict[str, ExtraNeed] = {}
@@ -166,6 +167,19 @@ def check_writable(location: str | Path, what: str) -> None:
         return
 
 
+def check_work_dir(work_dir: str) -> None:
+    """A local work dir is writable; one at a URL is reached once (endpoint, bucket, credentials,
+    the thresher that made it: `thresher.run.store_object.probe_work_store`). Until the build's
+    phases run on an object store, `ExecConfig` refuses a URL work dir before this (docs/scaling.md,
+    "Work store")."""
+    if not is_url(work_dir):
+        check_writable(work_dir, "work dir")
+        return
+    from thresher.run.store_object import probe_work_store
+
+    probe_work_store(work_dir)
+
+
 def preflight(
     inputs: Sequence[str], output: str | Path | None, config: RunConfig, *, rejects: str | Path | None = None
 ) -> None:
@@ -183,7 +197,7 @@ def preflight(
             except OSError as exc:
                 raise ConfigError(f"rejects folder {rejects}: cannot create it: {exc.strerror or exc}") from exc
     if config.exec.work_dir is not None:
-        check_writable(config.exec.work_dir, "work dir")
+        check_work_dir(config.exec.work_dir)
     if config.output.card_tokenizer is not None:  # the tokenizer file is installed and loads
         from thresher.write.tokens import token_counter
 

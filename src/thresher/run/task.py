@@ -2,8 +2,8 @@
 
 A task is a pure function of (context, task spec) → files + a result, and every engine runs the same
 functions (`thresher.run.phases.TaskTable`); none of them knows where it runs. `run_task` skips a task
-whose marker exists and writes the marker (its result) last, so a killed task leaves no marker and is
-rerun. The task functions, one module per phase:
+whose commit exists (the marker of a local work dir) and writes it (its result) last, so a killed
+task leaves no commit and is rerun. The task functions, one module per phase:
 
   scan      `thresher.run.scan`        one per input partition: read → per-document stages → survivors,
                                        rejects, dedup keys
@@ -26,12 +26,13 @@ The bucketed work files that scan, group and verify hand on are in `thresher.run
 
 from __future__ import annotations
 
-import json
+import functools
 import logging
 import os
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 from thresher.config import RunConfig
 from thresher.core.serial import SchemaVersionError, dump, load
@@ -39,8 +40,8 @@ from thresher.read.base import Partition
 from thresher.run import progress
 from thresher.run.heap import trim_heap
 from thresher.run.results import TaskResult
+from thresher.run.store import Attempt, WorkStore, attempt_running, current_attempt, open_work_store
 from thresher.run.workdir import WorkDir
-from thresher.write.atomic import write_work_json
 
 log = logging.getLogger(__name__)
 
@@ -57,48 +58,71 @@ class TaskContext:
     def work(self) -> WorkDir:
         return WorkDir(self.workdir)
 
+    @property
+    def store(self) -> WorkStore:
+        """The work dir as a store (`thresher.run.store`): a folder, or an object store for a URL
+        (one per process and work dir: its connection and the commits it has read are kept)."""
+        return _store(self.workdir)
+
+    def output(self, rel: str) -> AbstractContextManager[IO[bytes]]:
+        """Write the task's output `rel` (a name relative to the work dir): as the running attempt's
+        object, committed with its result (`thresher.run.store.Attempt`); outside `run_task`,
+        straight to the store."""
+        attempt = current_attempt()
+        return attempt.writer(rel) if attempt is not None else self.store.writer(rel)
+
+
+@functools.lru_cache(maxsize=8)
+def _store(workdir: str) -> WorkStore:
+    return open_work_store(workdir)
+
 
 def run_task(
     fn: Callable[..., TaskResult], result_type: type[TaskResult], ctx: TaskContext, task_id: str, *args: Any
 ) -> TaskResult:
-    """Run a task unless its completion marker exists; write the marker (its result, as JSON with its
-    schema version, `thresher.core.serial.dump`) last. A marker of another schema version (written by
-    another thresher) does not count: the task runs again and replaces it.
+    """Run a task unless it is committed in the work store; commit it (its result, as JSON with its
+    schema version, `thresher.core.serial.dump`) last. A local work dir's commit is the task's
+    completion marker; an object store's is a manifest created exclusively, so an attempt that
+    finds another one committed first returns that one's result (`thresher.run.store`). A commit
+    of another schema version (written by another thresher) does not count: the task runs again
+    and replaces it.
 
     The task's own log records (warnings about malformed input, ...) and, when it fails, its
     traceback go to `logs/<task>.log` in the work dir; the exception is re-raised for the engine to
     retry or report."""
-    work = ctx.work
-    marker = work.marker(task_id)
+    store = ctx.store
+    standing = store.committed(task_id)
     stale: SchemaVersionError | None = None
-    if marker.exists():
+    if standing is not None:
         try:
-            return load(result_type, json.loads(marker.read_text(encoding="utf-8")))
+            return load(result_type, standing.result)
         except SchemaVersionError as exc:
             stale = exc
-    log_path = work.path("logs", f"{task_id}.log")
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(log_path, mode="a", encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    package_logger = logging.getLogger("thresher")
-    package_logger.addHandler(handler)
-    progress.set_task(task_id)  # its progress ticks name it: the driver replaces them by its result
-    if stale is not None:
-        log.info("task %s runs again, its completion marker does not count: %s", task_id, stale)
-    try:
-        result = fn(ctx, *args)
-    except BaseException:
-        import traceback
+    attempt = Attempt(store, task_id)
+    with store.task_log(task_id, attempt.name) as log_path, attempt_running(attempt):
+        handler = logging.FileHandler(log_path, mode="a", encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        package_logger = logging.getLogger("thresher")
+        package_logger.addHandler(handler)
+        progress.set_task(task_id)  # its progress ticks name it: the driver replaces them by its result
+        if stale is not None:
+            log.info("task %s runs again, its completion marker does not count: %s", task_id, stale)
+        try:
+            result = fn(ctx, *args)
+        except BaseException:
+            import traceback
 
-        if handler.stream is not None:  # open unless the handler was closed (it is opened eagerly)
-            handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
-        raise
-    finally:
-        progress.set_task(None)
-        package_logger.removeHandler(handler)
-        handler.close()
-        trim_heap()  # workers are long-lived: what the task freed goes back to the system
-    write_work_json(marker, dump(result))
+            if handler.stream is not None:  # open unless the handler was closed (it is opened eagerly)
+                handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
+            raise
+        finally:
+            progress.set_task(None)
+            package_logger.removeHandler(handler)
+            handler.close()
+            trim_heap()  # workers are long-lived: what the task freed goes back to the system
+    commit = attempt.commit(dump(result))
+    if commit.attempt != attempt.name:  # a duplicate attempt committed first: its result is the task's
+        return load(result_type, commit.result)
     return result
 
 

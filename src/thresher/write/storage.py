@@ -130,15 +130,15 @@ class LocalStore:
             out.write(data)
 
 
-def fsspec_filesystem(url: str) -> tuple[Any, str]:
-    """fsspec's filesystem for a URL and the path within it; `ConfigError` naming the extra when
-    fsspec or the protocol's package is missing."""
+def fsspec_filesystem(url: str, **options: Any) -> tuple[Any, str]:
+    """fsspec's filesystem for a URL and the path within it (`options` go to the filesystem);
+    `ConfigError` naming the extra when fsspec or the protocol's package is missing."""
     try:
         import fsspec
     except ImportError as exc:
         raise ConfigError(f"{url}: a dataset at a URL needs fsspec: {FSSPEC_EXTRA}") from exc
     try:
-        fs, root = fsspec.core.url_to_fs(url)
+        fs, root = fsspec.core.url_to_fs(url, **options)
     except ImportError as exc:
         raise ConfigError(f"{url}: {exc} ({FSSPEC_EXTRA})") from exc
     except ValueError as exc:
