@@ -91,6 +91,10 @@ MARKS = "signals.marks"
 # what the signals reader (`thresher replay`) hands the replayed chain beside a row's Document: the
 # row's chain drop and failures (as records), MEASURED and MARKS, as the first build left them
 RECORDED = "signals.recorded"
+# and, for a row that passed the first build's chain, what its corpus stages recorded:
+# `(settings, values)`, the table's `{stage name: ReusesSignals.recorded_with}` and the row's
+# `{signal name: bytes}` (`thresher.read.signals`; `run.scan.corpus_scans` reads it)
+RECORDED_SIGNALS = "signals.recorded_corpus"
 
 
 @runtime_checkable
@@ -153,6 +157,20 @@ class RecordsSignals(Protocol):
     later replay needs to decide again without recomputing them."""
 
     def signals(self, scanned: CorpusKeys) -> dict[str, bytes]: ...
+
+
+@runtime_checkable
+class ReusesSignals(Protocol):
+    """Optional beside `RecordsSignals`: a corpus stage whose scan a replay can rebuild from the
+    recorded signals instead of the text. `recorded_with` names every setting the recorded bytes
+    depend on (the table keeps it per stage); where the replay's stage has the same, the text is
+    the one the first build scanned (`thresher.replay_chain`) and `from_signals(values)` must
+    equal `scan(doc)` (None where the scan gave None, i.e. no signal was recorded)."""
+
+    name: str
+    recorded_with: str
+
+    def from_signals(self, values: Mapping[str, bytes]) -> CorpusKeys | None: ...
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
 from thresher.core.document import Document
@@ -61,6 +61,7 @@ class ExactDedup:
 
     def __init__(self, level: Literal["raw", "normalized", "structural"]) -> None:
         self.level = level
+        self.recorded_with = f"exact:{level}"
 
     def scan(self, doc: Document) -> CorpusKeys | None:
         return CorpusKeys([exact_key(doc.text, self.level, doc.derived)])
@@ -68,6 +69,10 @@ class ExactDedup:
     def signals(self, scanned: CorpusKeys) -> dict[str, bytes]:
         """The exact-dedup key (16 bytes of BLAKE2b over the text at `level`), for the signals table."""
         return {"dedup.exact.key": scanned.keys[0]}
+
+    def from_signals(self, values: Mapping[str, bytes]) -> CorpusKeys | None:
+        key = values.get("dedup.exact.key")
+        return None if key is None else CorpusKeys([key])
 
     def candidate_pairs(self, n: int) -> Iterator[tuple[int, int]]:
         # every member is identical to the first: a star, O(n) however hot the key

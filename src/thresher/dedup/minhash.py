@@ -31,6 +31,7 @@ from thresher.dedup.shingles import ShingleKind, tokenize
 
 PAYLOAD_VERSION = 1
 _HEADER = struct.Struct("<BBHI")
+SKETCH_HEADER_SIZE = _HEADER.size
 _FLAG_COMPLETE = 1
 _BIG_ENDIAN = sys.byteorder == "big"
 

@@ -22,12 +22,14 @@ signature estimate alone decides.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 
 from thresher.core.document import Document
 from thresher.core.stages import CorpusKeys, CorpusStage
 from thresher.dedup.lsh import band_keys, derive_bands_rows, representative_pairs
 from thresher.dedup.minhash import (
+    SKETCH_HEADER_SIZE,
     MinHasher,
     PreparedSketch,
     encode_sketch,
@@ -41,6 +43,12 @@ from thresher.dedup.simhash import Fingerprint, SimHasher, block_masks, fingerpr
 #: Signature estimates this far below the threshold are rejected without the exact check. At 128
 #: hashes the estimate's standard error is at most 0.044 (J = 0.5), so 0.2 is > 4.5 sigma.
 PREFILTER_MARGIN = 0.2
+
+
+def recorded_with(config: NearDedupConfig, *names: str) -> str:
+    """`ReusesSignals.recorded_with` of a near stage: its method and the settings `names` its
+    payload depends on (not the threshold, bands or bucket cap: they decide from the payload)."""
+    return json.dumps({"method": config.method, **{n: getattr(config, n) for n in names}}, sort_keys=True)
 
 
 class MinHashDedup:
@@ -69,6 +77,9 @@ class MinHashDedup:
             sample_size=config.verify_max_shingles or 0,
             kernel=config.kernel,
         )
+        # the kernel is left out: every kernel gives the same sketch
+        self.recorded_with = recorded_with(config, "num_hashes", "scheme", "shingle_kind", "shingle_size",
+                                           "char_shingle_size", "seed", "verify_max_shingles")
 
     def scan(self, doc: Document) -> CorpusKeys | None:
         sketch = self.hasher.sketch(doc.text, doc.derived)
@@ -78,9 +89,21 @@ class MinHashDedup:
         return CorpusKeys(band_keys(signature_bytes(payload), self.bands, self.rows), payload)
 
     def signals(self, scanned: CorpusKeys) -> dict[str, bytes]:
-        """The MinHash signature (`num_hashes` little-endian u32), for the signals table: enough to
-        band again; the shingle sample verification also reads is left out (recomputed from the text)."""
-        return {"dedup.near.minhash": bytes(signature_bytes(scanned.payload))}
+        """The MinHash signature (`num_hashes` little-endian u32), and the rest of the payload (its
+        header, then the shingle-id sample verification reads): a replay bands the signature at
+        its own threshold and verifies with the sample, without shingling the text again."""
+        payload = scanned.payload
+        signature = signature_bytes(payload)
+        end = SKETCH_HEADER_SIZE + len(signature)
+        rest = payload[:SKETCH_HEADER_SIZE] + payload[end:]
+        return {"dedup.near.minhash": bytes(signature), "dedup.near.sample": rest}
+
+    def from_signals(self, values: Mapping[str, bytes]) -> CorpusKeys | None:
+        signature, rest = values.get("dedup.near.minhash"), values.get("dedup.near.sample")
+        if signature is None or rest is None:
+            return None
+        payload = rest[:SKETCH_HEADER_SIZE] + signature + rest[SKETCH_HEADER_SIZE:]
+        return CorpusKeys(band_keys(signature, self.bands, self.rows), payload)
 
     def candidate_pairs(self, n: int) -> Iterable[tuple[int, int]]:
         return representative_pairs(n, self.config.max_bucket_representatives)
@@ -128,6 +151,8 @@ class SimHashDedup:
             seed=config.seed,
             kernel=config.kernel,
         )
+        self.recorded_with = recorded_with(config, "shingle_kind", "shingle_size", "char_shingle_size",
+                                           "simhash_min_shingles", "seed")
 
     def scan(self, doc: Document) -> CorpusKeys | None:
         fp = self.hasher.fingerprint(doc.text, doc.derived)
@@ -139,6 +164,12 @@ class SimHashDedup:
         """The SimHash payload (`Fingerprint.encode`: a tag byte, then the 64-bit fingerprint, or a
         short document's 16-byte digest), for the signals table."""
         return {"dedup.near.simhash": scanned.payload}
+
+    def from_signals(self, values: Mapping[str, bytes]) -> CorpusKeys | None:
+        payload = values.get("dedup.near.simhash")
+        if payload is None:
+            return None
+        return CorpusKeys(fingerprint_keys(Fingerprint.decode(payload), self.masks), payload)
 
     def candidate_pairs(self, n: int) -> Iterable[tuple[int, int]]:
         return representative_pairs(n, self.config.max_bucket_representatives)

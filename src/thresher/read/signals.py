@@ -8,7 +8,10 @@ chain), each rule set's exact measurements and each stage's annotation mark. The
 The id, ordinal, URL, title, text, fetch date, provenance, metadata and annotations (key order
 kept) are the row's, so everything after the chain (dedup's "first", the output order, the shards)
 is what a build of the original input makes of the same documents. Read a row group at a time,
-only the columns the Document needs (never the typed annotation or signature columns).
+only the columns the Document needs (never the typed annotation columns). A row that passed the
+first build's chain also carries the corpus stages' signals, with the settings they were computed
+under, in `Document.derived[RECORDED_SIGNALS]`: a replayed scan whose stage has the same settings
+rebuilds its keys from them instead of the text (`run.scan.corpus_scans`).
 
 pyarrow (the `parquet` extra) is imported when a file is read.
 """
@@ -20,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from thresher.core.document import Document, Malformed
-from thresher.core.stages import RECORDED
+from thresher.core.stages import RECORDED, RECORDED_SIGNALS
 from thresher.read.base import Partition, ReadItem
 from thresher.read.config import InputConfig
 from thresher.read.paths import open_input
@@ -52,10 +55,29 @@ def read_signals(partition: Partition, config: InputConfig) -> Iterator[ReadItem
                             f"no column {', '.join(missing)}: a table written before schema version 2? "
                             "build again with --signals")
             return
-        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=list(COLUMNS)):
+        settings, signal_columns = _recorded_signals(parquet.schema_arrow)
+        names = list(COLUMNS) + list(signal_columns)
+        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=names):
             columns = {name: batch.column(name).to_pylist() for name in COLUMNS}
+            signals = [(signal_columns[c], batch.column(c).to_pylist()) for c in signal_columns]
             for i in range(batch.num_rows):
-                yield _document({name: values[i] for name, values in columns.items()})
+                doc = _document({name: values[i] for name, values in columns.items()})
+                if settings and columns["dropped_by"][i] != "chain":  # it passed the chain: its scans were recorded
+                    values = {name: column[i] for name, column in signals if column[i] is not None}
+                    doc.derived[RECORDED_SIGNALS] = (settings, values)
+                yield doc
+
+
+def _recorded_signals(schema: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """The settings each corpus stage's signals were recorded under, and the signal columns by
+    name ({} and {} for a table that does not say: its scans are made again from the text)."""
+    metadata = schema.metadata or {}
+    raw_settings = metadata.get(b"thresher.signal_settings")
+    raw_keys = metadata.get(b"thresher.signal_keys")
+    if not raw_settings or not raw_keys:
+        return {}, {}
+    keys: dict[str, str] = json.loads(raw_keys)
+    return json.loads(raw_settings), {column: name for column, name in keys.items() if column in schema.names}
 
 
 def _document(row: dict[str, Any]) -> Document:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from thresher.core.document import Document, Drop, Malformed, record_id
+from thresher.core.stages import RECORDED_SIGNALS
 from thresher.core.stats import Stats
 from thresher.decided import iter_scan_lines
 from thresher.pipeline import BATCH_CHARS, BATCH_DOCS, DocumentChain, Outcome, build_corpus_stages
@@ -44,6 +45,7 @@ MALFORMED_LOG_LIMIT = 20  # per partition: located warnings in the log; all of t
 REPLAY_KIND = "signals"  # the input kind of `thresher replay` (`thresher.read.signals`)
 IN_BATCH = -1  # the stuck log's ordinal for an exception that escaped a batch of documents (no document has it)
 WORK_BYTES_FLOOR = 256 * 1024 * 1024  # below this a scan is never stopped for its work bytes
+_NONE = object()  # a stage the table recorded no settings for: never equal to a stage's own
 
 
 def as_stdin(items: Iterator[Any], spooled: str) -> Iterator[Any]:
@@ -274,12 +276,19 @@ def read_failure(partition: Partition, exc: Exception) -> Malformed:
 
 def corpus_scans(corpus: list[Any], doc: Document, stats: Stats) -> tuple[list[Any], tuple[Drop, list[Drop]] | None]:
     """Each corpus stage's scan of a document that passed the chain; or, when one raises, the
-    document's drop as `<stage>: error` (the exception in `detail`, `event/stage_error` counted)."""
+    document's drop as `<stage>: error` (the exception in `detail`, `event/stage_error` counted).
+    A replayed row (`thresher.read.signals`) whose recorded signals were computed under a stage's
+    settings has that stage's scan rebuilt from them (`core.stages.ReusesSignals`): the same keys
+    and payload, without shingling or hashing its text again."""
     scans = []
     t0 = time.perf_counter()
+    recorded = doc.derived.get(RECORDED_SIGNALS)
     try:
         for stage in corpus:
-            scans.append(stage.scan(doc))
+            if recorded is not None and recorded[0].get(stage.name, _NONE) == getattr(stage, "recorded_with", None):
+                scans.append(stage.from_signals(recorded[1]))
+            else:
+                scans.append(stage.scan(doc))
     except Exception as exc:  # noqa: BLE001 - one document's failure is its drop, not the task's
         stats.count("event/stage_error")
         return [], (Drop(stage.name, "error", detail={"error": f"{type(exc).__name__}: {exc}"[:500]}), [])

@@ -11,7 +11,8 @@ stage's annotation mark). The signals task
 (`run/signals.py`) merges these lines with the corpus decisions into the partition's Parquet file.
 
 The column file says, per annotation key, which JSON value types it took in this partition
-(`bool`, `int`, `float`, `str`, `json`): the driver unions the partitions' files into one schema
+(`bool`, `int`, `float`, `str`, `json`), and per corpus stage the settings its signals depend on
+(`core.stages.ReusesSignals.recorded_with`): the driver unions the partitions' files into one schema
 (`write.signals.table_layout`) so every part file has the same columns whatever its documents.
 """
 
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.core.document import Document, Drop
-from thresher.core.stages import MARKS, MEASURED, RecordsSignals
+from thresher.core.stages import MARKS, MEASURED, RecordsSignals, ReusesSignals
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import dumps_line
 
@@ -75,6 +76,10 @@ class SignalRecorder:
         self._tmp = self.path.with_suffix(".tmp")
         self._out = open(self._tmp, "wb")
         self.stages = [(i, stage) for i, stage in enumerate(corpus) if isinstance(stage, RecordsSignals)]
+        # what each stage's signals depend on: a replay rebuilds a scan from them only under the same
+        self.settings = {
+            stage.name: stage.recorded_with for _, stage in self.stages if isinstance(stage, ReusesSignals)
+        }
         self.types: dict[str, set[str]] = {}
         self.signal_names: set[str] = set()
 
@@ -126,6 +131,7 @@ class SignalRecorder:
         layout = {
             "annotations": {key: sorted(kinds) for key, kinds in sorted(self.types.items())},
             "signals": sorted(self.signal_names),
+            "settings": dict(sorted(self.settings.items())),
         }
         tmp = self.columns.with_suffix(".tmp")
         tmp.write_text(json.dumps(layout, sort_keys=True), encoding="utf-8")

@@ -125,5 +125,6 @@ def signals_section(layout: dict[str, Any], files: Sequence[ShardFile], partitio
         "bytes": sum(f.bytes for f in files),
         "annotations": layout["annotations"],
         "signals": layout["signals"],
+        "settings": layout.get("settings") or {},
         "files": [{"partition": p, **f.to_json()} for p, f in zip(partitions, files, strict=True)],
     }

@@ -93,10 +93,12 @@ def table_layout(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     `annotations`)."""
     kinds: dict[str, set[str]] = {}
     signals: set[str] = set()
+    settings: dict[str, str] = {}
     for part in parts:
         for key, seen in (part.get("annotations") or {}).items():
             kinds.setdefault(key, set()).update(seen)
         signals.update(part.get("signals") or ())
+        settings.update(part.get("settings") or {})  # one build: every partition has the same
     taken = set(RESERVED)
     annotations = []
     for key in sorted(kinds):
@@ -110,7 +112,8 @@ def table_layout(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         if column not in taken:
             taken.add(column)
             signatures.append([name, column])
-    return {"schema_version": SCHEMA_VERSION, "annotations": annotations, "signals": signatures}
+    return {"schema_version": SCHEMA_VERSION, "annotations": annotations, "signals": signatures,
+            "settings": dict(sorted(settings.items()))}
 
 
 def _pyarrow() -> Any:
@@ -141,6 +144,8 @@ def schema(layout: Mapping[str, Any]) -> Any:
         "thresher.signals.schema_version": str(SCHEMA_VERSION),
         "thresher.annotation_keys": json.dumps({c: k for k, c, _ in layout["annotations"]}, sort_keys=True),
         "thresher.signal_keys": json.dumps({c: k for k, c in layout["signals"]}, sort_keys=True),
+        # per corpus stage, the settings its signals were computed under (`thresher.read.signals`)
+        "thresher.signal_settings": json.dumps(layout.get("settings") or {}, sort_keys=True),
         "thresher.json_columns": json.dumps(
             sorted(name for name, kind in columns if kind == "json")),
     }

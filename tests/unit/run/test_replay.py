@@ -109,6 +109,42 @@ def test_the_decisions_changed_are_the_ones_the_settings_move(signals_build, tmp
     assert stricter.stats.counters["malformed"] == first["malformed"] == 1
 
 
+def test_replay_bands_and_verifies_the_recorded_sketches_without_the_text(corpus, signals_build, tmp_path,
+                                                                       monkeypatch):
+    """Under the first build's sketch settings no row that passed its chain is shingled or hashed
+    again: with the text scans broken, the replay at a new threshold still writes the fresh build's
+    output (a broken scan would drop its document as `dedup.*: error`)."""
+    from thresher.dedup.exact import ExactDedup
+    from thresher.dedup.near import MinHashDedup
+
+    change = CHANGES[0]  # stricter: every row it keeps passed the first build's chain
+    build([str(corpus)], tmp_path / "fresh", local_config(**merge(BASE, change)))
+    section = json.loads((signals_build / "manifest.json").read_text())["signals"]
+    assert set(section["settings"]) == {"dedup.exact", "dedup.near"}
+    assert {name for name, _ in section["signals"]} >= {"dedup.exact.key", "dedup.near.minhash", "dedup.near.sample"}
+
+    def broken(self, doc):
+        raise AssertionError("scanned from the text")
+
+    monkeypatch.setattr(MinHashDedup, "scan", broken)
+    monkeypatch.setattr(ExactDedup, "scan", broken)
+    # in this process, where the scans are broken (a pool's workers would import them afresh)
+    replayed = replay(signals_build, tmp_path / "replayed", merge(change, {"exec": {"engine": "local"}}))
+    assert "event/stage_error" not in replayed.stats.counters
+    assert outcome(tmp_path / "replayed") == outcome(tmp_path / "fresh")
+
+
+@pytest.mark.parametrize("change", [
+    {"dedup": {"near": {"shingle_size": 3, "threshold": 0.7}}},
+    {"dedup": {"exact": {"level": "raw"}, "near": {"method": "simhash"}}},
+])
+def test_a_change_of_what_the_sketches_depend_on_scans_the_text_again(corpus, signals_build, tmp_path, change):
+    build([str(corpus)], tmp_path / "fresh", local_config(**merge(BASE, change)))
+    replay(signals_build, tmp_path / "replayed", change)
+    assert outcome(tmp_path / "replayed") == outcome(tmp_path / "fresh")
+    assert outcome(tmp_path / "fresh")["shards"] != outcome(signals_build)["shards"]
+
+
 @pytest.mark.parametrize(("change", "named"), [
     ({"extract": {"min_text_chars": 5}}, "extract.min_text_chars (extraction)"),
     ({"lang": {"enabled": False}}, "lang.enabled (language identification)"),
