@@ -211,7 +211,7 @@ _VALUE_CLASS = re.compile(
     r"^(?:(?:tag|tags|category|cat|postid|post|term|type|status|format|page-id|parent-pageid|topic|section)[-_]\S"
     r"|elementor-|wp-block-|et_pb_|vc_|fl-|gb-)"
 )
-_SLUG_ID = re.compile(r"^(?:[^-_\s]+[-_]){4,}[^-_\s]+$")
+_SLUG_ID = re.compile(r"^(?:[^-_\s]+[-_]+){4,}[^-_\s]+$")
 _CLASS_OR_ID = re.compile(r"""(?:^|\s)(class|id)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.I)
 
 

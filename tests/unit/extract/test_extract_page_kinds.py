@@ -119,3 +119,18 @@ def test_article_cards_beside_a_body_that_is_no_article_go(monkeypatch: pytest.M
     assert SENTENCES[0] in text and "Excerpt 0:" not in text
     monkeypatch.setattr(boilerplate, "dominant_group", lambda doc: None)
     assert "Excerpt 0:" in text_of(more_posts_page())
+
+
+def test_a_heading_anchor_id_with_a_doubled_separator_is_a_slug(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the id is the heading's text made an anchor ("nav_" + slug + "__1"), not a navigation box
+    body = "".join(f"<p>{s}</p>" for s in SENTENCES)
+    heading = "Only the foil stays behind"
+    page = (f'<html><body><article><h1>Cargo ship lost</h1><div class="article-content">{body}'
+            f'<h3 class="subheading" id="nav_only_the_foil__1">{heading}</h3>{body}</div></article></body></html>')
+    assert heading in text_of(page)
+    monkeypatch.setattr(hints, "_SLUG_ID", re.compile(r"^(?:[^-_\s]+[-_]){4,}[^-_\s]+$"))
+    hints._CLASS_ID_MEMO.clear()
+    try:
+        assert heading not in text_of(page)
+    finally:
+        hints._CLASS_ID_MEMO.clear()
