@@ -17,6 +17,7 @@ and Readability's pages. Extractors run as in `extraction_eval.py` (one subproce
 
     python benchmarks/extraction_page_kinds.py            # writes benchmarks/results/extraction_page_kinds.json
     python benchmarks/extraction_page_kinds.py --extractors thresher,trafilatura_nocomments --no-write
+    python benchmarks/extraction_page_kinds.py --extractors thresher --merge   # thresher's row only
 
 Looking at single pages (nothing written): `--pages SET/KIND` lists the kind's pages with each
 extractor's page F1, worst gap to the best peer first; `--diff SET/PAGE_ID` shows, for one page, the
@@ -224,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", metavar="SET/KIND", help="per-page F1 of the kind's pages (nothing written)")
     ap.add_argument("--diff", metavar="SET/PAGE_ID", help="one page's missed and extra lines (nothing written)")
     ap.add_argument("--refresh", action="store_true", help="rerun the peers instead of reading their cache")
+    ap.add_argument("--merge", action="store_true",
+                    help="replace only the rows of --extractors in the existing results (the others kept as they are)")
     args = ap.parse_args(argv)
     if not ev.DATA.is_dir():
         print(f"evaluation data not found at {ev.DATA}", file=sys.stderr)
@@ -252,6 +255,12 @@ def main(argv: list[str] | None = None) -> int:
             print(name, set_name, json.dumps(results["f1"][name][set_name]), flush=True)
     results["date"] = datetime.date.today().isoformat()
     results["machine"] = {"platform": platform.platform(), "python": platform.python_version()}
+    if args.merge and RESULTS.exists():
+        previous = json.loads(RESULTS.read_text())
+        if previous.get("pages") != results["pages"]:
+            raise SystemExit("--merge: the page groups differ from the stored run's; rerun every extractor")
+        for key in ("f1", "versions"):
+            results[key] = {**previous.get(key, {}), **results[key]}
     if not args.no_write:
         RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
         print(f"wrote {RESULTS.relative_to(ev.ROOT)}")

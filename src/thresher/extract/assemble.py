@@ -81,9 +81,10 @@ def filter_blocks(chosen: list[Block], title: str | None, keep_links: bool = Fal
             continue  # figure captions and credits describe an image, not the text
         if " on line " in b.text and is_server_diagnostic(b.text):
             continue
-        if b.kind == "p" and b.text_len < _CAPTION_LINE_MAX_CHARS and (
-                is_caption_line(b.text) or FURNITURE_SENTENCE.search(b.text)):
-            continue  # a caption written as a paragraph, a post footer, a rights notice
+        if b.kind == "p" and b.text_len < _CAPTION_LINE_MAX_CHARS and is_caption_line(b.text):
+            continue  # a caption written as a paragraph
+        if b.kind in ("p", "heading") and b.text_len < _CAPTION_LINE_MAX_CHARS and FURNITURE_SENTENCE.search(b.text):
+            continue  # a post footer, a "log in to take part" prompt (a forum writes it as a heading)
         if b.text_len < _BOILER_LINE_MAX_CHARS and BOILER_LINE.match(b.text.strip(" .:!|»›>-–—")):
             continue
         out.append(b)

@@ -127,9 +127,9 @@ def paragraph_mass(doc: HtmlDocument) -> tuple[list[int], list[int]]:
 
 
 
-def dominant_group_inside(doc: HtmlDocument) -> list[bool] | None:
-    """Per node: whether it holds the page's dominant run of paragraphs (`_DOMINANT_GROUP_RATIO`);
-    None when no run dominates."""
+def dominant_group(doc: HtmlDocument) -> Node | None:
+    """The parent of the page's dominant run of paragraphs (`_DOMINANT_GROUP_RATIO`), or None when
+    no run dominates."""
     groups: dict[int, int] = {}
     for node in doc.nodes:
         if node.tag == "p" and node.text_len >= _MIN_PARAGRAPH_CHARS and node.link_len * 3 < node.text_len:
@@ -142,8 +142,16 @@ def dominant_group_inside(doc: HtmlDocument) -> list[bool] | None:
     top, top_mass = ranked[0]
     if top_mass < _MIN_CONTENT_MASS or len(ranked) > 1 and top_mass < _DOMINANT_GROUP_RATIO * ranked[1][1]:
         return None
+    return doc.nodes[top]
+
+
+def dominant_group_inside(doc: HtmlDocument) -> list[bool] | None:
+    """Per node: whether it holds the page's dominant run of paragraphs (`dominant_group`); None
+    when no run dominates."""
+    up = dominant_group(doc)
+    if up is None:
+        return None
     inside = [False] * len(doc.nodes)
-    up: Node | None = doc.nodes[top]
     while up is not None:
         inside[up.index] = True
         up = up.parent
@@ -330,12 +338,20 @@ def mark_article_cards(doc: HtmlDocument) -> None:
     main = max(articles, key=lambda n: n.text_len)
     nodes = doc.nodes
     series = _series_of(nodes, main)
+    reference = main.text_len
+    body = dominant_group(doc)
+    # the page's article body is no <article> at all: every <article> is a card beside it (a blog
+    # post followed by a "more posts" row of linked titles), measured against that body
+    body_outside = body is not None and not body.flags & REMOVED and not any(a.contains(body) for a in articles)
+    if body_outside:
+        series = ""
+        reference = max(reference, body.text_len)  # type: ignore[union-attr]
     for node in articles:
-        if node is main or node.contains(main) or main.contains(node):
+        if not body_outside and (node is main or node.contains(main) or main.contains(node)):
             continue
         if series and node.parent is main.parent and _first_class(node) == series:
             continue  # another post of the thread the main one opens
-        if node.text_len < _CARD_SHARE * main.text_len and node.link_len and _has_linked_heading(nodes, node):
+        if node.text_len < _CARD_SHARE * reference and node.link_len and _has_linked_heading(nodes, node):
             node.flags |= REMOVED
             for i in range(node.index + 1, node.end):
                 doc.nodes[i].flags |= REMOVED

@@ -191,7 +191,13 @@ def is_caption_line(text: str) -> bool:
 # 0.0003 F1 on trafilatura-eval but lost as much on AEB, whose gold keeps a news agency's notice.)
 FURNITURE_SENTENCE = re.compile(
     r"^(?:this entry was posted|this post was posted|der beitrag wurde am|dieser beitrag wurde am|"
-    r"ce billet a été publié|cet article a été publié|esta entrada fue publicada)\b",
+    r"ce billet a été publié|cet article a été publié|esta entrada fue publicada"
+    # a forum's or blog's prompt to log in before taking part, under the thread
+    r"|you (?:must|need to|have to) (?:be )?(?:log(?:ged)?|sign(?:ed)?) ?in|please (?:log|sign) ?in to"
+    r"|sie müssen (?:sich )?(?:einloggen|anmelden|angemeldet|eingeloggt)"
+    r"|du musst (?:dich )?(?:einloggen|anmelden|angemeldet|eingeloggt)"
+    r"|vous devez (?:être connecté|vous connecter)|debes (?:iniciar sesión|estar registrado)"
+    r"|musisz (?:być zalogowany|się zalogować)|você precisa (?:estar logado|fazer login))\b",
     re.I,
 )
 
@@ -205,7 +211,7 @@ _VALUE_CLASS = re.compile(
     r"^(?:(?:tag|tags|category|cat|postid|post|term|type|status|format|page-id|parent-pageid|topic|section)[-_]\S"
     r"|elementor-|wp-block-|et_pb_|vc_|fl-|gb-)"
 )
-_SLUG_ID = re.compile(r"^(?:[^-_\s]+[-_]){4,}[^-_\s]+$")
+_SLUG_ID = re.compile(r"^(?:[^-_\s]+[-_]+){4,}[^-_\s]+$")
 _CLASS_OR_ID = re.compile(r"""(?:^|\s)(class|id)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.I)
 
 
