@@ -143,6 +143,7 @@ def test_lease_refuses_a_second_build_until_it_expires(s3):
     third = open_work_store(url).lease(ttl=60)
     third.acquire(now=1113.0)  # a released lease need not expire first
     assert third.generation == second.generation + 1
+    assert open_work_store(url).list("lease") == [f"lease/g{third.generation:09d}.json"]  # history deleted
 
 
 def test_lease_as_a_context_and_the_stamp(s3):
