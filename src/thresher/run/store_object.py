@@ -78,6 +78,9 @@ class ObjectWorkStore:
     def read(self, rel: str) -> bytes:
         return bytes(self.fs.cat_file(self._path(rel)))
 
+    def locate(self, rel: str) -> str:
+        return f"{self.location}/{rel}"
+
     def read_range(self, rel: str, offset: int, length: int) -> bytes:
         if length <= 0:
             return b""
