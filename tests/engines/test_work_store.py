@@ -143,6 +143,7 @@ def test_lease_refuses_a_second_build_until_it_expires(s3):
     third = open_work_store(url).lease(ttl=60)
     third.acquire(now=1113.0)  # a released lease need not expire first
     assert third.generation == second.generation + 1
+    assert open_work_store(url).list("lease") == [f"lease/g{third.generation:09d}.json"]  # history deleted
 
 
 def test_lease_as_a_context_and_the_stamp(s3):
@@ -240,8 +241,11 @@ def test_task_killed_after_writing_before_committing_counts_for_nothing(s3):
     ctx = TaskContext(config=RunConfig(), workdir=f"s3://{bucket}/kill", write_rejects=False)
     runs = []
 
+    located = []
+
     def scan(ctx, die):
         runs.append(die)
+        located.append(ctx.output_location("scan/p000000.docs.jsonl"))  # what a result would name
         with ctx.output("scan/p000000.docs.jsonl") as out:
             out.write(f"docs of run {len(runs)}\n".encode())
         with contextlib.suppress(OSError), ctx.output("scan/p000000.malformed.jsonl") as out:
@@ -264,6 +268,7 @@ def test_task_killed_after_writing_before_committing_counts_for_nothing(s3):
     assert run_task(scan, VerifyResult, ctx, "scan-p000000", False).edges == 2
     name = store.resolve("scan-p000000", "scan/p000000.docs.jsonl")
     assert name != orphan[0] and store.read(name) == b"docs of run 2\n"
+    assert located[1] == store.locate(name) == f"s3://{bucket}/kill/{name}" and located[0] != located[1]
     with pytest.raises(FileNotFoundError, match="not among the outputs"):
         store.resolve("scan-p000000", "scan/p000000.malformed.jsonl")  # an unfinished writer is no output
     fresh = open_work_store(f"s3://{bucket}/kill")  # another node resolves the same object

@@ -36,7 +36,7 @@ from thresher.run.signal_rows import SignalRecorder
 from thresher.run.spill import BucketSpill
 from thresher.run.task import NullWriter, TaskContext
 from thresher.run.workdir import WorkDir
-from thresher.write.atomic import atomic_open, dumps_line
+from thresher.write.atomic import dumps_line
 
 log = logging.getLogger(__name__)
 
@@ -109,10 +109,11 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
     with (
         RecordFailures(stuck_dir, task) as in_record,  # an exception escaping one record: noted for the retry
         contextlib.ExitStack() as key_spills,
-        atomic_open(work.scan_docs(partition.index), "wb", durable=False) as docs_out,
-        atomic_open(work.scan_malformed(partition.index), "wb", durable=False) as malformed_out,
+        # through the work store: renamed into place in a folder, the attempt's objects on an object store
+        ctx.output(work.rel(work.scan_docs(partition.index))) as docs_out,
+        ctx.output(work.rel(work.scan_malformed(partition.index))) as malformed_out,
         (
-            atomic_open(work.scan_rejects(partition.index), "wb", durable=False) if ctx.write_rejects else NullWriter()
+            ctx.output(work.rel(work.scan_rejects(partition.index))) if ctx.write_rejects else NullWriter()
         ) as rejects_out,
     ):
         spills = [

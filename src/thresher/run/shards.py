@@ -25,7 +25,7 @@ from thresher.run.results import Piece, ShardFile, WriteResult
 from thresher.run.scan import iter_scan_docs
 from thresher.run.task import NullWriter, TaskContext
 from thresher.run.workdir import WorkDir
-from thresher.write.atomic import atomic_open, dumps_line
+from thresher.write.atomic import dumps_line
 from thresher.write.digest import digested_file
 from thresher.write.formats import get_format, member_codec, shard_writer
 from thresher.write.members import MemberWriter, join_members, owns
@@ -119,7 +119,7 @@ def write_task(
     g = global_start
     with (
         contextlib.ExitStack() as stack,
-        (atomic_open(work.write_rejects(p), "wb", durable=False) if ctx.write_rejects else NullWriter()) as rejects_out,
+        (ctx.output(work.rel(work.write_rejects(p))) if ctx.write_rejects else NullWriter()) as rejects_out,
     ):
         handle: Any = None
         members: MemberWriter | None = None
@@ -135,11 +135,11 @@ def write_task(
             if not pieces or pieces[-1][0] != shard:
                 # a new shard: close the previous piece (atomically renamed) and open this one
                 stack.close()
-                path = work.piece(shard, p, ".jsonl" if codec is None else ".members")
-                handle = stack.enter_context(atomic_open(path, "wb", durable=False))
+                rel = work.rel(work.piece(shard, p, ".jsonl" if codec is None else ".members"))
+                handle = stack.enter_context(ctx.output(rel))  # through the work store
                 if codec is not None:
                     members = MemberWriter(handle, codec.records, per_shard, codec.compress)
-                pieces.append([shard, str(path), 0 if members is None else members])
+                pieces.append([shard, ctx.output_location(rel), 0 if members is None else members])
             if members is None:
                 handle.write(line)
                 pieces[-1][2] += 1

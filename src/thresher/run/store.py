@@ -99,6 +99,9 @@ class WorkStore(Protocol):
     def read(self, rel: str) -> bytes:
         """An object's bytes; `FileNotFoundError` when there is none."""
 
+    def locate(self, rel: str) -> str:
+        """The object's full name: a path, or a URL under the store's."""
+
     def read_range(self, rel: str, offset: int, length: int) -> bytes:
         """`length` bytes from `offset` (fewer at the end of the object)."""
 
@@ -154,6 +157,9 @@ class LocalWorkStore:
 
     def read(self, rel: str) -> bytes:
         return self._path(rel).read_bytes()
+
+    def locate(self, rel: str) -> str:
+        return str(self._path(rel))
 
     def read_range(self, rel: str, offset: int, length: int) -> bytes:
         with open(self._path(rel), "rb") as f:
@@ -229,6 +235,10 @@ class Attempt:
     def put(self, rel: str, data: bytes) -> None:
         with self.writer(rel) as out:
             out.write(data)
+
+    def location(self, rel: str) -> str:
+        """Where this attempt's `rel` is (`WorkStore.locate`), for a result that names it."""
+        return self.store.locate(self.store.attempt_name(rel, self.name))
 
     def commit(self, result: Any) -> TaskCommit:
         return self.store.commit(self.task, self.name, self.outputs, result)

@@ -26,7 +26,7 @@ import json
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -50,10 +50,10 @@ LEASE_DIR = "lease"
 class ObjectWorkStore:
     """A work store under an fsspec URL (module docstring)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, options: Mapping[str, Any] | None = None) -> None:
         self.location = url.rstrip("/")
         # a fresh filesystem: a cached one keeps the endpoint and credentials it was made with
-        self.fs, self.root = fsspec_filesystem(self.location, skip_instance_cache=True)
+        self.fs, self.root = fsspec_filesystem(self.location, skip_instance_cache=True, **(options or {}))
         self.commits: dict[str, TaskCommit] = {}  # a commit never changes once made: safe to keep
 
     def _path(self, rel: str) -> str:
@@ -77,6 +77,9 @@ class ObjectWorkStore:
 
     def read(self, rel: str) -> bytes:
         return bytes(self.fs.cat_file(self._path(rel)))
+
+    def locate(self, rel: str) -> str:
+        return f"{self.location}/{rel}"
 
     def read_range(self, rel: str, offset: int, length: int) -> bytes:
         if length <= 0:
@@ -103,6 +106,14 @@ class ObjectWorkStore:
             names.append(path)
         if names:
             self.fs.rm(names)
+
+    def remove(self, rels: Sequence[str]) -> None:
+        """Delete these objects (one bulk request where the protocol has one); missing ones are no error."""
+        if rels:
+            try:
+                self.fs.rm([self._path(rel) for rel in rels])
+            except FileNotFoundError:
+                pass
 
     def create(self, rel: str, data: bytes) -> bool:
         """Write `rel` only if no object has that name; False when one had."""
@@ -206,6 +217,7 @@ class ObjectLease:
         self.owner = owner or new_owner()
         self.generation = 0
         self.lost: str | None = None
+        self._seen: set[str] = set()  # the lease objects the last look found
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -218,6 +230,7 @@ class ObjectLease:
 
     def _highest(self) -> tuple[int, dict[str, Any] | None]:
         names = [n for n in self.store.list(LEASE_DIR) if n.rsplit("/", 1)[-1].startswith("g")]
+        self._seen = set(names)
         if not names:
             return 0, None
         name = max(names)
@@ -244,8 +257,8 @@ class ObjectLease:
             _, held = self._highest()  # another build took it between the look and the create
             raise self._refuse(held or {}, now)
         self.generation = generation + 1
-        for old in range(max(1, generation - 8), generation + 1):  # earlier generations are history
-            self.store.delete(self._name(old))
+        # earlier generations are history: one bulk delete (a build still reading one finds the store held)
+        self.store.remove(sorted(self._seen))
 
     def renew(self, now: float | None = None) -> None:
         """Push the expiry on; `WorkDirError` (and `lost` set) when another build took the store."""
@@ -297,7 +310,11 @@ def probe_work_store(url: str) -> None:
     """Reach the store's bucket once, and check its stamp: `ConfigError` (one line) when the endpoint
     cannot be reached, the bucket does not exist or the credentials are refused; `WorkDirError` for
     a store another thresher wrote."""
-    store = ObjectWorkStore(url)
+    # S3's client would retry a dead endpoint for minutes (60 s connect timeout, 5 attempts): the
+    # probe gives up after one retry of 5 s, so a wrong endpoint fails the build at once
+    quick = {"config_kwargs": {"connect_timeout": 5, "retries": {"max_attempts": 2}}} if url.startswith(
+        ("s3://", "s3a://")) else None
+    store = ObjectWorkStore(url, quick)
     bucket = store.root.split("/", 1)[0]
     try:
         store.fs.invalidate_cache(bucket)

@@ -71,6 +71,11 @@ class TaskContext:
         attempt = current_attempt()
         return attempt.writer(rel) if attempt is not None else self.store.writer(rel)
 
+    def output_location(self, rel: str) -> str:
+        """Where `output(rel)` puts the file: a path in a folder, the attempt's object's URL."""
+        attempt = current_attempt()
+        return attempt.location(rel) if attempt is not None else self.store.locate(rel)
+
 
 @functools.lru_cache(maxsize=8)
 def _store(workdir: str) -> WorkStore:

@@ -50,6 +50,10 @@ class WorkDir:
     def path(self, *parts: str) -> Path:
         return self.root.joinpath(*parts)
 
+    def rel(self, path: Path) -> str:
+        """A work file's name in the work store (`thresher.run.store`): relative, '/'-separated."""
+        return path.relative_to(self.root).as_posix()
+
     def marker(self, task_id: str) -> Path:
         return self.root / "done" / f"{task_id}.json"
 

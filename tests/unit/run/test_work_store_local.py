@@ -9,7 +9,15 @@ from thresher.core.errors import WorkDirError
 from thresher.core.serial import dump
 from thresher.core.stats import Stats
 from thresher.run.results import VerifyResult
-from thresher.run.store import LocalWorkStore, TaskCommit, check_stamp, new_attempt, open_work_store, store_stamp
+from thresher.run.store import (
+    Attempt,
+    LocalWorkStore,
+    TaskCommit,
+    check_stamp,
+    new_attempt,
+    open_work_store,
+    store_stamp,
+)
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import write_work_json
 
@@ -71,3 +79,15 @@ def test_task_commit_round_trips():
     assert commit.resolve("x") == "x.attempt-a1" and commit.resolve("y") == "y"
     with pytest.raises(ValueError):
         TaskCommit.from_json({"attempt": "a"})
+
+
+def test_local_attempt_writes_and_names_the_file_itself(tmp_path):
+    store = LocalWorkStore(tmp_path)
+    attempt = Attempt(store, "write-000001")
+    rel = "pieces/s00000-p000001.jsonl"
+    with attempt.writer(rel) as out:
+        out.write(b"line\n")
+    # a result names the piece by the path it always had, so assemble reads it as before
+    assert attempt.location(rel) == str(WorkDir(tmp_path).piece(0, 1, ".jsonl")) == store.locate(rel)
+    assert attempt.outputs == {rel: rel} and (tmp_path / rel).read_bytes() == b"line\n"
+    assert store.resolve("write-000001", rel) == rel
