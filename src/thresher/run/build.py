@@ -77,6 +77,7 @@ class BuildRequest:
     on_progress: ProgressSink | None
     tasks: TaskTable
     carried: Stats | None = None
+    published: RunConfig | None = None
 
 
 def build(
@@ -89,11 +90,14 @@ def build(
     on_progress: ProgressSink | None = None,
     tasks: TaskTable = DEFAULT_TASKS,
     carried: Stats | None = None,
+    published: RunConfig | None = None,
 ) -> BuildResult:
     """Build a dataset from `inputs` into `output`, a folder or an fsspec URL. See the module
     docstring for the guarantees. `tasks` replaces the functions phases run (fault injection in
     tests; see `thresher.run.phases.TaskTable`). `carried`: counts added to the build's own (a
-    replay's, of what its input no longer holds: `thresher.run.replay`)."""
+    replay's, of what its input no longer holds: `thresher.run.replay`). `published`: the config the
+    manifest, its hash and the card name instead of `config` (a replay's: the settings of the fresh
+    build it stands for, which differ only in how the input is read)."""
     config = config or RunConfig()
     preflight(inputs, output, config, rejects=rejects)  # before any task: inputs, extras, outputs
     check_corpus_stages(config)  # the embedding encoder
@@ -109,7 +113,7 @@ def build(
             claim_work_dir(place, overwrite)
         request = BuildRequest(
             inputs=list(inputs), place=place, config=config, rejects=rejects, overwrite=overwrite,
-            on_progress=on_progress, tasks=tasks, carried=carried,
+            on_progress=on_progress, tasks=tasks, carried=carried, published=published,
         )
         return _build_locked(request)
 
@@ -182,8 +186,8 @@ def _build_locked(request: BuildRequest) -> BuildResult:
     aggregator.start_phase("finalize", 1)
     for phase, seconds in aggregator.phase_seconds.items():
         stats.add_time(f"phase.{phase}", seconds)  # wall clock per phase, for scaling models
-    done = Finished(config=config, inputs=request.inputs, partitions=partitions, shards=shards, stats=stats,
-                    sections=sections, beside=added)
+    done = Finished(config=request.published or config, inputs=request.inputs, partitions=partitions,
+                    shards=shards, stats=stats, sections=sections, beside=added)
     manifest = finalize(place.target, work, done, request.rejects)
     aggregator.task_done()
     aggregator.emit(final=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,18 +58,23 @@ def replay_inputs(dataset: str | Path) -> tuple[list[str], dict[str, Any], Stats
 
 
 def replay_config(manifest: Mapping[str, Any], overrides: Mapping[str, Any]) -> tuple[RunConfig, RunConfig]:
-    """(the first build's config, the replay's): the manifest's settings, then `overrides` (nested,
-    as a TOML file and flags give them); refused when a setting cannot be replayed."""
+    """(the first build's config, the config of the fresh build the replay stands for): the
+    manifest's settings, then `overrides` (nested, as a TOML file and flags give them); refused
+    when a setting cannot be replayed. The replay runs the latter reading the table (`as_replay`)
+    and its manifest names the latter as it is, so its `config_hash` is that fresh build's."""
     if (overrides.get("output") or {}).get("signals"):
         raise ConfigError("thresher replay cannot change output.signals (a replay writes no signals table: "
                           "its rows would hold the first build's measurements, not this one's)")
     recorded = dict(manifest.get("config") or {})
     original = RunConfig.from_dict(recorded)
-    data = merge(recorded, dict(overrides))
-    data = merge(data, {"input": {"format": REPLAY_INPUT}, "output": {"signals": False}})
-    config = RunConfig.from_dict(data)
-    check_replayable(original, config)
-    return original, config
+    published = RunConfig.from_dict(merge(merge(recorded, dict(overrides)), {"output": {"signals": False}}))
+    check_replayable(original, as_replay(published))
+    return original, published
+
+
+def as_replay(config: RunConfig) -> RunConfig:
+    """`config` reading a signals table (the input kind the replay's scan recognizes)."""
+    return replace(config, input=replace(config.input, format=REPLAY_INPUT))
 
 
 def carried_stats(stats: Stats) -> Stats:
@@ -95,6 +101,6 @@ def replay(
     """Decide DATASET's documents again under its settings changed by `overrides`, into `output`:
     the shards, manifest records and stats a fresh build with those settings writes."""
     inputs, manifest, stats = replay_inputs(dataset)
-    _, config = replay_config(manifest, overrides or {})
-    return build(inputs, output, config, rejects=rejects, overwrite=overwrite, on_progress=on_progress,
-                 carried=carried_stats(stats))
+    _, published = replay_config(manifest, overrides or {})
+    return build(inputs, output, as_replay(published), rejects=rejects, overwrite=overwrite,
+                 on_progress=on_progress, carried=carried_stats(stats), published=published)

@@ -1,14 +1,16 @@
-"""What a scan task keeps for the signals table (`build --signals`, docs/signals.md): one work line
-per document the chain judged, and the annotation keys it saw with their value types.
+"""What a scan task keeps for the signals table (`build --signals`, docs/signals.md): one work
+record per document the chain judged, and the annotation keys it saw with their value types.
 
-A line is `ordinal TAB extra TAB record`, where `record` is the document's output line
+A record (`ROW_HEAD`, then its parts) holds the document's ordinal and five byte strings: `extra`,
+a JSON object with the document stage's `drop` and `failures` (every failing rule of a rule set);
+`measured` and `marks`, what the chain left for a replay (`core.stages.MEASURED`, `MARKS`: each
+rule set's exact measurements, each stage's annotation mark), as the JSON the table stores (empty:
+none); `signals`, the corpus stages' signals (`core.stages.RecordsSignals`: the exact key, the
+MinHash signature and sample), raw (`pack_signals`); and `record`, the document's output line
 (`Document.to_record()` as `dumps_line` writes it: for a survivor the very bytes of its scan-file
-line, computed once) and `extra` a JSON object with what the record does not hold: the document
-stage's `drop` and `failures` (every failing rule of a rule set), the corpus stages' `signals`
-(`core.stages.RecordsSignals`: the exact key, the MinHash signature, as hex), and what the chain
-left for a replay (`core.stages.MEASURED`, `MARKS`: each rule set's exact measurements, each
-stage's annotation mark). The signals task
-(`run/signals.py`) merges these lines with the corpus decisions into the partition's Parquet file.
+line, computed once). Binary and length-prefixed, so the signals task (`run/signals.py`) neither
+decodes nor re-encodes what it copies into the table (hex signatures in JSON cost as much as the
+rest of the table: issue 33).
 
 The column file says, per annotation key, which JSON value types it took in this partition
 (`bool`, `int`, `float`, `str`, `json`), and per corpus stage the settings its signals depend on
@@ -20,7 +22,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+import struct
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +37,54 @@ INT64 = 1 << 63
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
-def extra_json(extra: dict[str, Any]) -> bytes:
+# ordinal, then the lengths of extra, measured, marks, signals and record
+ROW_HEAD = struct.Struct("<qIIIII")
+_SIGNAL_HEAD = struct.Struct("<BI")  # name length, value length
+
+
+def pack_signals(signals: dict[str, bytes]) -> bytes:
+    """Signals as name/value pairs, each its lengths then its bytes."""
+    parts: list[bytes] = []
+    for name, value in signals.items():
+        raw = name.encode("utf-8")
+        parts += (_SIGNAL_HEAD.pack(len(raw), len(value)), raw, value)
+    return b"".join(parts)
+
+
+def unpack_signals(data: bytes) -> dict[str, bytes]:
+    found: dict[str, bytes] = {}
+    i, size = 0, _SIGNAL_HEAD.size
+    while i < len(data):
+        n, m = _SIGNAL_HEAD.unpack_from(data, i)
+        i += size
+        found[data[i:i + n].decode("utf-8")] = data[i + n:i + n + m]
+        i += n + m
+    return found
+
+
+def iter_rows(path: Path) -> Iterator[tuple[int, bytes, bytes, bytes, bytes, bytes]]:
+    """(ordinal, extra, measured, marks, signals, record) of each record of a rows file, in order."""
+    head = ROW_HEAD.size
+    with open(path, "rb") as f:
+        while True:
+            fixed = f.read(head)
+            if not fixed:
+                return
+            if len(fixed) != head:
+                raise RuntimeError(f"{path}: truncated signals row")
+            ordinal, *sizes = ROW_HEAD.unpack(fixed)
+            body = f.read(sum(sizes))
+            if len(body) != sum(sizes):
+                raise RuntimeError(f"{path}: truncated signals row")
+            parts: list[bytes] = []
+            i = 0
+            for n in sizes:
+                parts.append(body[i:i + n])
+                i += n
+            yield ordinal, parts[0], parts[1], parts[2], parts[3], parts[4]
+
+
+def extra_json(extra: Any) -> bytes:
     """`dumps_line(extra)` without its newline; the prebuilt encoder where the values are plain."""
     if not extra:
         return b"{}"
@@ -91,25 +141,21 @@ class SignalRecorder:
         extra: dict[str, Any] = {}
         derived = doc.derived
         measured = derived.get(MEASURED)
-        if measured:
-            extra["measured"] = measured
         marks = derived.get(MARKS)
-        if marks:
-            extra["marks"] = marks
+        signals = b""
         if outcome is not None:
             drop, failures = outcome
             extra["drop"] = drop.to_record()
             if failures:  # a rule set's (every failing rule, counted as `fail/`); other stages give none
                 extra["failures"] = [f.to_record() for f in failures]
         elif scans:
-            found: dict[str, str] = {}
+            found: dict[str, bytes] = {}
             for i, stage in self.stages:
                 scanned = scans[i]
                 if scanned is not None:
-                    for name, value in stage.signals(scanned).items():
-                        found[name] = value.hex()
+                    found.update(stage.signals(scanned))
             if found:
-                extra["signals"] = found
+                signals = pack_signals(found)
                 self.signal_names.update(found)
         types = self.types
         for key, value in doc.annotations.items():
@@ -122,7 +168,12 @@ class SignalRecorder:
                     seen.add(kind)
         if line is None:
             line = dumps_line(doc.to_record())
-        self._out.write(b"%d\t%b\t%b" % (doc.ordinal, extra_json(extra), line))
+        extra_bytes = extra_json(extra)
+        measured_bytes = extra_json(measured) if measured else b""
+        marks_bytes = extra_json(marks) if marks else b""
+        self._out.write(ROW_HEAD.pack(doc.ordinal, len(extra_bytes), len(measured_bytes), len(marks_bytes),
+                                      len(signals), len(line)))
+        self._out.write(b"".join((extra_bytes, measured_bytes, marks_bytes, signals, line)))
 
     def close(self) -> None:
         """Put the rows and the column file in place (the rows first: the column file says it is done)."""

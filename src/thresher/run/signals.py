@@ -22,7 +22,7 @@ from thresher.run.cluster import iter_decisions
 from thresher.run.integrity import require_work_files
 from thresher.run.observe import utf8_length, whitespace_tokens
 from thresher.run.results import ShardFile
-from thresher.run.signal_rows import columns_path, rows_path
+from thresher.run.signal_rows import columns_path, iter_rows, rows_path, unpack_signals
 from thresher.run.task import TaskContext
 from thresher.write.digest import digested_file
 from thresher.write.signals import SignalsWriter, drop_columns, part_path, table_layout
@@ -43,32 +43,32 @@ def signals_task(ctx: TaskContext, p: int, global_start: int, stages: Sequence[s
     g = global_start
     with digested_file(dest) as out:
         writer = SignalsWriter(layout, cast(IO[bytes], out))
-        with open(rows_path(work, p), "rb") as rows:
-            for line in rows:
-                ordinal_bytes, extra_json, record_json = line.split(b"\t", 2)
-                ordinal = int(ordinal_bytes)
-                extra = json.loads(extra_json)
-                record = json.loads(record_json)
-                row = _row(ordinal, record, extra)
-                if "drop" not in extra:  # passed the chain: the corpus stages decided it
-                    if pending is not None and pending.ordinal < ordinal:
-                        raise RuntimeError(f"partition {p}: decision for ordinal {pending.ordinal}, "
-                                           "which no scanned document has")
-                    decision = None
-                    if pending is not None and pending.ordinal == ordinal:
-                        decision, pending = pending, next(decisions, None)
-                    if decision is not None and decision.drop is not None:
-                        row["status"] = "dropped"
-                        row.update(drop_columns(decision.drop.to_record(), None, "corpus"))
-                    else:
-                        row["shard"], row["row"] = divmod(g, per_shard)
-                        g += 1
-                        if decision is not None:
-                            row["edited"] = decision.edit is not None
-                            if decision.cluster:
-                                row["dedup_cluster"] = decision.cluster
-                                row["dedup_duplicates"] = decision.duplicates
-                writer.add(row)
+        for ordinal, extra_json, measured, marks, signals, record_json in iter_rows(rows_path(work, p)):
+            extra = json.loads(extra_json)
+            row = _row(ordinal, json.loads(record_json), extra)
+            # JSON as the table stores it, and raw signals: copied, not decoded (`run.signal_rows`)
+            row["measured"] = measured.decode("utf-8") if measured else None
+            row["marks"] = marks.decode("utf-8") if marks else None
+            row["signals"] = unpack_signals(signals) if signals else {}
+            if "drop" not in extra:  # passed the chain: the corpus stages decided it
+                if pending is not None and pending.ordinal < ordinal:
+                    raise RuntimeError(f"partition {p}: decision for ordinal {pending.ordinal}, "
+                                       "which no scanned document has")
+                decision = None
+                if pending is not None and pending.ordinal == ordinal:
+                    decision, pending = pending, next(decisions, None)
+                if decision is not None and decision.drop is not None:
+                    row["status"] = "dropped"
+                    row.update(drop_columns(decision.drop.to_record(), None, "corpus"))
+                else:
+                    row["shard"], row["row"] = divmod(g, per_shard)
+                    g += 1
+                    if decision is not None:
+                        row["edited"] = decision.edit is not None
+                        if decision.cluster:
+                            row["dedup_cluster"] = decision.cluster
+                            row["dedup_duplicates"] = decision.duplicates
+            writer.add(row)
         if pending is not None:
             raise RuntimeError(f"partition {p}: decision for ordinal {pending.ordinal}, which no scanned document has")
         rows_written = writer.close()
@@ -95,9 +95,6 @@ def _row(ordinal: int, record: dict[str, Any], extra: dict[str, Any]) -> dict[st
         "annotations": record.get("annotations") or {},
         "source": source,
         "metadata": record.get("metadata"),
-        "signals": extra.get("signals") or {},
-        "measured": extra.get("measured"),
-        "marks": extra.get("marks"),
         "text": text,
     }
     drop = extra.get("drop")

@@ -170,8 +170,9 @@ def _number(value: Any) -> float | None:
 
 
 class SignalsWriter:
-    """Writes rows (dicts of the head columns plus `record`, `extra` and `annotations`) into one
-    Parquet file, a row group at a time (memory: one row group)."""
+    """Writes rows (dicts of the head columns, `annotations`, `source`, `metadata` and `text`;
+    `signals` by name as bytes; `measured` and `marks` as JSON text) into one Parquet file, a row
+    group at a time (memory: one row group)."""
 
     def __init__(self, layout: Mapping[str, Any], out: IO[bytes]) -> None:
         pa = _pyarrow()
@@ -232,9 +233,9 @@ class SignalsWriter:
             cols[col] = [None if v is None else dumps(v) for v in values] if kind == "json" else values
         signatures = [row["signals"] for row in rows]
         for name, col in self.signatures:
-            cols[col] = [None if (v := s.get(name)) is None else bytes.fromhex(v) for s in signatures]
-        cols["measured"] = [_json(row.get("measured")) for row in rows]
-        cols["marks"] = [_json(row.get("marks")) for row in rows]
+            cols[col] = [s.get(name) for s in signatures]
+        cols["measured"] = [row.get("measured") for row in rows]  # JSON already (`run.signal_rows`)
+        cols["marks"] = [row.get("marks") for row in rows]
         cols["annotations"] = [_json(a) for a in annotations]
         cols["source"] = [_json(row["source"]) for row in rows]
         cols["metadata"] = [_json(row["metadata"]) for row in rows]

@@ -92,6 +92,9 @@ def test_replay_writes_what_a_fresh_build_with_the_changed_settings_writes(corpu
     expected = outcome(tmp_path / "fresh")
     assert outcome(tmp_path / "replayed") == expected
     assert replayed.ok and fresh.ok
+    # the manifest names the fresh build's settings, not how the replay read them
+    assert replayed.manifest["config"] == fresh.manifest["config"]
+    assert replayed.manifest["config_hash"] == fresh.manifest["config_hash"]
     assert "signals" not in replayed.manifest and not (tmp_path / "replayed" / "signals").exists()
     first = outcome(signals_build)
     assert first["shards"] != expected["shards"]  # the change changed the output
