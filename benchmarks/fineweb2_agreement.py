@@ -132,11 +132,17 @@ def corpus() -> list[dict]:
         if key in pairs:
             sentences = [s.strip() for s in (BIBLE / file).read_text(encoding="utf-8").splitlines() if s.strip()]
             sources.append(("bible", code3, script, key, sentences))
+    seen: Counter[str] = Counter()
     for source, code, script, key, sentences in sources:
         joiner = "" if not TextAnalysis(" ".join(sentences[:50])).traits.space_delimited else " "
-        for i, (kind, text) in enumerate(_documents(sentences, f"{source}-{code}", joiner)):
-            out.append({"id": f"{source}-{code}-{i}", "source": source, "code": code, "script": script, "key": key,
+        # two translations of one language (K'iche' has two files) get distinct names, so ids stay unique
+        seen[f"{source}-{code}"] += 1
+        name = f"{source}-{code}" + (f".{seen[f'{source}-{code}']}" if seen[f"{source}-{code}"] > 1 else "")
+        for i, (kind, text) in enumerate(_documents(sentences, name, joiner)):
+            out.append({"id": f"{name}-{i}", "source": source, "code": code, "script": script, "key": key,
                         "damage": kind, "text": text})
+    assert len({d["id"] for d in out}) == len(out), "document ids must be unique"
+
     return out
 
 

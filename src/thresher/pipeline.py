@@ -219,6 +219,9 @@ def fork_server_preloads(config: RunConfig) -> tuple[str, ...]:
         modules.append("thresher.lang.lingua_models")  # ~77 MiB of lingua models, else per worker
         # the open-set gate reads the n-gram model's tables (thresher.lang.open_set), in their flat form
         modules.append("thresher.lang.open_set_tables")
+    elif config.lang.enabled and config.lang.detector == "wide":
+        modules += ["thresher.lang.lingua_models", "thresher.lang.open_set_tables"]
+        modules.append("thresher.lang.heliport_model")  # ~880 MiB of heliport's tables, else per worker
     elif config.lang.enabled and config.lang.detector == "ngram":
         modules.append("thresher.lang.ngram_tables")  # the n-gram model's ~10 MiB of score tables
     return tuple(modules)

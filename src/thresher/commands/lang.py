@@ -23,9 +23,10 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("file", help="text file, JSONL(.gz) file with a text field, or - for stdin")
     p.add_argument("--json", action="store_true", help="one JSON object per document")
-    p.add_argument("--detector", choices=["auto", "cascade", "ngram", "script", "fasttext"], default="auto",
+    p.add_argument("--detector", choices=["auto", "cascade", "ngram", "script", "fasttext", "wide"], default="auto",
                    help="auto: CLD2 + lingua when the lang extra is installed, else the built-in n-gram model; "
-                        "fasttext: the fastText model --model names")
+                        "fasttext: the fastText model --model names; wide: the cascade, then heliport for what it "
+                        "leaves und (the wide extra)")
     p.add_argument("--model", default=None, help="a fastText language-ID model (.bin/.ftz: lid.176, GlotLID, "
                                                  "OpenLID) for --detector fasttext; given alone, it selects it")
     p.add_argument("--field", default="text", help="the JSONL field holding the text (default: text)")

@@ -8,7 +8,7 @@ from typing import Literal
 from thresher.core.config import setting
 from thresher.lang.codes import normalize_code
 
-Detector = Literal["auto", "cascade", "ngram", "script", "fasttext"]
+Detector = Literal["auto", "cascade", "ngram", "script", "fasttext", "wide"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -18,7 +18,8 @@ class LangConfig:
         "auto",
         "auto: CLD2 + lingua when the lang extra is installed, else the built-in n-gram model; cascade:"
         " require the extra; ngram: the built-in model (standard library only); script: the writing system only;"
-        " fasttext: the fastText model --lang-model names (lid.176, GlotLID, OpenLID; the fasttext extra)",
+        " fasttext: the fastText model --lang-model names (lid.176, GlotLID, OpenLID; the fasttext extra);"
+        " wide: the cascade, then heliport's 242 languages for what it leaves und (the wide extra, ~880 MiB)",
     )
     model: str | None = setting(
         None, "fastText language-ID model file (.bin/.ftz) read by --lang-detector fasttext (alone), or by the"

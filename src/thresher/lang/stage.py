@@ -71,6 +71,14 @@ def _new_detector(config: LangConfig) -> LanguageDetector:
         return FastTextDetector(config.model, config.max_chars, config.top_k)
     if config.detector == "ngram":
         return NgramDetector(config.max_chars, config.top_k)
+    if config.detector == "wide":
+        from thresher.lang.heliport_model import available
+
+        if not (cld2_available() and available()):
+            raise ConfigError("lang.detector = wide needs the wide extra: pip install 'thresher[wide]'")
+        from thresher.lang.wide import WideDetector
+
+        return WideDetector(config.max_chars, config.top_k)
     if config.detector == "cascade" and config.model is not None and cld2_available():
         from thresher.lang.fasttext_lid import FastTextCascade
 

@@ -18,9 +18,11 @@ The definitions follow the filters', not thresher's Gopher/FineWeb rule sets whe
 ratios over all tokens (punctuation included), word counts and lengths over tokens holding a
 character outside datatrove's punctuation set, stop words matched case-sensitively, the top
 n-gram counted even when it occurs once, punctuation checked in every script. Tokens are thresher's
-(`thresher.quality.text`); in scripts written without spaces each character is a word, n-grams are
-scaled by the script's characters per word, a stop word counts when it occurs in the text, and
-the mean-word-length bounds do not apply.
+(`thresher.quality.text`), except for the share of tokens with a letter, counted over the tokens
+the pair's spaCy pipeline would make (`thresher.quality.fineweb2_words`: the ratio crosses its
+bound on the shapes where the two tokenizers differ). In scripts written without spaces each
+character is a word, n-grams are scaled by the script's characters per word, a stop word counts
+when it occurs in the text, and the mean-word-length bounds do not apply.
 
 Routing: the document's `lang.code` and script give the pair (`thresher.quality.fineweb2_codes`);
 a pair without a config takes `fallback` (a pair key), or, by default, is not judged and is
@@ -31,6 +33,7 @@ rule set per pair is built on first use and kept by the stage.
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -40,9 +43,11 @@ from thresher.core.config import setting
 from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError
 from thresher.core.stages import Evaluation
+from thresher.lang.script import CHARACTER_WORD_RANGES
 from thresher.quality.fineweb import duplicate_line_char_ratio, newline_ratio
 from thresher.quality.fineweb2_codes import config_key
 from thresher.quality.fineweb2_table import Fineweb2Table, LanguageThresholds, load_table
+from thresher.quality.fineweb2_words import WordRules, spacy_like_tokens, word_rules
 from thresher.quality.gopher import bullet_line_ratio, ellipsis_line_ratio, ellipsis_ratio, hash_ratio
 from thresher.quality.repetition import duplicate_line_fraction, duplicate_ngram_fraction, top_ngram_fraction
 from thresher.quality.rules import Bound, QualityRuleSet
@@ -66,6 +71,9 @@ SYMBOLS = frozenset(
     + "—”％１〈、━【「」，】；“《„’∶´．（–？！：～«〉》）。…►»"
     + "".join(map(chr, [*range(0, 9), 11, 12, *range(13, 32), *range(127, 160)]))
 )
+
+
+_CHAR_WORD = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CHARACTER_WORD_RANGES) + "]")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,11 +110,34 @@ def mean_word_length(a: TextAnalysis) -> float | None:
     return sum(lengths) / len(lengths) if lengths else None
 
 
-def alpha_token_ratio(a: TextAnalysis) -> float | None:
-    tokens = a.tokens
-    if not tokens:
-        return None
-    return sum(1 for t in tokens if t[0].isalpha() or any(c.isalpha() for c in t)) / len(tokens)
+def _has_letter(token: str) -> bool:
+    return token[0].isalpha() or any(c.isalpha() for c in token)
+
+
+def alpha_token_ratio(rules: WordRules) -> Callable[[TextAnalysis], float | None]:
+    """The share of tokens holding a letter, over the tokens the pair's spaCy pipeline would make
+    (`thresher.quality.fineweb2_words`). In scripts without spaces, where the filters' segmenter
+    makes words of several letters, thresher's one-letter words count `chars_per_word` to a word."""
+
+    def measure(a: TextAnalysis) -> float | None:
+        if a.traits.space_delimited:
+            tokens = spacy_like_tokens(a.text, rules)
+            return sum(1 for t in tokens if _has_letter(t)) / len(tokens) if tokens else None
+        tokens = a.tokens
+        if not tokens:
+            return None
+        letters = others = other_words = 0
+        for t in tokens:
+            if len(t) <= 2 and _CHAR_WORD.match(t):
+                letters += 1
+            elif _has_letter(t):
+                other_words += 1
+            else:
+                others += 1
+        words = letters / a.traits.chars_per_word + other_words
+        return words / (words + others) if words + others else None
+
+    return measure
 
 
 def nonblank_line_count(a: TextAnalysis) -> int:
@@ -167,7 +198,7 @@ def fineweb2_rules(t: LanguageThresholds, stop_chars: tuple[str, ...]) -> list[B
               too_high="too_many_bullet_lines"),
         Bound(p + "ellipsis_line_ratio", ellipsis_line_ratio, None, MAX_ELLIPSIS_LINE_RATIO,
               too_high="too_many_ellipsis_lines"),
-        Bound(p + "alpha_token_ratio", alpha_token_ratio, _on(t.max_non_alpha_words_ratio), None,
+        Bound(p + "alpha_token_ratio", alpha_token_ratio(word_rules(t.key)), _on(t.max_non_alpha_words_ratio), None,
               "too_few_alphabetic_words"),
         Bound(p + "stop_word_count", stop_word_count(t.stopwords), MIN_STOP_WORDS if t.stopwords else None, None,
               "too_few_stop_words"),

@@ -1,0 +1,68 @@
+"""Writes src/thresher/quality/data/fineweb2_word_rules.json: which FineWeb-2 pairs' word tokenizers
+depart from spaCy's multilingual (`xx`) rules, for `thresher.quality.fineweb2_words`.
+
+datatrove 0.10.1 assigns each language-script pair a tokenizer (its `tokenizer_assignment.csv`); for
+the pairs given a blank spaCy pipeline this script asks each pipeline spaCy builds (spaCy 3.8) how it
+splits a few probe strings, and records the pairs whose answer differs from `xx`'s:
+
+- `no_hyphen_split`: `abc-def` stays one token (xx: three);
+- `ordinal_period`: `1496.` stays one token (xx: two);
+- `no_percent_split`: `60%` stays one token;
+- `no_hash_split`: `#Ya` stays one token;
+- `elision_split`: `d'un` is two tokens (`d'`, `un`);
+- `hyphen_digit_split`: `abc-12` is three tokens (Malay, Indonesian: dates such as `26-Agu-12`);
+- `clitic_suffix`: `abc-ku` is two tokens (`abc`, `-ku`; Malay's `-ku`, `-mu`, `-nya`).
+
+Only facts about behaviour are recorded (pair lists), no code. Runs in the side venv of
+`fineweb2_agreement.py` (datatrove, spaCy):
+
+    benchmarks/.venvs/datatrove/bin/python benchmarks/fineweb2_word_rules.py
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parent.parent / "src" / "thresher" / "quality" / "data" / "fineweb2_word_rules.json"
+PROBES = {  # rule -> (probe, token count meaning the rule holds)
+    "no_hyphen_split": ("abc-def", 1),
+    "ordinal_period": ("1496.", 1),
+    "no_percent_split": ("60%", 1),
+    "no_hash_split": ("#Ya", 1),
+    "elision_split": ("d'un", 2),
+    "hyphen_digit_split": ("abc-12", 3),
+    "clitic_suffix": ("abc-ku", 2),
+}
+
+
+def main() -> int:
+    import spacy
+    from datatrove.utils._import_utils import ASSETS_PATH
+
+    with open(os.path.join(ASSETS_PATH, "tokenizer_assignment.csv"), encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["type"] == "SpaCyTokenizer"]
+    holds: dict[str, dict[str, bool]] = {}
+    for code in sorted({r["tok_code"] for r in rows}):
+        if code in ("ja", "zh", "ko", "th", "vi"):  # segmenters, not rules
+            continue
+        nlp = spacy.blank(code)
+        holds[code] = {rule: len(nlp(probe)) == n for rule, (probe, n) in PROBES.items()}
+    base = holds["xx"]
+    out: dict[str, list[str]] = {rule: [] for rule in PROBES}
+    for r in rows:
+        code = r["tok_code"]
+        if code not in holds:
+            continue
+        for rule in PROBES:
+            if holds[code][rule] != base[rule]:
+                out[rule].append(f"{r['code_3']}_{r['script']}")
+    OUT.write_text(json.dumps({k: sorted(set(v)) for k, v in out.items()}, indent=0) + "\n", encoding="utf-8")
+    print({k: len(v) for k, v in out.items()})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

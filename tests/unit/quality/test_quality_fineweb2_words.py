@@ -1,0 +1,66 @@
+"""The fineweb2 rule set's word tokens: spaCy's splitting rules per FineWeb-2 pair, as datatrove counts them."""
+
+from __future__ import annotations
+
+import pytest
+
+from thresher.quality.fineweb2 import alpha_token_ratio
+from thresher.quality.fineweb2_words import MULTILINGUAL, spacy_like_tokens, word_rules
+from thresher.quality.text import TextAnalysis
+
+
+def tokens(text: str, pair: str = "kab_Latn") -> list[str]:
+    return spacy_like_tokens(text, word_rules(pair))
+
+
+def test_pairs_take_their_pipelines_departures_from_the_multilingual_rules():
+    assert word_rules("kab_Latn") == MULTILINGUAL  # Kabyle's tokenizer is spaCy's multilingual one
+    assert not word_rules("deu_Latn").hyphen_split and word_rules("deu_Latn").ordinal_period
+    assert word_rules("fra_Latn").elision_split and not word_rules("eng_Latn").elision_split
+    assert word_rules("zsm_Latn").clitic_suffix and not word_rules("zsm_Latn").hash_split
+    assert word_rules("xyz_Latn") == MULTILINGUAL  # a pair not listed
+
+
+@pytest.mark.parametrize(("pair", "text", "expected"), [
+    ("kab_Latn", "yenna-yasen", ["yenna", "-", "yasen"]),
+    ("deu_Latn", "Nord-Süd", ["Nord-Süd"]),
+    ("eng_Latn", "1496.", ["1496", "."]),
+    ("deu_Latn", "1496.", ["1496."]),
+    ("fra_Latn", "l'obligation", ["l'", "obligation"]),
+    ("eng_Latn", "don't", ["don't"]),
+    ("zsm_Latn", "po'ingku-ku", ["po'ingku", "-ku"]),
+    ("zsm_Latn", "26-Agu-12", ["26", "-", "Agu", "-", "12"]),
+    ("eng_Latn", "#tag", ["#", "tag"]),
+    ("zsm_Latn", "#tag", ["#tag"]),
+    ("eng_Latn", "60%", ["60", "%"]),
+    ("ron_Latn", "60%", ["60%"]),
+])
+def test_language_specific_shapes(pair, text, expected):
+    assert tokens(text, pair) == expected
+
+
+def test_final_period_splits_only_after_the_letters_spacy_knows():
+    assert tokens("word.") == ["word", "."]
+    assert tokens("USA.") == ["USA", "."]  # two capitals
+    assert tokens("A.") == ["A."]  # an initial keeps its period
+    assert tokens("ᎦᏚ.") == ["ᎦᏚ."]  # Cherokee is not among spaCy's letters
+    assert tokens("ասաց.") == ["ասաց."]  # nor Armenian
+
+
+def test_punctuation_around_words_and_kept_inside_them():
+    assert tokens("(test):") == ["(", "test", ")", ":"]
+    assert tokens("«Ya»,") == ["«", "Ya", "»", ","]
+    assert tokens("end...") == ["end", "..."]
+    assert tokens("ո՛չ") == ["ո՛չ"]  # Armenian emphasis marks are not punctuation there
+    assert tokens("and/or e,g") == ["and", "/", "or", "e", ",", "g"]
+    assert tokens("3.5 1,000") == ["3.5", "1,000"]
+    assert tokens("example.com/path") == ["example.com/path"]
+
+
+def test_alpha_ratio_counts_spacy_tokens_and_segmenter_sized_words():
+    measure = alpha_token_ratio(word_rules("kab_Latn"))
+    # 3 words with letters, 1 hyphen, 1 period: 3/5 (thresher's own tokens would give 2/3)
+    assert measure(TextAnalysis("sen-yella abc.")) == pytest.approx(3 / 5)
+    thai = TextAnalysis("กขคงจฉชซ 12 กขคงจฉชซ")  # 16 one-letter words, 4 to a word; one number
+    assert measure(thai) == pytest.approx(4 / 5)
+    assert measure(TextAnalysis("")) is None
