@@ -290,3 +290,21 @@ def test_duplicate_attempt_keeps_the_first_commits_objects(s3):
     assert run_task(write, VerifyResult, ctx, "write-p000003").edges == 1
     standing = ctx.store.resolve("write-p000003", "pieces/s00000-p000003.jsonl")
     assert ctx.store.read(standing) == b"the straggler's piece\n"
+
+
+def test_local_copies_of_committed_objects(s3):
+    _, bucket = s3
+    store = open_work_store(f"s3://{bucket}/copies")
+    attempt = Attempt(store, "write-000000")
+    bodies = {"pieces/s00000-p000000.jsonl": b'{"a":1}\n', "pieces/s00001-p000000.jsonl": b'{"b":2}\n' * 1000}
+    for rel, body in bodies.items():
+        attempt.put(rel, body)
+    attempt.commit({"pieces": [attempt.location(rel) for rel in bodies]})
+    named = store.committed("write-000000").result["pieces"]
+    assert all(n.startswith(f"s3://{bucket}/copies/pieces/") and ".attempt-" in n for n in named)
+    with store.local_copies(named) as paths:
+        assert [p.read_bytes() for p in paths] == list(bodies.values())
+        folder = paths[0].parent
+    assert not folder.exists()  # the copies go with the block
+    with pytest.raises(ValueError, match="not an object of the work store"), store.local_copies(["/etc/hostname"]):
+        pass

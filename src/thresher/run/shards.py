@@ -192,22 +192,26 @@ def assemble_task(ctx: TaskContext, shard: int, total: int, pieces: list[Piece])
     for stale in dest.parent.glob(f".{dest.name}.tmp-*"):
         stale.unlink(missing_ok=True)
     codec = member_codec(fmt)
-    if codec is not None:  # pieces of whole members: copied
-        records = sum(piece.records for piece in pieces)
-        members = sum(piece.members for piece in pieces)
-        if members != -(-records // codec.records):
-            raise RuntimeError(f"shard {shard}: {members} members for {records} records of {codec.records} a member")
-        with digested_file(dest) as out:
-            join_members([(Path(piece.path), piece.member, piece.members) for piece in pieces], cast(IO[bytes], out))
-        return ShardFile(path=name, records=records, bytes=out.bytes, sha256=out.sha256)
-    paths = [Path(piece.path) for piece in pieces]
-    write = shard_writer(fmt)
-    if write is None:  # a format that only writes files: hashed after writing
-        from thresher.write.manifest import file_digest
+    # the pieces as local files: themselves in a folder, downloaded from an object store
+    with ctx.store.local_copies([piece.path for piece in pieces]) as paths:
+        if codec is not None:  # pieces of whole members: copied
+            records = sum(piece.records for piece in pieces)
+            members = sum(piece.members for piece in pieces)
+            if members != -(-records // codec.records):
+                raise RuntimeError(
+                    f"shard {shard}: {members} members for {records} records of {codec.records} a member"
+                )
+            with digested_file(dest) as out:
+                join_members([(path, piece.member, piece.members) for path, piece in zip(paths, pieces, strict=True)],
+                             cast(IO[bytes], out))
+            return ShardFile(path=name, records=records, bytes=out.bytes, sha256=out.sha256)
+        write = shard_writer(fmt)
+        if write is None:  # a format that only writes files: hashed after writing
+            from thresher.write.manifest import file_digest
 
-        records = fmt.assemble(paths, dest)
-        size, digest = file_digest(dest)
-        return ShardFile(path=name, records=records, bytes=size, sha256=digest)
-    with digested_file(dest) as out:
-        records = write(paths, cast(IO[bytes], out))  # write, tell and flush: all a format uses
-    return ShardFile(path=name, records=records, bytes=out.bytes, sha256=out.sha256)
+            records = fmt.assemble(paths, dest)
+            size, digest = file_digest(dest)
+            return ShardFile(path=name, records=records, bytes=size, sha256=digest)
+        with digested_file(dest) as out:
+            records = write(paths, cast(IO[bytes], out))  # write, tell and flush: all a format uses
+        return ShardFile(path=name, records=records, bytes=out.bytes, sha256=out.sha256)

@@ -31,7 +31,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -102,6 +102,10 @@ class WorkStore(Protocol):
     def locate(self, rel: str) -> str:
         """The object's full name: a path, or a URL under the store's."""
 
+    def local_copies(self, locations: Sequence[str]) -> AbstractContextManager[list[Path]]:
+        """Local files holding these objects (named as `locate` names them) while the block runs: the
+        files themselves in a folder, downloaded copies from an object store."""
+
     def read_range(self, rel: str, offset: int, length: int) -> bytes:
         """`length` bytes from `offset` (fewer at the end of the object)."""
 
@@ -160,6 +164,10 @@ class LocalWorkStore:
 
     def locate(self, rel: str) -> str:
         return str(self._path(rel))
+
+    @contextmanager
+    def local_copies(self, locations: Sequence[str]) -> Iterator[list[Path]]:
+        yield [Path(location) for location in locations]
 
     def read_range(self, rel: str, offset: int, length: int) -> bytes:
         with open(self._path(rel), "rb") as f:

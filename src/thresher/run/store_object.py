@@ -81,6 +81,20 @@ class ObjectWorkStore:
     def locate(self, rel: str) -> str:
         return f"{self.location}/{rel}"
 
+    @contextmanager
+    def local_copies(self, locations: Sequence[str]) -> Iterator[list[Path]]:
+        """Each object downloaded whole (one GET) into a temporary folder, deleted after the block."""
+        base = self.location + "/"
+        with tempfile.TemporaryDirectory(prefix="thresher-objects-") as folder:
+            paths = []
+            for i, location in enumerate(locations):
+                if not location.startswith(base):
+                    raise ValueError(f"{location}: not an object of the work store {self.location}")
+                path = Path(folder) / f"{i:06d}-{location.rsplit('/', 1)[-1]}"
+                self.fs.get_file(self._path(location[len(base):]), str(path))
+                paths.append(path)
+            yield paths
+
     def read_range(self, rel: str, offset: int, length: int) -> bytes:
         if length <= 0:
             return b""
