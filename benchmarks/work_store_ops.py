@@ -36,7 +36,7 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent / "src"))
 
-from thresher.run.store import open_work_store  # noqa: E402
+from thresher.run.stores import open_work_store  # noqa: E402
 
 
 def cpu() -> float:

@@ -19,7 +19,8 @@ from thresher.core.serial import dump as dump_result
 from thresher.core.stats import Stats
 from thresher.run.preflight import check_work_dir
 from thresher.run.results import VerifyResult
-from thresher.run.store import STAMP, Attempt, open_work_store, store_stamp
+from thresher.run.store import STAMP, Attempt, store_stamp
+from thresher.run.stores import open_work_store
 from thresher.run.task import TaskContext, run_task
 
 pytest.importorskip("s3fs")

@@ -21,7 +21,7 @@ makes the last whole write the file) and the marker format of `thresher.run.task
 through it is byte-identical to one before the store existed. docs/scaling.md ("Work store")
 lists every operation the build does in its work dir and how each maps onto the store.
 
-fsspec is imported only when a work dir is a URL (`open_work_store`).
+fsspec is imported only when a work dir is a URL (`thresher.run.stores.open_work_store`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from thresher.core.errors import WorkDirError
-from thresher.paths import is_url, local_path
 from thresher.run.workdir import BuildLock, WorkDir
 from thresher.version import __version__
 from thresher.write.atomic import atomic_open, dumps_json, write_work_json
@@ -293,13 +292,3 @@ def check_stamp(location: str, raw: bytes | None) -> None:
 
 def stamp_bytes() -> bytes:
     return dumps_json(store_stamp()).encode("utf-8")
-
-
-def open_work_store(location: str | Path) -> WorkStore:
-    """The store for a work dir: an fsspec URL's object store (fsspec imported only then), else a folder."""
-    text = str(location)
-    if is_url(text):
-        from thresher.run.store_object import ObjectWorkStore
-
-        return ObjectWorkStore(text)
-    return LocalWorkStore(local_path(text))

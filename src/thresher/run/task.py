@@ -40,7 +40,8 @@ from thresher.read.base import Partition
 from thresher.run import progress
 from thresher.run.heap import trim_heap
 from thresher.run.results import TaskResult
-from thresher.run.store import Attempt, WorkStore, attempt_running, current_attempt, open_work_store
+from thresher.run.store import Attempt, WorkStore, attempt_running, current_attempt
+from thresher.run.stores import open_work_store
 from thresher.run.workdir import WorkDir
 
 log = logging.getLogger(__name__)

@@ -102,7 +102,8 @@ def test_pool_fork_server_preloads_heliport_for_a_wide_build():
     from thresher.pipeline import fork_server_preloads
 
     modules = fork_server_preloads(RunConfig.from_dict({"lang": {"detector": "wide"}}))
-    assert {"thresher.lang.heliport_model", "thresher.lang.lingua_models", "thresher.lang.open_set_tables"} <= set(modules)
+    expected = {"thresher.lang.heliport_model", "thresher.lang.lingua_models", "thresher.lang.open_set_tables"}
+    assert expected <= set(modules)
 
 
 def test_wide_without_the_extra_is_a_config_error(monkeypatch):

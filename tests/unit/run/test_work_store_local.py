@@ -15,9 +15,9 @@ from thresher.run.store import (
     TaskCommit,
     check_stamp,
     new_attempt,
-    open_work_store,
     store_stamp,
 )
+from thresher.run.stores import open_work_store
 from thresher.run.workdir import WorkDir
 from thresher.write.atomic import write_work_json
 
