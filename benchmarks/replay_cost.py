@@ -14,7 +14,8 @@ issue's "Done when" (`--quality-gopher-min-words 150 --threshold 0.7` and `... 2
 alternating, `--repeats` times each; medians reported. Every build runs in its own process with the
 local engine (every task in that process); CPU is the child's user + system time
 (`resource.getrusage(RUSAGE_CHILDREN)`). The replay's shards, manifest records and stats counters
-are compared with the fresh build's (`same_output`).
+are compared with the fresh build's (`same_output`), and the last replay's wall time is split by
+phase (`replay_phase_wall_share`: what reading and deciding, dedup and writing the shards cost).
 
 Then a budget: a replay with `--target-tokens 2000000 --by quality.word_count`, with how far below
 the target it lands. Results are written after every measurement.
@@ -161,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
                     replay_cpu.append(run("replay", first, tmp / "replayed", change))
                     fresh_cpu.append(run("build", corpus, tmp / "fresh", change))
                 fresh, replayed = output_of(tmp / "fresh"), output_of(tmp / "replayed")
+                timings = json.loads((tmp / "replayed" / "stats.json").read_text())["timings_s"]
+                phases = {k[len("phase."):]: v for k, v in timings.items() if k.startswith("phase.")}
+                total = sum(phases.values())
                 fresh_median, replay_median = statistics.median(fresh_cpu), statistics.median(replay_cpu)
                 changes[name] = {
                     "change": change,
@@ -169,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
                     "replay_over_fresh": round(replay_median / fresh_median, 4),
                     "kept": fresh["records"],
                     "same_output": fresh == replayed,
+                    # where the last replay's wall went, by phase (shares: the load scales them alike)
+                    "replay_phase_wall_share": {k: round(v / total, 3) for k, v in sorted(phases.items())},
                 }
                 save()
             shutil.rmtree(first, ignore_errors=True)

@@ -92,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         plain_cpu, signals_cpu = medians["plain"]["cpu_s"], medians["signals"]["cpu_s"]
         result = {
             "benchmark": "signals_cost",
-            "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+            "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
+                        "load_average": os.getloadavg()},
             "corpus": {"source": SOURCE.name, "documents": args.docs, "input_bytes": corpus.stat().st_size},
             "repeats": args.repeats,
             "runs": runs,

@@ -31,7 +31,7 @@ from thresher.write.signals import SCHEMA_VERSION
 REPLAY_INPUT = "signals"
 # counters of DATASET's stats.json that no replayed row makes again (see the module doc); the
 # corpus stages' events are counted again by the replay's own dedup phases
-CARRIED_PREFIXES = ("malformed", "drop/read/", "lang/", "event/")
+CARRIED_PREFIXES = ("malformed", "drop/read/", "lang/", "lang.und/", "event/")
 RECOUNTED_EVENTS = ("event/dedup.", "event/semantic")
 
 

@@ -12,7 +12,7 @@ from thresher.cli import main
 from thresher.core.config import merge
 from thresher.core.errors import ConfigError
 from thresher.run.build import build
-from thresher.run.replay import replay
+from thresher.run.replay import carried_stats, replay
 
 pytest.importorskip("pyarrow")
 
@@ -103,6 +103,21 @@ def test_replay_writes_what_a_fresh_build_with_the_changed_settings_writes(corpu
 def test_replay_under_the_same_settings_rewrites_the_first_builds_shards(signals_build, tmp_path):
     replay(signals_build, tmp_path / "same", {})
     assert outcome(tmp_path / "same") == outcome(signals_build)
+
+
+def test_the_counts_of_the_stages_a_replay_does_not_run_again_are_carried():
+    """Language identification does not run in a replay: its counts (languages seen, and the
+    scripts of undetermined texts that the card reports) come from the first build's stats."""
+    from thresher.core.stats import Stats
+
+    first = Stats()
+    for key, n in (("lang/en", 7), ("lang/und", 2), ("lang.und/Latn", 2), ("malformed", 1), ("event/dedup.x", 3),
+                   ("drop/quality.gopher/too_few_words", 4), ("drop/read/robots", 1)):
+        first.count(key, n)
+    carried = carried_stats(first).counters
+    assert {k: carried[k] for k in ("lang/en", "lang/und", "lang.und/Latn", "malformed", "drop/read/robots")} == {
+        "lang/en": 7, "lang/und": 2, "lang.und/Latn": 2, "malformed": 1, "drop/read/robots": 1}
+    assert carried["event/dedup.x"] == 0 and carried["drop/quality.gopher/too_few_words"] == 0  # counted again
 
 
 def test_the_decisions_changed_are_the_ones_the_settings_move(signals_build, tmp_path):
