@@ -64,3 +64,19 @@ def test_alpha_ratio_counts_spacy_tokens_and_segmenter_sized_words():
     thai = TextAnalysis("กขคงจฉชซ 12 กขคงจฉชซ")  # 16 one-letter words, 4 to a word; one number
     assert measure(thai) == pytest.approx(4 / 5)
     assert measure(TextAnalysis("")) is None
+
+
+def test_counts_with_a_token_denominator_use_the_same_tokens():
+    from thresher.quality.fineweb2 import per_spacy_token, spacy_newline_ratio, spacy_word_count, stop_word_count
+    from thresher.quality.gopher import hash_ratio
+
+    rules = word_rules("kab_Latn")
+    text = "sen-yella #tag\nabc."  # spaCy-like: sen - yella # tag abc . (7 tokens, 4 of them words)
+    a = TextAnalysis(text)
+    assert spacy_word_count(rules)(a) == 4
+    assert spacy_newline_ratio(rules)(a) == pytest.approx(1 / 7)
+    assert per_spacy_token(lambda t: t.count("#"), rules, hash_ratio)(a) == pytest.approx(1 / 7)
+    # French elided articles are tokens of their own, so they count as stop words
+    french = TextAnalysis("l'homme et d'autres")
+    assert stop_word_count(frozenset({"l'", "d'"}), word_rules("fra_Latn"))(french) == 2
+    assert stop_word_count(frozenset({"l'", "d'"}), word_rules("eng_Latn"))(french) == 0
