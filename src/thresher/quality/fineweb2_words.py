@@ -58,6 +58,8 @@ _SUFFIX_CHARS = frozenset(_PUNCT + _QUOTES + "—–")
 _HYPHENS = "-–—~"
 _URL = re.compile(r"(?:[\w+.-]{2,}://)?(?:[\w-]+\.)+[A-Za-z]{2,63}(?:[/?#:]\S*)?", re.ASCII)
 _DIGIT = re.compile(r"[0-9]")
+_TAIL = 8  # longest unit or clitic suffix searched for, with room for its lookbehind
+_MAX_URL = 2048
 _CLITIC = re.compile(r"(?:-[Nn]ya|-[KkMm]u|[—-])$")
 _INFIX_CANDIDATE = re.compile(r"[-–—~,:<>=/.+*^'’]")
 
@@ -102,55 +104,54 @@ def _lower(ch: str) -> bool:
     return _alpha(ch) and not ch.isupper()
 
 
-def _ellipsis_len(s: str, start: int) -> int:
-    if s.startswith("…", start):
-        return 1
-    n = 0
-    while start + n < len(s) and s[start + n] == ".":
-        n += 1
-    return n if n >= 2 else 0
-
-
-def _prefix_len(s: str, rules: WordRules) -> int:
-    first = s[0]
+def _prefix_len(s: str, start: int, end: int, rules: WordRules) -> int:
+    """The length of the leading affix of s[start:end] (0: none)."""
+    first = s[start]
     if first == "+":
-        return 0 if len(s) > 1 and s[1].isdigit() else 1
+        return 0 if end - start > 1 and s[start + 1].isdigit() else 1
     if first == "#":
         return 1 if rules.hash_split else 0
     if first in _PREFIX_CHARS:
         return 1
-    return _ellipsis_len(s, 0)
+    n = 0
+    while start + n < end and s[start + n] == ".":
+        n += 1
+    return n if n >= 2 else 0
 
 
-def _suffix_len(s: str, rules: WordRules) -> int:
-    n = len(s)
+def _suffix_len(s: str, start: int, end: int, rules: WordRules) -> int:
+    """The length of the trailing affix of s[start:end] (0: none)."""
+    n = end - start
     # the leftmost suffix that reaches the end: an ellipsis run first
     dots = 0
-    while dots < n and s[n - 1 - dots] == ".":
+    while dots < n and s[end - 1 - dots] == ".":
         dots += 1
     if dots >= 2:
         return dots
-    last = s[-1]
+    last = s[end - 1]
     if last in _SUFFIX_CHARS:
         return 1
-    if n >= 2 and s[-2] in "'’" and last in "sS":
+    if n >= 2 and s[end - 2] in "'’" and last in "sS":
         return 2
     if last == "." and n >= 2:
-        before = s[-2]
+        before = s[end - 2]
         if rules.ordinal_period and _DIGIT.match(before):
             return 0
         if (_DIGIT.match(before) or _lower(before) or before in "%²-+" or before in _PUNCT
                 or before in _QUOTES or (n >= 3 and _alpha(before) and before.isupper()
-                                         and _alpha(s[-3]) and s[-3].isupper())):
+                                         and _alpha(s[end - 3]) and s[end - 3].isupper())):
             return 1
-    if last == "+" and n >= 2 and s[-2].isdigit():
+    if last == "+" and n >= 2 and s[end - 2].isdigit():
         return 1
+    # units and clitics are a few characters: search only the tail (the lookbehind sees the
+    # character before it), so a long chunk costs the same per step
+    tail = max(start, end - _TAIL)
     if rules.clitic_suffix:
-        clitic = _CLITIC.search(s)
+        clitic = _CLITIC.search(s, tail, end)
         if clitic is not None:
             return len(clitic.group())
-    unit = _UNIT.search(s)
-    if unit is not None and (rules.percent_split or last != "%"):
+    unit = _UNIT.search(s, tail, end)
+    if unit is not None and unit.start() >= start and (rules.percent_split or last != "%"):
         return len(unit.group())
     return 0
 
@@ -193,25 +194,34 @@ def _infix_split(s: str, rules: WordRules) -> list[str]:
     return out
 
 
+def _is_url(s: str, start: int, end: int) -> bool:
+    # a URL in running text is short; longer chunks are not tried (each try reads the chunk)
+    return end - start <= _MAX_URL and _URL.fullmatch(s, start, end) is not None
+
+
 def _split_chunk(s: str, rules: WordRules, out: list[str]) -> None:
+    """Strip leading and trailing affixes in turn (indices, not copies: a long run of punctuation
+    costs linear time), then split the rest at its infixes."""
     suffixes: list[str] = []
-    while s:
-        if _URL.fullmatch(s):
+    start, end = 0, len(s)
+    while start < end:
+        if _is_url(s, start, end):
             break
-        size = len(s)
-        p = _prefix_len(s, rules)
+        size = end - start
+        p = _prefix_len(s, start, end, rules)
         if p:
-            out.append(s[:p])
-            s = s[p:]
-        if s:
-            q = _suffix_len(s, rules)
+            out.append(s[start:start + p])
+            start += p
+        if start < end:
+            q = _suffix_len(s, start, end, rules)
             if q:
-                suffixes.append(s[-q:])
-                s = s[:-q]
-        if len(s) == size:
+                suffixes.append(s[end - q:end])
+                end -= q
+        if end - start == size:
             break
-    if s:
-        out.extend(_infix_split(s, rules) if not _URL.fullmatch(s) else [s])
+    if start < end:
+        core = s[start:end]
+        out.extend([core] if _is_url(s, start, end) else _infix_split(core, rules))
     out.extend(reversed(suffixes))
 
 

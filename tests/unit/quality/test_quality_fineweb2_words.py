@@ -80,3 +80,14 @@ def test_counts_with_a_token_denominator_use_the_same_tokens():
     french = TextAnalysis("l'homme et d'autres")
     assert stop_word_count(frozenset({"l'", "d'"}), word_rules("fra_Latn"))(french) == 2
     assert stop_word_count(frozenset({"l'", "d'"}), word_rules("eng_Latn"))(french) == 0
+
+
+def test_long_runs_of_punctuation_cost_linear_time():
+    """Affixes are stripped by index: a 400,000-character chunk that was quadratic (a copy per
+    stripped character: 20 s for 80,000) now takes a fraction of a second."""
+    import time
+
+    start = time.process_time()
+    assert len(tokens("a" * 200_000 + ")" * 200_000)) == 200_001
+    assert tokens("(" * 100_000 + "x")[-1] == "x"
+    assert time.process_time() - start < 10.0
