@@ -17,11 +17,11 @@ config (`thresher.quality.fineweb2_table`) and these fixed arguments:
 The definitions follow the filters', not thresher's Gopher/FineWeb rule sets where those differ:
 ratios over all tokens (punctuation included), word counts and lengths over tokens holding a
 character outside datatrove's punctuation set, stop words matched case-sensitively, the top
-n-gram counted even when it occurs once, punctuation checked in every script. The word count, the
-share of tokens with a letter, the newline, `#` and ellipsis ratios (whose denominator is the token
-count) and the stop words are counted over the tokens the pair's spaCy pipeline would make
-(`thresher.quality.fineweb2_words`: documents cross those bounds on the shapes where spaCy's and
-thresher's tokenizers differ); the n-gram rules and mean word length over thresher's tokens
+n-gram counted even when it occurs once, punctuation checked in every script. The n-gram rules,
+the word count, the share of tokens with a letter, the newline, `#` and ellipsis ratios (whose
+denominator is the token count) and the stop words are counted over the tokens the pair's spaCy
+pipeline would make (`thresher.quality.fineweb2_words`: documents cross those bounds on the shapes
+where spaCy's and thresher's tokenizers differ); the mean word length over thresher's tokens
 (`thresher.quality.text`). In scripts written without spaces each character is a word, n-grams are
 scaled by the script's characters per word, a stop word counts when it occurs in the text, and
 the mean-word-length bounds do not apply.
@@ -118,6 +118,29 @@ def spacy_tokens(a: TextAnalysis, rules: WordRules) -> list[str]:
     if cached is None or cached[0] != rules:
         cached = a.__dict__["_fw2_spacy"] = (rules, spacy_like_tokens(a.text, rules))
     return cached[1]
+
+
+def _spacy_analysis(a: TextAnalysis, rules: WordRules) -> TextAnalysis:
+    """An analysis of the same text whose tokens are the pair's spaCy-like ones, for the n-gram
+    measures (`thresher.quality.repetition` reads `tokens`); made once per document and pair."""
+    cached: tuple[WordRules, TextAnalysis] | None = a.__dict__.get("_fw2_spacy_analysis")
+    if cached is None or cached[0] != rules:
+        other = TextAnalysis(a.text, a.language)
+        other.__dict__["script"] = a.script
+        other.__dict__["tokens"] = spacy_tokens(a, rules)
+        cached = a.__dict__["_fw2_spacy_analysis"] = (rules, other)
+    return cached[1]
+
+
+def over_spacy_tokens(measure: Callable[[TextAnalysis], float | None],
+                      rules: WordRules) -> Callable[[TextAnalysis], float | None]:
+    """`measure` (an n-gram fraction) over the pair's spaCy-like tokens, in space-delimited text."""
+
+    def over(a: TextAnalysis) -> float | None:
+        return measure(_spacy_analysis(a, rules) if a.traits.space_delimited else a)
+
+    over.__name__ = getattr(measure, "__name__", "measure")
+    return over
 
 
 def spacy_word_count(rules: WordRules) -> Callable[[TextAnalysis], int]:
@@ -227,10 +250,12 @@ def fineweb2_rules(t: LanguageThresholds, stop_chars: tuple[str, ...]) -> list[B
               too_high="duplicate_lines"),
     ]
     for n, bound in t.top_n_grams:
-        rules.append(Bound(f"{p}top_{n}_gram_char_fraction", top_ngram_fraction(n, min_count=1), None, _on(bound),
+        top = over_spacy_tokens(top_ngram_fraction(n, min_count=1), words)
+        rules.append(Bound(f"{p}top_{n}_gram_char_fraction", top, None, _on(bound),
                            too_high=f"top_{n}_gram_too_frequent"))
     for n, bound in t.dup_n_grams:
-        rules.append(Bound(f"{p}duplicate_{n}_gram_char_fraction", duplicate_ngram_fraction(n), None, _on(bound),
+        duplicated = over_spacy_tokens(duplicate_ngram_fraction(n), words)
+        rules.append(Bound(f"{p}duplicate_{n}_gram_char_fraction", duplicated, None, _on(bound),
                            too_high=f"duplicate_{n}_grams"))
     rules += [
         # 2. FineWeb quality

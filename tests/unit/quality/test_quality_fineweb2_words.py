@@ -91,3 +91,27 @@ def test_long_runs_of_punctuation_cost_linear_time():
     assert len(tokens("a" * 200_000 + ")" * 200_000)) == 200_001
     assert tokens("(" * 100_000 + "x")[-1] == "x"
     assert time.process_time() - start < 10.0
+
+
+def test_ngram_measures_read_the_spacy_like_tokens_once_per_document():
+    from thresher.quality.fineweb2 import over_spacy_tokens
+    from thresher.quality.repetition import duplicate_ngram_fraction
+
+    seen: list[list[str]] = []
+
+    def record(a: TextAnalysis) -> float:
+        seen.append(a.tokens)
+        return 0.0
+
+    rules = word_rules("kab_Latn")
+    a = TextAnalysis("yenna-yasen d wa. " * 3)
+    over_spacy_tokens(record, rules)(a)
+    over_spacy_tokens(record, rules)(a)
+    assert seen[0] == spacy_like_tokens(a.text, rules) and seen[0] is seen[1]  # split once
+    thai = TextAnalysis("กขคงจฉชซ")
+    over_spacy_tokens(record, rules)(thai)
+    assert seen[2] == thai.tokens  # scripts without spaces keep thresher's character words
+    # 18 tokens, "yenna - yasen d wa ." three times: the 5-gram at token 6 repeats the one at 0
+    # ("yenna-yasendwa", 14 characters, n-grams joined without spaces as the filter joins them),
+    # then the one at 11 the one at 5 (".yenna-yasend", 13); the next would start past the end
+    assert over_spacy_tokens(duplicate_ngram_fraction(5), rules)(a) == pytest.approx((14 + 13) / len(a.text))
