@@ -14,7 +14,9 @@ shapes, enough to move a document across a bound:
 - characters spaCy does not treat as punctuation stay inside the word (Armenian `՝ ՛ ՞`, private
   use characters of some fonts);
 - French, Catalan and Italian split an elided article from its word (`l'obligació`: `l'` and
-  `obligació`).
+  `obligació`);
+- each pipeline keeps its abbreviations whole (`Sra.`, `p.`, `итд.`; the multilingual rules keep a
+  single letter's period, `a.`).
 
 Languages differ: German or Norwegian keep `abc-def` and the ordinal `1496.` whole, Malay keeps
 `#tag`. Which pairs depart from the multilingual rules is read from `data/fineweb2_word_rules.json`,
@@ -35,6 +37,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 # Letters spaCy's tokenizer rules treat as letters (its `ALPHA`), as code point ranges.
 _ALPHA_RANGES = (
@@ -60,6 +63,7 @@ _URL = re.compile(r"(?:[\w+.-]{2,}://)?(?:[\w-]+\.)+[A-Za-z]{2,63}(?:[/?#:]\S*)?
 _DIGIT = re.compile(r"[0-9]")
 _TAIL = 8  # longest unit or clitic suffix searched for, with room for its lookbehind
 _MAX_URL = 2048
+_MAX_ABBREVIATION = 24  # longer than any listed abbreviation
 _CLITIC = re.compile(r"(?:-[Nn]ya|-[KkMm]u|[—-])$")
 _INFIX_CANDIDATE = re.compile(r"[-–—~,:<>=/.+*^'’]")
 
@@ -75,25 +79,40 @@ class WordRules:
     elision_split: bool = False
     hyphen_digit_split: bool = False
     clitic_suffix: bool = False
+    # strings the pipeline keeps as one token with their period (`Sra.`, `p.`, `a.`)
+    abbreviations: frozenset[str] = frozenset()
 
 
 @cache
-def _departures() -> dict[str, frozenset[str]]:
-    raw = json.loads(resources.files("thresher.quality").joinpath("data/fineweb2_word_rules.json").read_text("utf-8"))
-    return {k: frozenset(v) for k, v in raw.items()}
+def _table() -> dict[str, Any]:
+    raw: dict[str, Any] = json.loads(
+        resources.files("thresher.quality").joinpath("data/fineweb2_word_rules.json").read_text("utf-8"))
+    return raw
+
+
+@cache
+def _abbreviations(pipeline: str) -> frozenset[str]:
+    lists = _table()["abbreviations"]
+    return frozenset(lists["xx"]).union(lists.get(pipeline, ()))
+
+
+@cache
+def _pipeline_of() -> dict[str, str]:
+    return {pair: code for code, pairs in _table()["pairs_by_pipeline"].items() for pair in pairs}
 
 
 @cache
 def word_rules(pair: str) -> WordRules:
     """The rules of a FineWeb-2 pair (`cat_Latn`); the multilingual ones for a pair not listed."""
-    d = _departures()
+    d = _table()
     return WordRules(hyphen_split=pair not in d["no_hyphen_split"], ordinal_period=pair in d["ordinal_period"],
                      percent_split=pair not in d["no_percent_split"], hash_split=pair not in d["no_hash_split"],
                      elision_split=pair in d["elision_split"], hyphen_digit_split=pair in d["hyphen_digit_split"],
-                     clitic_suffix=pair in d["clitic_suffix"])
+                     clitic_suffix=pair in d["clitic_suffix"],
+                     abbreviations=_abbreviations(_pipeline_of().get(pair, "xx")))
 
 
-MULTILINGUAL = WordRules()
+MULTILINGUAL = "xx_Zyyy"  # no FineWeb-2 pair: spaCy's multilingual rules
 
 
 def _alpha(ch: str) -> bool:
@@ -194,6 +213,10 @@ def _infix_split(s: str, rules: WordRules) -> list[str]:
     return out
 
 
+def _is_abbreviation(s: str, start: int, end: int, rules: WordRules) -> bool:
+    return end - start <= _MAX_ABBREVIATION and s[start:end] in rules.abbreviations
+
+
 def _is_url(s: str, start: int, end: int) -> bool:
     # a URL in running text is short; longer chunks are not tried (each try reads the chunk)
     return end - start <= _MAX_URL and _URL.fullmatch(s, start, end) is not None
@@ -205,6 +228,10 @@ def _split_chunk(s: str, rules: WordRules, out: list[str]) -> None:
     suffixes: list[str] = []
     start, end = 0, len(s)
     while start < end:
+        if _is_abbreviation(s, start, end, rules):
+            out.append(s[start:end])  # kept whole, period and all
+            start = end
+            break
         if _is_url(s, start, end):
             break
         size = end - start
@@ -212,6 +239,8 @@ def _split_chunk(s: str, rules: WordRules, out: list[str]) -> None:
         if p:
             out.append(s[start:start + p])
             start += p
+            if _is_abbreviation(s, start, end, rules):  # what the prefix leaves is checked at once
+                continue
         if start < end:
             q = _suffix_len(s, start, end, rules)
             if q:
@@ -225,8 +254,10 @@ def _split_chunk(s: str, rules: WordRules, out: list[str]) -> None:
     out.extend(reversed(suffixes))
 
 
-def spacy_like_tokens(text: str, rules: WordRules = MULTILINGUAL) -> list[str]:
+def spacy_like_tokens(text: str, rules: WordRules | None = None) -> list[str]:
     """The tokens of `text` as the pair's spaCy pipeline splits them, approximately (module docstring)."""
+    if rules is None:
+        rules = word_rules(MULTILINGUAL)
     out: list[str] = []
     for chunk in text.split():
         if chunk.isalnum():  # most words: nothing to split

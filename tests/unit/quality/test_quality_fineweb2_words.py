@@ -14,11 +14,12 @@ def tokens(text: str, pair: str = "kab_Latn") -> list[str]:
 
 
 def test_pairs_take_their_pipelines_departures_from_the_multilingual_rules():
-    assert word_rules("kab_Latn") == MULTILINGUAL  # Kabyle's tokenizer is spaCy's multilingual one
+    assert word_rules("kab_Latn") == word_rules(MULTILINGUAL)  # Kabyle's tokenizer is spaCy's multilingual one
     assert not word_rules("deu_Latn").hyphen_split and word_rules("deu_Latn").ordinal_period
     assert word_rules("fra_Latn").elision_split and not word_rules("eng_Latn").elision_split
     assert word_rules("zsm_Latn").clitic_suffix and not word_rules("zsm_Latn").hash_split
-    assert word_rules("xyz_Latn") == MULTILINGUAL  # a pair not listed
+    assert word_rules("xyz_Latn") == word_rules(MULTILINGUAL)  # a pair not listed
+    assert "a." in word_rules(MULTILINGUAL).abbreviations and "Sra." in word_rules("cat_Latn").abbreviations
 
 
 @pytest.mark.parametrize(("pair", "text", "expected"), [
@@ -37,6 +38,13 @@ def test_pairs_take_their_pipelines_departures_from_the_multilingual_rules():
 ])
 def test_language_specific_shapes(pair, text, expected):
     assert tokens(text, pair) == expected
+
+
+def test_abbreviations_of_the_pairs_pipeline_keep_their_period():
+    assert tokens("Sra.", "cat_Latn") == ["Sra."]
+    assert tokens("Sra.", "kab_Latn") == ["Sra", "."]
+    assert tokens("(p.", "fra_Latn") == ["(", "p."]  # checked again once the bracket is stripped
+    assert tokens("word.", "fra_Latn") == ["word", "."]
 
 
 def test_final_period_splits_only_after_the_letters_spacy_knows():
