@@ -13,7 +13,10 @@ splits a few probe strings, and records the pairs whose answer differs from `xx`
 - `hyphen_digit_split`: `abc-12` is three tokens (Malay, Indonesian: dates such as `26-Agu-12`);
 - `clitic_suffix`: `abc-ku` is two tokens (`abc`, `-ku`; Malay's `-ku`, `-mu`, `-nya`).
 
-Only facts about behaviour are recorded (pair lists), no code. Runs in the side venv of
+It also records each pipeline's abbreviations that stay one token with their period (`Sra.`,
+`p.`, `итд.`, the single letters `a.` of the multilingual rules: entries of spaCy's tokenizer
+exception lists, MIT License) and which pairs use which pipeline (`xx` for the pairs not listed).
+Only facts about behaviour and those word lists are recorded, no code. Runs in the side venv of
 `fineweb2_agreement.py` (datatrove, spaCy):
 
     benchmarks/.venvs/datatrove/bin/python benchmarks/fineweb2_word_rules.py
@@ -59,7 +62,24 @@ def main() -> int:
         for rule in PROBES:
             if holds[code][rule] != base[rule]:
                 out[rule].append(f"{r['code_3']}_{r['script']}")
-    OUT.write_text(json.dumps({k: sorted(set(v)) for k, v in out.items()}, indent=0) + "\n", encoding="utf-8")
+    result: dict[str, object] = {k: sorted(set(v)) for k, v in out.items()}
+    def kept_whole(code: str) -> set[str]:
+        rules = spacy.blank(code).tokenizer.rules or {}
+        return {k for k, v in rules.items() if len(v) == 1 and "." in k and " " not in k}
+
+    base = kept_whole("xx")
+    # the multilingual list once, then each pipeline's own additions
+    abbreviations: dict[str, list[str]] = {"xx": sorted(base)}
+    for code in sorted(holds):
+        if code != "xx" and kept_whole(code) - base:
+            abbreviations[code] = sorted(kept_whole(code) - base)
+    pairs: dict[str, list[str]] = {}
+    for r in rows:
+        if r["tok_code"] in holds and r["tok_code"] != "xx":
+            pairs.setdefault(r["tok_code"], []).append(f"{r['code_3']}_{r['script']}")
+    result["abbreviations"] = abbreviations
+    result["pairs_by_pipeline"] = {k: sorted(set(v)) for k, v in sorted(pairs.items())}
+    OUT.write_text(json.dumps(result, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
     print({k: len(v) for k, v in out.items()})
     return 0
 

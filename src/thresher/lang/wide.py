@@ -9,7 +9,8 @@ but run alone it gives a confident wrong label to a third of the Bible segments 
 does not know (docs/benchmarks.md): its own confidence bounds were set on its own languages.
 
 So heliport is asked only for a text the cascade found in no language it knows (`und`, reason
-`unknown_language`; never for empty text or text without letters), and its answer is kept only
+`unknown_language`; never for empty text, text without letters or with fewer than four distinct
+letters), and its answer is kept only
 when the margin between its best and second language (the difference of their raw scores, lower
 is better, as heliport's own confidence) is at least that language's `min_margin`:
 
@@ -49,6 +50,9 @@ CALIBRATION_PATH = Path(__file__).with_name("wide.json")
 METHOD = "heliport"
 MAX_WRONG_SHARE = 0.05  # of a label's calibration answers at or above its bound
 MARGIN_STEP = 1e-4  # a bound above a margin: that margin plus this
+# heliport names a language for any string, "xxxx" included (Finnish, with a wide margin): a text
+# of fewer distinct letters is no language to it, as to the n-gram model (`too_short`)
+MIN_DISTINCT_LETTERS = 4
 
 
 def thresher_code(label: str) -> str:
@@ -145,6 +149,8 @@ class WideDetector:
     def _widen(self, text: str, refused: Detection) -> Detection:
         """heliport's answer for a text the cascade found in no language it knows, when its margin
         reaches the language's bound; else the cascade's `und`."""
+        if len({c for c in text if c.isalpha()}) < MIN_DISTINCT_LETTERS:  # "xxxx", "abab": no language
+            return refused
         found = heliport_margin(self._heliport, text)
         if found is None:
             return refused

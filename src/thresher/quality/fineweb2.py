@@ -17,12 +17,14 @@ config (`thresher.quality.fineweb2_table`) and these fixed arguments:
 The definitions follow the filters', not thresher's Gopher/FineWeb rule sets where those differ:
 ratios over all tokens (punctuation included), word counts and lengths over tokens holding a
 character outside datatrove's punctuation set, stop words matched case-sensitively, the top
-n-gram counted even when it occurs once, punctuation checked in every script. Tokens are thresher's
-(`thresher.quality.text`), except for the share of tokens with a letter, counted over the tokens
-the pair's spaCy pipeline would make (`thresher.quality.fineweb2_words`: the ratio crosses its
-bound on the shapes where the two tokenizers differ). In scripts written without spaces each
-character is a word, n-grams are scaled by the script's characters per word, a stop word counts
-when it occurs in the text, and the mean-word-length bounds do not apply.
+n-gram counted even when it occurs once, punctuation checked in every script. The n-gram rules,
+the word count, the share of tokens with a letter, the newline, `#` and ellipsis ratios (whose
+denominator is the token count) and the stop words are counted over the tokens the pair's spaCy
+pipeline would make (`thresher.quality.fineweb2_words`: documents cross those bounds on the shapes
+where spaCy's and thresher's tokenizers differ); the mean word length over thresher's tokens
+(`thresher.quality.text`). In scripts written without spaces each character is a word, n-grams are
+scaled by the script's characters per word, a stop word counts when it occurs in the text, and
+the mean-word-length bounds do not apply.
 
 Routing: the document's `lang.code` and script give the pair (`thresher.quality.fineweb2_codes`);
 a pair without a config takes `fallback` (a pair key), or, by default, is not judged and is
@@ -110,6 +112,69 @@ def mean_word_length(a: TextAnalysis) -> float | None:
     return sum(lengths) / len(lengths) if lengths else None
 
 
+def spacy_tokens(a: TextAnalysis, rules: WordRules) -> list[str]:
+    """The pair's spaCy-like tokens of a space-delimited text, split once per document and pair."""
+    cached: tuple[WordRules, list[str]] | None = a.__dict__.get("_fw2_spacy")
+    if cached is None or cached[0] != rules:
+        cached = a.__dict__["_fw2_spacy"] = (rules, spacy_like_tokens(a.text, rules))
+    return cached[1]
+
+
+def _spacy_analysis(a: TextAnalysis, rules: WordRules) -> TextAnalysis:
+    """An analysis of the same text whose tokens are the pair's spaCy-like ones, for the n-gram
+    measures (`thresher.quality.repetition` reads `tokens`); made once per document and pair."""
+    cached: tuple[WordRules, TextAnalysis] | None = a.__dict__.get("_fw2_spacy_analysis")
+    if cached is None or cached[0] != rules:
+        other = TextAnalysis(a.text, a.language)
+        other.__dict__["script"] = a.script
+        other.__dict__["tokens"] = spacy_tokens(a, rules)
+        cached = a.__dict__["_fw2_spacy_analysis"] = (rules, other)
+    return cached[1]
+
+
+def over_spacy_tokens(measure: Callable[[TextAnalysis], float | None],
+                      rules: WordRules) -> Callable[[TextAnalysis], float | None]:
+    """`measure` (an n-gram fraction) over the pair's spaCy-like tokens, in space-delimited text."""
+
+    def over(a: TextAnalysis) -> float | None:
+        return measure(_spacy_analysis(a, rules) if a.traits.space_delimited else a)
+
+    over.__name__ = getattr(measure, "__name__", "measure")
+    return over
+
+
+def spacy_word_count(rules: WordRules) -> Callable[[TextAnalysis], int]:
+    def measure(a: TextAnalysis) -> int:
+        if not a.traits.space_delimited:
+            return word_count(a)
+        return sum(1 for t in spacy_tokens(a, rules) if _is_word(t))
+
+    return measure
+
+
+def spacy_newline_ratio(rules: WordRules) -> Callable[[TextAnalysis], float | None]:
+    def measure(a: TextAnalysis) -> float | None:
+        if not a.traits.space_delimited:
+            return newline_ratio(a)
+        n = len(spacy_tokens(a, rules))
+        return a.text.count("\n") / n if n else None
+
+    return measure
+
+
+def per_spacy_token(count: Callable[[str], int], rules: WordRules,
+                    fallback: Callable[[TextAnalysis], float | None]) -> Callable[[TextAnalysis], float | None]:
+    """`count(text)` per token of the pair's spaCy-like tokens (datatrove's `n_words`)."""
+
+    def measure(a: TextAnalysis) -> float | None:
+        if not a.traits.space_delimited:
+            return fallback(a)
+        n = len(spacy_tokens(a, rules))
+        return count(a.text) / n if n else None
+
+    return measure
+
+
 def _has_letter(token: str) -> bool:
     return token[0].isalpha() or any(c.isalpha() for c in token)
 
@@ -121,7 +186,7 @@ def alpha_token_ratio(rules: WordRules) -> Callable[[TextAnalysis], float | None
 
     def measure(a: TextAnalysis) -> float | None:
         if a.traits.space_delimited:
-            tokens = spacy_like_tokens(a.text, rules)
+            tokens = spacy_tokens(a, rules)
             return sum(1 for t in tokens if _has_letter(t)) / len(tokens) if tokens else None
         tokens = a.tokens
         if not tokens:
@@ -152,10 +217,10 @@ def line_punct_ratio(stop_chars: tuple[str, ...]) -> Callable[[TextAnalysis], fl
     return measure
 
 
-def stop_word_count(stop_words: frozenset[str]) -> Callable[[TextAnalysis], int]:
+def stop_word_count(stop_words: frozenset[str], rules: WordRules) -> Callable[[TextAnalysis], int]:
     def measure(a: TextAnalysis) -> int:
         if a.traits.space_delimited:
-            return len(stop_words.intersection(a.tokens))
+            return len(stop_words.intersection(spacy_tokens(a, rules)))
         text = a.text
         return sum(1 for w in stop_words if w in text)
 
@@ -167,8 +232,17 @@ def _on(bound: float) -> float | None:
     return bound if bound else None
 
 
+def _hashes(text: str) -> int:
+    return text.count("#")
+
+
+def _ellipses(text: str) -> int:
+    return text.count("...") + text.count("…")
+
+
 def fineweb2_rules(t: LanguageThresholds, stop_chars: tuple[str, ...]) -> list[Bound]:
     p = PREFIX
+    words = word_rules(t.key)  # how the pair's spaCy pipeline splits words (datatrove's `n_words`)
     rules = [
         Bound(p + "line_count", nonblank_line_count, 1, None, "no_text"),
         # 1. Gopher repetition
@@ -176,10 +250,12 @@ def fineweb2_rules(t: LanguageThresholds, stop_chars: tuple[str, ...]) -> list[B
               too_high="duplicate_lines"),
     ]
     for n, bound in t.top_n_grams:
-        rules.append(Bound(f"{p}top_{n}_gram_char_fraction", top_ngram_fraction(n, min_count=1), None, _on(bound),
+        top = over_spacy_tokens(top_ngram_fraction(n, min_count=1), words)
+        rules.append(Bound(f"{p}top_{n}_gram_char_fraction", top, None, _on(bound),
                            too_high=f"top_{n}_gram_too_frequent"))
     for n, bound in t.dup_n_grams:
-        rules.append(Bound(f"{p}duplicate_{n}_gram_char_fraction", duplicate_ngram_fraction(n), None, _on(bound),
+        duplicated = over_spacy_tokens(duplicate_ngram_fraction(n), words)
+        rules.append(Bound(f"{p}duplicate_{n}_gram_char_fraction", duplicated, None, _on(bound),
                            too_high=f"duplicate_{n}_grams"))
     rules += [
         # 2. FineWeb quality
@@ -187,20 +263,23 @@ def fineweb2_rules(t: LanguageThresholds, stop_chars: tuple[str, ...]) -> list[B
               "too_few_punctuated_lines"),
         Bound(p + "duplicate_line_char_ratio", duplicate_line_char_ratio, None, MAX_DUPLICATE_LINE_CHAR_RATIO,
               too_high="duplicate_line_chars"),
-        Bound(p + "newline_ratio", newline_ratio, None, _on(t.new_line_ratio), too_high="too_many_newlines"),
+        Bound(p + "newline_ratio", spacy_newline_ratio(words), None, _on(t.new_line_ratio),
+              too_high="too_many_newlines"),
         # 3. Gopher quality
-        Bound(p + "word_count", word_count, MIN_WORDS, MAX_WORDS, "too_few_words", "too_many_words"),
+        Bound(p + "word_count", spacy_word_count(words), MIN_WORDS, MAX_WORDS, "too_few_words", "too_many_words"),
         Bound(p + "mean_word_length", mean_word_length, _on(t.min_avg_word_length), _on(t.max_avg_word_length),
               "mean_word_too_short", "mean_word_too_long"),
-        Bound(p + "hash_ratio", hash_ratio, None, MAX_SYMBOL_RATIO, too_high="too_many_hashes"),
-        Bound(p + "ellipsis_ratio", ellipsis_ratio, None, MAX_SYMBOL_RATIO, too_high="too_many_ellipses"),
+        Bound(p + "hash_ratio", per_spacy_token(_hashes, words, hash_ratio), None, MAX_SYMBOL_RATIO,
+              too_high="too_many_hashes"),
+        Bound(p + "ellipsis_ratio", per_spacy_token(_ellipses, words, ellipsis_ratio), None, MAX_SYMBOL_RATIO,
+              too_high="too_many_ellipses"),
         Bound(p + "bullet_line_ratio", bullet_line_ratio, None, MAX_BULLET_LINE_RATIO,
               too_high="too_many_bullet_lines"),
         Bound(p + "ellipsis_line_ratio", ellipsis_line_ratio, None, MAX_ELLIPSIS_LINE_RATIO,
               too_high="too_many_ellipsis_lines"),
-        Bound(p + "alpha_token_ratio", alpha_token_ratio(word_rules(t.key)), _on(t.max_non_alpha_words_ratio), None,
+        Bound(p + "alpha_token_ratio", alpha_token_ratio(words), _on(t.max_non_alpha_words_ratio), None,
               "too_few_alphabetic_words"),
-        Bound(p + "stop_word_count", stop_word_count(t.stopwords), MIN_STOP_WORDS if t.stopwords else None, None,
+        Bound(p + "stop_word_count", stop_word_count(t.stopwords, words), MIN_STOP_WORDS if t.stopwords else None, None,
               "too_few_stop_words"),
     ]
     return rules

@@ -14,7 +14,9 @@ shapes, enough to move a document across a bound:
 - characters spaCy does not treat as punctuation stay inside the word (Armenian `՝ ՛ ՞`, private
   use characters of some fonts);
 - French, Catalan and Italian split an elided article from its word (`l'obligació`: `l'` and
-  `obligació`).
+  `obligació`);
+- each pipeline keeps its abbreviations whole (`Sra.`, `p.`, `итд.`; the multilingual rules keep a
+  single letter's period, `a.`).
 
 Languages differ: German or Norwegian keep `abc-def` and the ordinal `1496.` whole, Malay keeps
 `#tag`. Which pairs depart from the multilingual rules is read from `data/fineweb2_word_rules.json`,
@@ -35,6 +37,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 # Letters spaCy's tokenizer rules treat as letters (its `ALPHA`), as code point ranges.
 _ALPHA_RANGES = (
@@ -58,6 +61,9 @@ _SUFFIX_CHARS = frozenset(_PUNCT + _QUOTES + "—–")
 _HYPHENS = "-–—~"
 _URL = re.compile(r"(?:[\w+.-]{2,}://)?(?:[\w-]+\.)+[A-Za-z]{2,63}(?:[/?#:]\S*)?", re.ASCII)
 _DIGIT = re.compile(r"[0-9]")
+_TAIL = 8  # longest unit or clitic suffix searched for, with room for its lookbehind
+_MAX_URL = 2048
+_MAX_ABBREVIATION = 24  # longer than any listed abbreviation
 _CLITIC = re.compile(r"(?:-[Nn]ya|-[KkMm]u|[—-])$")
 _INFIX_CANDIDATE = re.compile(r"[-–—~,:<>=/.+*^'’]")
 
@@ -73,25 +79,40 @@ class WordRules:
     elision_split: bool = False
     hyphen_digit_split: bool = False
     clitic_suffix: bool = False
+    # strings the pipeline keeps as one token with their period (`Sra.`, `p.`, `a.`)
+    abbreviations: frozenset[str] = frozenset()
 
 
 @cache
-def _departures() -> dict[str, frozenset[str]]:
-    raw = json.loads(resources.files("thresher.quality").joinpath("data/fineweb2_word_rules.json").read_text("utf-8"))
-    return {k: frozenset(v) for k, v in raw.items()}
+def _table() -> dict[str, Any]:
+    raw: dict[str, Any] = json.loads(
+        resources.files("thresher.quality").joinpath("data/fineweb2_word_rules.json").read_text("utf-8"))
+    return raw
+
+
+@cache
+def _abbreviations(pipeline: str) -> frozenset[str]:
+    lists = _table()["abbreviations"]
+    return frozenset(lists["xx"]).union(lists.get(pipeline, ()))
+
+
+@cache
+def _pipeline_of() -> dict[str, str]:
+    return {pair: code for code, pairs in _table()["pairs_by_pipeline"].items() for pair in pairs}
 
 
 @cache
 def word_rules(pair: str) -> WordRules:
     """The rules of a FineWeb-2 pair (`cat_Latn`); the multilingual ones for a pair not listed."""
-    d = _departures()
+    d = _table()
     return WordRules(hyphen_split=pair not in d["no_hyphen_split"], ordinal_period=pair in d["ordinal_period"],
                      percent_split=pair not in d["no_percent_split"], hash_split=pair not in d["no_hash_split"],
                      elision_split=pair in d["elision_split"], hyphen_digit_split=pair in d["hyphen_digit_split"],
-                     clitic_suffix=pair in d["clitic_suffix"])
+                     clitic_suffix=pair in d["clitic_suffix"],
+                     abbreviations=_abbreviations(_pipeline_of().get(pair, "xx")))
 
 
-MULTILINGUAL = WordRules()
+MULTILINGUAL = "xx_Zyyy"  # no FineWeb-2 pair: spaCy's multilingual rules
 
 
 def _alpha(ch: str) -> bool:
@@ -102,55 +123,54 @@ def _lower(ch: str) -> bool:
     return _alpha(ch) and not ch.isupper()
 
 
-def _ellipsis_len(s: str, start: int) -> int:
-    if s.startswith("…", start):
-        return 1
-    n = 0
-    while start + n < len(s) and s[start + n] == ".":
-        n += 1
-    return n if n >= 2 else 0
-
-
-def _prefix_len(s: str, rules: WordRules) -> int:
-    first = s[0]
+def _prefix_len(s: str, start: int, end: int, rules: WordRules) -> int:
+    """The length of the leading affix of s[start:end] (0: none)."""
+    first = s[start]
     if first == "+":
-        return 0 if len(s) > 1 and s[1].isdigit() else 1
+        return 0 if end - start > 1 and s[start + 1].isdigit() else 1
     if first == "#":
         return 1 if rules.hash_split else 0
     if first in _PREFIX_CHARS:
         return 1
-    return _ellipsis_len(s, 0)
+    n = 0
+    while start + n < end and s[start + n] == ".":
+        n += 1
+    return n if n >= 2 else 0
 
 
-def _suffix_len(s: str, rules: WordRules) -> int:
-    n = len(s)
+def _suffix_len(s: str, start: int, end: int, rules: WordRules) -> int:
+    """The length of the trailing affix of s[start:end] (0: none)."""
+    n = end - start
     # the leftmost suffix that reaches the end: an ellipsis run first
     dots = 0
-    while dots < n and s[n - 1 - dots] == ".":
+    while dots < n and s[end - 1 - dots] == ".":
         dots += 1
     if dots >= 2:
         return dots
-    last = s[-1]
+    last = s[end - 1]
     if last in _SUFFIX_CHARS:
         return 1
-    if n >= 2 and s[-2] in "'’" and last in "sS":
+    if n >= 2 and s[end - 2] in "'’" and last in "sS":
         return 2
     if last == "." and n >= 2:
-        before = s[-2]
+        before = s[end - 2]
         if rules.ordinal_period and _DIGIT.match(before):
             return 0
         if (_DIGIT.match(before) or _lower(before) or before in "%²-+" or before in _PUNCT
                 or before in _QUOTES or (n >= 3 and _alpha(before) and before.isupper()
-                                         and _alpha(s[-3]) and s[-3].isupper())):
+                                         and _alpha(s[end - 3]) and s[end - 3].isupper())):
             return 1
-    if last == "+" and n >= 2 and s[-2].isdigit():
+    if last == "+" and n >= 2 and s[end - 2].isdigit():
         return 1
+    # units and clitics are a few characters: search only the tail (the lookbehind sees the
+    # character before it), so a long chunk costs the same per step
+    tail = max(start, end - _TAIL)
     if rules.clitic_suffix:
-        clitic = _CLITIC.search(s)
+        clitic = _CLITIC.search(s, tail, end)
         if clitic is not None:
             return len(clitic.group())
-    unit = _UNIT.search(s)
-    if unit is not None and (rules.percent_split or last != "%"):
+    unit = _UNIT.search(s, tail, end)
+    if unit is not None and unit.start() >= start and (rules.percent_split or last != "%"):
         return len(unit.group())
     return 0
 
@@ -193,30 +213,51 @@ def _infix_split(s: str, rules: WordRules) -> list[str]:
     return out
 
 
+def _is_abbreviation(s: str, start: int, end: int, rules: WordRules) -> bool:
+    return end - start <= _MAX_ABBREVIATION and s[start:end] in rules.abbreviations
+
+
+def _is_url(s: str, start: int, end: int) -> bool:
+    # a URL in running text is short; longer chunks are not tried (each try reads the chunk)
+    return end - start <= _MAX_URL and _URL.fullmatch(s, start, end) is not None
+
+
 def _split_chunk(s: str, rules: WordRules, out: list[str]) -> None:
+    """Strip leading and trailing affixes in turn (indices, not copies: a long run of punctuation
+    costs linear time), then split the rest at its infixes."""
     suffixes: list[str] = []
-    while s:
-        if _URL.fullmatch(s):
+    start, end = 0, len(s)
+    while start < end:
+        if _is_abbreviation(s, start, end, rules):
+            out.append(s[start:end])  # kept whole, period and all
+            start = end
             break
-        size = len(s)
-        p = _prefix_len(s, rules)
+        if _is_url(s, start, end):
+            break
+        size = end - start
+        p = _prefix_len(s, start, end, rules)
         if p:
-            out.append(s[:p])
-            s = s[p:]
-        if s:
-            q = _suffix_len(s, rules)
+            out.append(s[start:start + p])
+            start += p
+            if _is_abbreviation(s, start, end, rules):  # what the prefix leaves is checked at once
+                continue
+        if start < end:
+            q = _suffix_len(s, start, end, rules)
             if q:
-                suffixes.append(s[-q:])
-                s = s[:-q]
-        if len(s) == size:
+                suffixes.append(s[end - q:end])
+                end -= q
+        if end - start == size:
             break
-    if s:
-        out.extend(_infix_split(s, rules) if not _URL.fullmatch(s) else [s])
+    if start < end:
+        core = s[start:end]
+        out.extend([core] if _is_url(s, start, end) else _infix_split(core, rules))
     out.extend(reversed(suffixes))
 
 
-def spacy_like_tokens(text: str, rules: WordRules = MULTILINGUAL) -> list[str]:
+def spacy_like_tokens(text: str, rules: WordRules | None = None) -> list[str]:
     """The tokens of `text` as the pair's spaCy pipeline splits them, approximately (module docstring)."""
+    if rules is None:
+        rules = word_rules(MULTILINGUAL)
     out: list[str] = []
     for chunk in text.split():
         if chunk.isalnum():  # most words: nothing to split

@@ -131,3 +131,11 @@ def test_with_heliport_the_wide_detector_names_a_bible_language_the_cascade_does
     answers = [detector.detect(t).code for t in unknown]
     assert unknown and answers.count("dik") > len(answers) // 2
     assert sum(code not in ("dik", "und") for code in answers) <= 0.1 * len(answers)  # gated: few wrong labels
+
+
+def test_a_text_of_few_distinct_letters_is_not_given_to_heliport():
+    detector, fake = _wide([("fi", 1.0), ("et", 9.0)], {"fi": 0.5})
+    for junk in ("x" * 5000, "abab abab abab", "ééé"):
+        answer = detector.detect(junk)
+        assert answer.code == "und" or answer.method != "heliport"
+    assert fake.calls == 0

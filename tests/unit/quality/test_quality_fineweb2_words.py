@@ -14,11 +14,12 @@ def tokens(text: str, pair: str = "kab_Latn") -> list[str]:
 
 
 def test_pairs_take_their_pipelines_departures_from_the_multilingual_rules():
-    assert word_rules("kab_Latn") == MULTILINGUAL  # Kabyle's tokenizer is spaCy's multilingual one
+    assert word_rules("kab_Latn") == word_rules(MULTILINGUAL)  # Kabyle's tokenizer is spaCy's multilingual one
     assert not word_rules("deu_Latn").hyphen_split and word_rules("deu_Latn").ordinal_period
     assert word_rules("fra_Latn").elision_split and not word_rules("eng_Latn").elision_split
     assert word_rules("zsm_Latn").clitic_suffix and not word_rules("zsm_Latn").hash_split
-    assert word_rules("xyz_Latn") == MULTILINGUAL  # a pair not listed
+    assert word_rules("xyz_Latn") == word_rules(MULTILINGUAL)  # a pair not listed
+    assert "a." in word_rules(MULTILINGUAL).abbreviations and "Sra." in word_rules("cat_Latn").abbreviations
 
 
 @pytest.mark.parametrize(("pair", "text", "expected"), [
@@ -37,6 +38,13 @@ def test_pairs_take_their_pipelines_departures_from_the_multilingual_rules():
 ])
 def test_language_specific_shapes(pair, text, expected):
     assert tokens(text, pair) == expected
+
+
+def test_abbreviations_of_the_pairs_pipeline_keep_their_period():
+    assert tokens("Sra.", "cat_Latn") == ["Sra."]
+    assert tokens("Sra.", "kab_Latn") == ["Sra", "."]
+    assert tokens("(p.", "fra_Latn") == ["(", "p."]  # checked again once the bracket is stripped
+    assert tokens("word.", "fra_Latn") == ["word", "."]
 
 
 def test_final_period_splits_only_after_the_letters_spacy_knows():
@@ -64,3 +72,54 @@ def test_alpha_ratio_counts_spacy_tokens_and_segmenter_sized_words():
     thai = TextAnalysis("กขคงจฉชซ 12 กขคงจฉชซ")  # 16 one-letter words, 4 to a word; one number
     assert measure(thai) == pytest.approx(4 / 5)
     assert measure(TextAnalysis("")) is None
+
+
+def test_counts_with_a_token_denominator_use_the_same_tokens():
+    from thresher.quality.fineweb2 import per_spacy_token, spacy_newline_ratio, spacy_word_count, stop_word_count
+    from thresher.quality.gopher import hash_ratio
+
+    rules = word_rules("kab_Latn")
+    text = "sen-yella #tag\nabc."  # spaCy-like: sen - yella # tag abc . (7 tokens, 4 of them words)
+    a = TextAnalysis(text)
+    assert spacy_word_count(rules)(a) == 4
+    assert spacy_newline_ratio(rules)(a) == pytest.approx(1 / 7)
+    assert per_spacy_token(lambda t: t.count("#"), rules, hash_ratio)(a) == pytest.approx(1 / 7)
+    # French elided articles are tokens of their own, so they count as stop words
+    french = TextAnalysis("l'homme et d'autres")
+    assert stop_word_count(frozenset({"l'", "d'"}), word_rules("fra_Latn"))(french) == 2
+    assert stop_word_count(frozenset({"l'", "d'"}), word_rules("eng_Latn"))(french) == 0
+
+
+def test_long_runs_of_punctuation_cost_linear_time():
+    """Affixes are stripped by index: a 400,000-character chunk that was quadratic (a copy per
+    stripped character: 20 s for 80,000) now takes a fraction of a second."""
+    import time
+
+    start = time.process_time()
+    assert len(tokens("a" * 200_000 + ")" * 200_000)) == 200_001
+    assert tokens("(" * 100_000 + "x")[-1] == "x"
+    assert time.process_time() - start < 10.0
+
+
+def test_ngram_measures_read_the_spacy_like_tokens_once_per_document():
+    from thresher.quality.fineweb2 import over_spacy_tokens
+    from thresher.quality.repetition import duplicate_ngram_fraction
+
+    seen: list[list[str]] = []
+
+    def record(a: TextAnalysis) -> float:
+        seen.append(a.tokens)
+        return 0.0
+
+    rules = word_rules("kab_Latn")
+    a = TextAnalysis("yenna-yasen d wa. " * 3)
+    over_spacy_tokens(record, rules)(a)
+    over_spacy_tokens(record, rules)(a)
+    assert seen[0] == spacy_like_tokens(a.text, rules) and seen[0] is seen[1]  # split once
+    thai = TextAnalysis("กขคงจฉชซ")
+    over_spacy_tokens(record, rules)(thai)
+    assert seen[2] == thai.tokens  # scripts without spaces keep thresher's character words
+    # 18 tokens, "yenna - yasen d wa ." three times: the 5-gram at token 6 repeats the one at 0
+    # ("yenna-yasendwa", 14 characters, n-grams joined without spaces as the filter joins them),
+    # then the one at 11 the one at 5 (".yenna-yasend", 13); the next would start past the end
+    assert over_spacy_tokens(duplicate_ngram_fraction(5), rules)(a) == pytest.approx((14 + 13) / len(a.text))
