@@ -42,6 +42,7 @@ from thresher.lang.detection import (
     UNKNOWN_LANGUAGE,
     Detection,
     clean_text,
+    read_paragraphs,
     undetermined,
 )
 from thresher.lang.script import ScriptProfile, detect_script, first_non_ascii_script
@@ -262,14 +263,7 @@ class CascadeDetector:
     def detect_paragraphs(self, paragraphs: Sequence[str]) -> tuple[Detection, list[str]]:
         """One CLD2 pass over the paragraphs joined; each paragraph gets the language of most of
         its bytes in CLD2's per-chunk vectors."""
-        texts = []
-        total = 0
-        for p in paragraphs:  # paragraphs past max_chars are not read
-            if total >= self.max_chars:
-                break
-            p = clean_text(p, self.max_chars - total)
-            texts.append(p)
-            total += len(p) + 1
+        texts = read_paragraphs(paragraphs, self.max_chars)  # past max_chars: not read
         joined = "\n".join(texts)
         whole, vectors = self._decide(joined, vectors=len(texts) > 1)
         if not vectors or not whole.decided:

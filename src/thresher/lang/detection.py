@@ -86,3 +86,17 @@ def clean_text(text: str, max_chars: int) -> str:
         if _SURROGATES.search(text):
             text = _SURROGATES.sub("", text)
     return text
+
+
+def read_paragraphs(paragraphs: Sequence[str], max_chars: int) -> list[str]:
+    """The paragraphs a detector reads: each cleaned (`clean_text`), up to `max_chars` characters in
+    all counting one separator after each; the paragraphs past that are not read."""
+    texts: list[str] = []
+    total = 0
+    for p in paragraphs:
+        if total >= max_chars:
+            break
+        p = clean_text(p, max_chars - total)
+        texts.append(p)
+        total += len(p) + 1
+    return texts

@@ -26,7 +26,7 @@ from typing import Any
 
 from thresher.lang.cascade import CONFUSED_WITH, LINGUA_MAX_CHARS, CascadeDetector
 from thresher.lang.codes import LANGUAGE_SCRIPT, UNDETERMINED, normalize_code
-from thresher.lang.detection import EMPTY, NO_LETTERS, Detection, clean_text, undetermined
+from thresher.lang.detection import EMPTY, NO_LETTERS, Detection, clean_text, read_paragraphs, undetermined
 from thresher.lang.iso639 import ISO_639_3_TO_1
 from thresher.lang.script import detect_script
 
@@ -93,14 +93,7 @@ class FastTextDetector:
 
     def detect_paragraphs(self, paragraphs: Sequence[str]) -> tuple[Detection, list[str]]:
         """The joined paragraphs' detection (fastText's score of the whole), and each paragraph's code."""
-        texts = []
-        total = 0
-        for p in paragraphs:  # paragraphs past max_chars are not read
-            if total >= self.max_chars:
-                break
-            p = clean_text(p, self.max_chars - total)
-            texts.append(p)
-            total += len(p) + 1
+        texts = read_paragraphs(paragraphs, self.max_chars)  # past max_chars: not read
         joined = "\n".join(texts)
         empty = self._empty(joined)
         if empty is not None or len(texts) < 2:

@@ -49,6 +49,7 @@ from thresher.lang.detection import (
     UNKNOWN_LANGUAGE,
     Detection,
     clean_text,
+    read_paragraphs,
     undetermined,
 )
 from thresher.lang.script import ScriptProfile, detect_script
@@ -285,14 +286,7 @@ class NgramDetector:
         """The document is judged on the evidence of its paragraphs in its main script summed, each
         paragraph on its own; a paragraph gets its own code only where it is decided on its own,
         else the document's. Each n-gram is looked up once."""
-        texts = []
-        total = 0
-        for p in paragraphs:
-            if total >= self.max_chars:
-                break
-            p = clean_text(p, self.max_chars - total)
-            texts.append(p)
-            total += len(p) + 1
+        texts = read_paragraphs(paragraphs, self.max_chars)  # past max_chars: not read
         joined = "\n".join(texts)
         profile = detect_script(joined)
         scorer = self._scorer(profile.code)

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.lang.cascade import MAX_CHARS, CascadeDetector
-from thresher.lang.detection import UNKNOWN_LANGUAGE, Detection, clean_text
+from thresher.lang.detection import UNKNOWN_LANGUAGE, Detection, clean_text, read_paragraphs
 from thresher.lang.iso639 import ISO_639_3_TO_1
 
 CALIBRATION_PATH = Path(__file__).with_name("wide.json")
@@ -172,14 +172,7 @@ class WideDetector:
         whole, codes = self.cascade.detect_paragraphs(paragraphs)
         if whole.reason != UNKNOWN_LANGUAGE:
             return whole, codes
-        texts = []
-        total = 0
-        for p in paragraphs:  # as the cascade reads them: the first max_chars characters
-            if total >= self.max_chars:
-                break
-            p = clean_text(p, self.max_chars - total)
-            texts.append(p)
-            total += len(p) + 1
+        texts = read_paragraphs(paragraphs, self.max_chars)  # past max_chars: not read
         widened = self._widen("\n".join(texts), whole)
         if not widened.decided:
             return whole, codes
