@@ -15,6 +15,7 @@ import time
 
 import pytest
 from tests.conftest import article_html, local_config, write_jsonl
+from tests.engines.s3_env import s3_client
 
 from thresher.cli import main
 from thresher.core.errors import DatasetError, TaskError, WorkDirError
@@ -54,13 +55,7 @@ def s3_endpoint():
 
 @pytest.fixture
 def s3_env(s3_endpoint, monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_endpoint)
-    import boto3
-
-    client = boto3.client("s3", endpoint_url=s3_endpoint)
+    client = s3_client(s3_endpoint, monkeypatch)
     client.create_bucket(Bucket="crawl")
     return client
 

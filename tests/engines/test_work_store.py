@@ -12,6 +12,7 @@ import socket
 import threading
 
 import pytest
+from tests.engines.s3_env import s3_client
 
 from thresher.config import RunConfig
 from thresher.core.errors import ConfigError, WorkDirError
@@ -44,13 +45,7 @@ def endpoint():
 
 @pytest.fixture
 def s3(endpoint, monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
-    import boto3
-
-    client = boto3.client("s3", endpoint_url=endpoint)
+    client = s3_client(endpoint, monkeypatch)
     name = f"work-{_free_port()}"  # a bucket of its own per test: no state leaks between them
     client.create_bucket(Bucket=name)
     return client, name
