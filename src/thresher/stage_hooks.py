@@ -38,11 +38,18 @@ def check_corpus_stages(config: RunConfig) -> None:
 
 def prepare_stages(config: RunConfig) -> None:
     """Once per build, in the driver, after the plan and before the workers start: large URL lists
-    are compiled into the file every worker maps (`thresher.quality.list_store`)."""
+    are compiled into the file every worker maps (`thresher.quality.list_store`), and so is the
+    benchmark n-gram index (`thresher.decontam.index_store`)."""
     if config.quality.urls.configured:
         from thresher.quality.list_store import precompile
 
         precompile(config.quality.urls, config.quality.urls.compiled_dir)
+    if config.decontam.enabled and config.decontam.compiled_dir is not None:
+        from thresher.decontam.index import verify_benchmarks
+        from thresher.decontam.index_store import shared_index
+
+        verify_benchmarks(config.decontam)  # the files the config names, whether or not already compiled
+        shared_index(config.decontam, config.decontam.compiled_dir)
 
 
 def extractor_record(config: RunConfig) -> dict[str, str]:

@@ -25,7 +25,7 @@ from tests.unit.test_import_cycles import import_graph, module_names
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", (
         "thresher.version", "thresher.core", "thresher.registry", "thresher.compiled", "thresher.clusters",
-        "thresher.decided", "thresher.stars",
+        "thresher.decided", "thresher.stars", "thresher.mapped_file",
         "thresher.batching", "thresher.paths", "thresher.demo",
     )),
     ("stages", tuple(f"thresher.{p}" for p in (

@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from thresher.decontam.config import DecontamConfig
-    from thresher.decontam.index import NgramIndex, build_index, load_index
+    from thresher.decontam.index import NgramIndex, build_index
+    from thresher.decontam.index_store import load_index
     from thresher.decontam.stage import DecontamCut, DecontamFilter
 
 _EXPORTS = {
     "DecontamConfig": "thresher.decontam.config",
     "NgramIndex": "thresher.decontam.index",
     "build_index": "thresher.decontam.index",
-    "load_index": "thresher.decontam.index",
+    "load_index": "thresher.decontam.index_store",
     "DecontamCut": "thresher.decontam.stage",
     "DecontamFilter": "thresher.decontam.stage",
 }

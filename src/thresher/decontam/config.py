@@ -44,6 +44,9 @@ class DecontamConfig:
     benchmark_sha256: tuple[str, ...] = setting(
         (), "sha256 of each benchmark file, filled in when empty; a mismatch is an error (reproducibility)"
     )
+    compiled_dir: str | None = setting(
+        None, "folder of the compiled benchmark index, mapped by every worker (default in a build: its work "
+        "dir/lists; none: each process builds the index)", hashed=False)
 
     def __post_init__(self) -> None:
         if self.ngram < 1:

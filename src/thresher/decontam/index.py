@@ -13,16 +13,14 @@ Exempt n-grams (common phrasing rather than a copied item) are left out when the
 those in more than `max_items_per_ngram` benchmark items, and those found in at least
 `max_common_docs` documents of the configured reference texts.
 
-An index is built once per process and settings: `load_index` caches it by the files' paths, sizes and
-modification times and every setting that shapes it (two entries at most, to bound memory).
+A stage gets its index from `thresher.decontam.index_store.load_index`: built once per process and
+settings, or, in a build, compiled once into a file that every worker maps.
 """
 
 from __future__ import annotations
 
-import os
 from array import array
 from bisect import bisect_left
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -64,7 +62,9 @@ class ItemRef:
 class NgramIndex:
     """Sorted unique n-gram hashes of the benchmarks with the first item of each (module doc)."""
 
-    def __init__(self, hashes: array[int], items_of: array[int], items: list[ItemRef], n: int, exempt: int) -> None:
+    def __init__(self, hashes: Sequence[int], items_of: Sequence[int], items: Sequence[ItemRef], n: int, exempt: int,
+                 bitmap: bytearray | memoryview | None = None) -> None:
+        # arrays, or the mapped pages of a compiled index (`thresher.decontam.index_store`)
         self.hashes = hashes
         self.items_of = items_of
         self.items = items
@@ -72,19 +72,15 @@ class NgramIndex:
         self.exempt = exempt  # distinct n-grams left out by the frequency cuts
         self.coefficients = ngram_coefficients(n)
         self.use_numpy = numpy_available()
-        self.bitmap = bytearray(1 << (BITMAP_BITS - 3))
-        shift = 64 - BITMAP_BITS
-        bitmap = self.bitmap
-        for h in hashes:
-            key = h >> shift
-            bitmap[key >> 3] |= 1 << (key & 7)
+        self.bitmap = bitmap if bitmap is not None else prefix_bitmap(hashes)
         self._np_hashes: Any = None
         self._np_bitmap: Any = None
         if self.use_numpy:
             import numpy
 
+            buffer: Any = hashes  # an array or a mapped memoryview: both expose their buffer
             self._np_hashes = (
-                numpy.frombuffer(hashes, dtype=numpy.uint64) if len(hashes) else numpy.empty(0, numpy.uint64)
+                numpy.frombuffer(buffer, dtype=numpy.uint64) if len(hashes) else numpy.empty(0, numpy.uint64)
             )
             self._np_bitmap = numpy.frombuffer(self.bitmap, dtype=numpy.uint8)
 
@@ -93,7 +89,7 @@ class NgramIndex:
 
     @property
     def nbytes(self) -> int:
-        return len(self.hashes) * self.hashes.itemsize + len(self.items_of) * self.items_of.itemsize + len(self.bitmap)
+        return len(self.hashes) * 8 + len(self.items_of) * 4 + len(self.bitmap)
 
     def matches(self, text: str) -> list[tuple[int, int]]:
         """(n-gram position in the text's word tokens, index entry) of every n-gram of `text` that is
@@ -130,6 +126,16 @@ class NgramIndex:
                 if j < len(hashes) and hashes[j] == h:
                     out.append((i, j))
         return out
+
+
+def prefix_bitmap(hashes: Iterable[int]) -> bytearray:
+    """One bit per value of a hash's top BITMAP_BITS bits, set where an indexed hash has it."""
+    bitmap = bytearray(1 << (BITMAP_BITS - 3))
+    shift = 64 - BITMAP_BITS
+    for h in hashes:
+        key = h >> shift
+        bitmap[key >> 3] |= 1 << (key & 7)
+    return bitmap
 
 
 def verify_benchmarks(config: DecontamConfig) -> None:
@@ -226,33 +232,3 @@ def _common_positions(hashes: array[int], config: DecontamConfig, c: Coefficient
                 if j < len(hashes) and hashes[j] == h:
                     seen_in[j] = seen_in.get(j, 0) + 1
     return [j for j, n in seen_in.items() if n >= config.max_common_docs]
-
-
-_cache: OrderedDict[Any, NgramIndex] = OrderedDict()
-CACHE_ENTRIES = 2
-
-
-def _file_identity(path: str) -> tuple[str, int, int]:
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise InputError(f"benchmark file {path}: {exc.strerror or exc}") from None
-    return (os.path.abspath(path), st.st_size, st.st_mtime_ns)
-
-
-def load_index(config: DecontamConfig) -> NgramIndex:
-    """The index of `config`, built once per process (module doc)."""
-    key = (
-        tuple(_file_identity(p) for p in config.benchmarks),
-        tuple(_file_identity(p) for p in config.common_texts),
-        config.fields, config.ngram, config.max_items_per_ngram, config.max_common_docs, config.max_ngrams,
-        config.benchmark_sha256,
-    )
-    index = _cache.get(key)
-    if index is None:
-        index = _cache[key] = build_index(config)
-        while len(_cache) > CACHE_ENTRIES:
-            _cache.popitem(last=False)
-    else:
-        _cache.move_to_end(key)
-    return index

@@ -22,7 +22,8 @@ from typing import Any
 from thresher.core.document import Document, Drop
 from thresher.core.stats import Stats
 from thresher.decontam.config import DecontamConfig
-from thresher.decontam.index import NgramIndex, load_index
+from thresher.decontam.index import NgramIndex
+from thresher.decontam.index_store import load_index
 from thresher.dedup.shingles import word_tokens
 
 STAGE = "decontam"

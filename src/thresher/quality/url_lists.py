@@ -27,7 +27,8 @@ from thresher.core.errors import ConfigError
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
 class DomainDigests:
-    """A large domain list as a sorted array of 64-bit digests (see the module docstring)."""
+    """A large list of names (domains, or the URL prefixes of a compiled list) as a sorted array of
+    64-bit digests (see the module docstring)."""
 
     def __init__(self, digests: Iterable[int] = ()) -> None:
         self.digests: Sequence[int] = sort_unique(array("Q", digests))
@@ -82,7 +83,7 @@ def sort_unique(values: array[int]) -> array[int]:
 @dataclass(slots=True)
 class UrlLists:
     domains: set[str] | DomainDigests
-    urls: set[str]
+    urls: set[str] | DomainDigests  # URL prefixes (`host/path`); digests when mapped from a compiled file
 
 
 # a domain file larger than this is streamed into digests instead of a set of strings

@@ -102,7 +102,7 @@ def _host_listed(host: str, domains: set[str] | DomainDigests) -> str | None:
         name = name[dot + 1:]
 
 
-def _prefix_listed(location: str, urls: set[str]) -> str | None:
+def _prefix_listed(location: str, urls: set[str] | DomainDigests) -> str | None:
     if not urls:
         return None
     if location in urls:

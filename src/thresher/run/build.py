@@ -23,6 +23,7 @@ from typing import Any
 from thresher.config import RunConfig
 from thresher.core.stats import Stats
 from thresher.run.finalize import Finished, finalize
+from thresher.run.heap import trim_heap
 from thresher.run.lifecycle import complete_finish, finish, plan_digest
 from thresher.run.output import OutputPlace, check_output, claim_work_dir, place_output
 from thresher.run.phases import (
@@ -138,13 +139,14 @@ def _complete_finish(place: OutputPlace, inputs: list[str], config: RunConfig, r
 
 
 def _with_list_folder(config: RunConfig, folder: Path) -> RunConfig:
-    """`config` with its compiled URL lists in `folder` unless it names a folder (not hashed: where
-    the lists are compiled changes no output)."""
+    """`config` with its compiled URL lists and benchmark index in `folder` unless it names a folder
+    (not hashed: where they are compiled changes no output)."""
     urls = config.quality.urls
-    if not urls.configured or urls.compiled_dir is not None:
-        return config
-    quality = replace(config.quality, urls=replace(urls, compiled_dir=str(folder)))
-    return replace(config, quality=quality)
+    if urls.configured and urls.compiled_dir is None:
+        config = replace(config, quality=replace(config.quality, urls=replace(urls, compiled_dir=str(folder))))
+    if config.decontam.enabled and config.decontam.compiled_dir is None:
+        config = replace(config, decontam=replace(config.decontam, compiled_dir=str(folder)))
+    return config
 
 
 def _build_locked(request: BuildRequest) -> BuildResult:
@@ -167,6 +169,7 @@ def _build_locked(request: BuildRequest) -> BuildResult:
         )
         remember_previous_shards(work, listed)  # after the plan: a changed plan resets the work dir
         prepare_stages(config)  # e.g. large URL lists compiled once, before the workers map them
+        trim_heap()  # what compiling them freed goes back to the system, not into the driver's peak
         grouped = scan_and_group(runner, partitions)
         clustered = phased_stages(runner, cluster_phase(runner, grouped))
         shards, write_stats = write_phase(runner, clustered)

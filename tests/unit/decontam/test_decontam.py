@@ -9,7 +9,8 @@ from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError, InputError
 from thresher.decontam import index as index_module
 from thresher.decontam.config import DecontamConfig
-from thresher.decontam.index import BYTES_PER_NGRAM, build_index, load_index
+from thresher.decontam.index import BYTES_PER_NGRAM, build_index
+from thresher.decontam.index_store import load_index
 from thresher.decontam.items import benchmark_name
 from thresher.decontam.stage import DecontamCut, DecontamFilter, cut_spans
 from thresher.pipeline import build_document_stages

@@ -59,7 +59,10 @@ def test_compiled_list_answers_as_the_in_memory_list(big_list, tmp_path):
     compiled = list_store.shared_url_lists(big_list, tmp_path / "lists")
     assert isinstance(compiled.domains, DomainDigests) and isinstance(compiled.domains.digests, memoryview)
     assert list(compiled.domains.digests) == list(memory.domains.digests)
-    assert compiled.urls == memory.urls
+    # the URL prefixes are mapped digests (format 2), one per prefix of the in-memory set
+    assert isinstance(compiled.urls, DomainDigests) and isinstance(compiled.urls.digests, memoryview)
+    assert list(compiled.urls.digests) == sorted(DomainDigests.digest(u) for u in memory.urls)
+    assert all(u in compiled.urls for u in memory.urls) and "example.org" not in compiled.urls
     assert answers(compiled) == answers(memory)
     assert answers(compiled)[:5] == [
         "site17.example",
@@ -74,7 +77,9 @@ def test_list_kept_as_strings_compiles_to_the_same_strings(big_list, tmp_path, m
     monkeypatch.setattr(url_lists, "DIGEST_FILE_BYTES", 1 << 30)
     memory = urls.load_url_lists(big_list)
     compiled = list_store.shared_url_lists(big_list, tmp_path / "lists")
-    assert isinstance(compiled.domains, set) and compiled.domains == memory.domains and compiled.urls == memory.urls
+    assert isinstance(compiled.domains, set) and compiled.domains == memory.domains
+    assert sorted(compiled.urls.digests) == sorted(DomainDigests.digest(u) for u in memory.urls)
+    assert answers(compiled) == answers(memory)
 
 
 def test_compiled_kernel_and_python_reference_give_the_same_digests(big_list, monkeypatch):
@@ -202,7 +207,7 @@ _CHILD = textwrap.dedent("""
 """)
 
 
-def test_second_process_mapping_the_fineweb_list_adds_at_most_8_mib_private(tmp_path):
+def test_second_process_mapping_the_fineweb_list_adds_at_most_1_mib_private(tmp_path):
     """Private_Clean + Private_Dirty (smaps_rollup) of a second worker, before and after it maps the
     list and reads every page of it, while the first worker still maps it (as a pool's workers do)."""
     if not Path("/proc/self/smaps_rollup").exists():
@@ -221,4 +226,5 @@ def test_second_process_mapping_the_fineweb_list_adds_at_most_8_mib_private(tmp_
     finally:
         first.communicate("\n", timeout=60)
     assert second["mapped"] and second["size"] == 4_558_940 and second["listed"] == "0-1sex.com"
-    assert second["private_kib"] <= 8 * 1024, second  # measured: ~3 MiB (the URL prefixes as a set)
+    # the issue's bound is 8 MiB; measured 96 KiB, ~3 MiB while the URL prefixes were a set of strings
+    assert second["private_kib"] <= 1024, second
