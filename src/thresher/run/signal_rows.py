@@ -14,7 +14,8 @@ rest of the table: issue 33).
 
 The column file says, per annotation key, which JSON value types it took in this partition
 (`bool`, `int`, `float`, `str`, `json`), and per corpus stage the settings its signals depend on
-(`core.stages.ReusesSignals.recorded_with`): the driver unions the partitions' files into one schema
+(`core.stages.ReusesSignals.recorded_with`), and per rule set what its decisions depend on besides
+the measurements (`decided_with`, see `core.stages.Decider`): the driver unions the partitions' files into one schema
 (`write.signals.table_layout`) so every part file has the same columns whatever its documents.
 """
 
@@ -119,7 +120,7 @@ def value_type(value: Any) -> str | None:
 class SignalRecorder:
     """The scan side of the signals table for one partition (see the module doc)."""
 
-    def __init__(self, work: WorkDir, p: int, corpus: Sequence[Any]) -> None:
+    def __init__(self, work: WorkDir, p: int, corpus: Sequence[Any], chain: Sequence[Any] = ()) -> None:
         self.path = rows_path(work, p)
         self.columns = columns_path(work, p)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -130,6 +131,9 @@ class SignalRecorder:
         self.settings = {
             stage.name: stage.recorded_with for _, stage in self.stages if isinstance(stage, ReusesSignals)
         }
+        # what each rule set's decisions depend on besides its measurements: a replay whose rule set
+        # has the same reuses the recorded decision instead of deciding again (`thresher.replay_chain`)
+        self.decided = {stage.name: key for stage in chain if (key := getattr(stage, "decided_with", None))}
         self.types: dict[str, set[str]] = {}
         self.signal_names: set[str] = set()
 
@@ -183,6 +187,7 @@ class SignalRecorder:
             "annotations": {key: sorted(kinds) for key, kinds in sorted(self.types.items())},
             "signals": sorted(self.signal_names),
             "settings": dict(sorted(self.settings.items())),
+            "decided": dict(sorted(self.decided.items())),
         }
         tmp = self.columns.with_suffix(".tmp")
         tmp.write_text(json.dumps(layout, sort_keys=True), encoding="utf-8")
