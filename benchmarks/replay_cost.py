@@ -8,12 +8,20 @@ Corpus: the first `--docs` lines (default 20,000) of the recombined real-paragra
 - `html`: each text as an HTML page (its lines as paragraphs in an `<article>`, with navigation,
   a sidebar and a footer around it), so the fresh build extracts, as a build of a crawl does.
 
+- `warc`: a real crawl: the HTML pages of the shared WARC archives, repeated to `--pages` pages as
+  the headline benchmark writes them (`headline_datatrove.build_input`: copy 0 of each page as
+  crawled, later copies with a sentence added and, for odd copies, one word in eight swapped, so
+  even copies are near duplicates), read as WARC files, so the fresh build reads archives,
+  decodes and extracts the pages as a build of a crawl does. The results go to
+  `results/replay_cost_warc.json` (the recombined forms to `results/replay_cost.json`).
+
 For each form: one `build --signals` with the default config, then for each setting change of the
 issue's "Done when" (`--quality-gopher-min-words 150 --threshold 0.7` and `... 20 --threshold
 0.9`) a fresh build of the corpus with those settings and a replay of the signals build with them,
 alternating, `--repeats` times each; medians reported. Every build runs in its own process with the
 local engine (every task in that process); CPU is the child's user + system time
-(`resource.getrusage(RUSAGE_CHILDREN)`). The replay's shards, manifest records and stats counters
+(`resource.getrusage(RUSAGE_CHILDREN)`); the package's bytecode is compiled once before the timed
+runs (`compile_bytecode`). The replay's shards, manifest records and stats counters
 are compared with the fresh build's (`same_output`), and the last replay's wall time is split by
 phase (`replay_phase_wall_share`: what reading and deciding, dedup and writing the shards cost).
 
@@ -21,6 +29,7 @@ Then a budget: a replay with `--target-tokens 2000000 --by quality.word_count`, 
 the target it lands. Results are written after every measurement.
 
     python benchmarks/replay_cost.py [--docs 20000] [--repeats 1] [--forms html,text]
+    python benchmarks/replay_cost.py --forms warc --pages 3000 --repeats 3
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "replay_cost.json"
+RESULTS_WARC = HERE / "results" / "replay_cost_warc.json"
 SOURCE = HERE / ".data" / "recombined-50000.jsonl"
 SRC = HERE.parent / "src"
 
@@ -69,6 +79,24 @@ PAGE = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{titl
         "<aside><h2>Popular</h2><ul><li><a href='/a'>Ten things to know</a></li><li><a href='/b'>Read more "
         "stories</a></li></ul></aside></main><footer><p>Copyright 2024 Example Media. All rights reserved. "
         "Privacy policy. Terms of use.</p></footer></body></html>")
+
+
+def compile_bytecode() -> None:
+    """Write the bytecode of the thresher package the timed runs import, as `pip install` does (and
+    as the headline benchmark does): a source checkout run with PYTHONDONTWRITEBYTECODE set would
+    compile every module again in every process (~0.45 CPU s a run here), a cost no installed
+    thresher pays and that weighs far more on the replay than on the fresh build."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(SRC / "thresher")], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def warc_input(pages: int) -> tuple[Path, dict]:
+    """The headline benchmark's WARC input of `pages` pages (written once under benchmarks/.data)."""
+    sys.path.insert(0, str(HERE))
+    from headline_datatrove import ROOT, build_input
+
+    info = build_input(pages)
+    return ROOT / info["dir"], info
 
 
 def subsample(docs: int, dest: Path, form: str) -> Path:
@@ -120,34 +148,47 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--forms", default="html,text")
     parser.add_argument("--target-tokens", type=int, default=2_000_000)
     parser.add_argument("--by", default="quality.word_count")
+    parser.add_argument("--pages", default="3000", help="pages of the warc form (a list: one form each)")
     args = parser.parse_args(argv)
-    if not SOURCE.exists():
+    forms_asked = args.forms.split(",")
+    if "warc" in forms_asked:  # one warc form per page count, in the order asked
+        at = forms_asked.index("warc")
+        forms_asked[at:at + 1] = [f"warc-{int(n)}" for n in args.pages.split(",")]
+    compile_bytecode()
+    results_path = RESULTS_WARC if all(form.startswith("warc") for form in forms_asked) else RESULTS
+    if not all(form.startswith("warc") for form in forms_asked) and not SOURCE.exists():
         sys.exit(f"{SOURCE} is missing: run benchmarks/scale_contract.py once to generate it")
     forms: dict[str, dict] = {}
     result = {
         "benchmark": "replay_cost",
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
-        "corpus": {"source": SOURCE.name, "documents": args.docs},
+        "corpus": ({"source": "headline WARC pages", "pages": args.pages} if results_path == RESULTS_WARC
+                   else {"source": SOURCE.name, "documents": args.docs}),
         "repeats": args.repeats,
         "forms": forms,
     }
 
     def save() -> None:  # after every measurement: a long run cut short keeps what it measured
         result["machine"]["load_average"] = os.getloadavg()
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+        results_path.parent.mkdir(parents=True, exist_ok=True)
+        results_path.write_text(json.dumps(result, indent=2) + "\n")
 
     with tempfile.TemporaryDirectory(prefix="replay-cost-") as tmp_name:
         tmp = Path(tmp_name)
-        for form in args.forms.split(","):
-            corpus = subsample(args.docs, tmp / f"{form}.jsonl", form)
+        for form in forms_asked:
+            if form.startswith("warc-"):
+                corpus, info = warc_input(int(form.removeprefix("warc-")))
+                documents, input_bytes = info["pages"], info["bytes"]
+            else:
+                corpus = subsample(args.docs, tmp / f"{form}.jsonl", form)
+                documents, input_bytes = args.docs, corpus.stat().st_size
             first = tmp / f"{form}-signals"
             signals_cpu = run("signals", corpus, first, {})
             manifest = json.loads((first / "manifest.json").read_text())
             changes: dict[str, dict] = {}
             forms[form] = {
-                "documents": args.docs,
-                "input_bytes": corpus.stat().st_size,
+                "documents": documents,
+                "input_bytes": input_bytes,
                 "signals_build_cpu_s": signals_cpu,
                 "signals_rows": manifest["signals"]["rows"],
                 "signals_bytes": manifest["signals"]["bytes"],

@@ -7,7 +7,8 @@ runs no extraction and the overhead is measured against the cheapest chain (lang
 rules, exact and near dedup, URL dedup); with HTML input the same overhead is a smaller share.
 Each build runs in its own process with the local engine (every task in that process) and the
 default config; plain and --signals builds alternate, `--repeats` times each, and the medians are
-reported. CPU is the child's user + system time (`resource.getrusage(RUSAGE_CHILDREN)`); the phase
+reported. The package's bytecode is compiled once before the timed runs. CPU is the child's
+user + system time (`resource.getrusage(RUSAGE_CHILDREN)`); the phase
 wall times come from the build's `stats.json`. The shards of both builds are compared byte for byte.
 
     python benchmarks/signals_cost.py [--docs 20000] [--repeats 2]
@@ -40,6 +41,14 @@ from thresher.run.build import build
 corpus, out, signals = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 build([corpus], out, RunConfig.from_dict({"exec": {"engine": "local"}, "output": {"signals": signals}}))
 """
+
+
+def compile_bytecode() -> None:
+    """Write the package's bytecode once before the timed runs, as `pip install` does (and the
+    headline benchmark): with PYTHONDONTWRITEBYTECODE set, a source checkout compiles every module
+    again in every process, and a --signals build imports more of them than a plain one."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(SRC / "thresher")], check=True,
+                   stdout=subprocess.DEVNULL)
 
 
 def subsample(docs: int, dest: Path) -> Path:
@@ -76,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not SOURCE.exists():
         sys.exit(f"{SOURCE} is missing: run benchmarks/scale_contract.py once to generate it")
+    compile_bytecode()
     with tempfile.TemporaryDirectory(prefix="signals-cost-") as tmp_name:
         tmp = Path(tmp_name)
         corpus = subsample(args.docs, tmp / "corpus.jsonl")

@@ -23,6 +23,7 @@ a fresh build writes.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from thresher.config import RunConfig
@@ -34,6 +35,7 @@ from thresher.pipeline import DocumentChain, Outcome, document_stages_by_row
 REPLAYED_ROWS = ("quality", "decontam", "classify", "pii")
 # drops that are not a stage's decision: the replay keeps them as recorded
 FAILURE_REASONS = frozenset({"error", "timeout", "worker_died"})
+SCRIPT_KEY = "quality.script"  # written by the first rule set that runs (`quality.rules.QualityRuleSet`)
 
 
 class ReplayChain(DocumentChain):
@@ -44,6 +46,12 @@ class ReplayChain(DocumentChain):
         super().__init__(config, *args, **kwargs)
         self.disable_batches()  # a reused classifier outcome needs no batch; a revived document is rare
         self.deciders = [stage if isinstance(stage, Decider) else None for stage in self.stages]
+        # what each rule set's decisions depend on besides the measurements (None: not known, so
+        # always decided again); a table recorded under the same reuses its decisions (`replay`)
+        self.decided_with = [getattr(stage, "decided_with", None) if isinstance(stage, Decider) else None
+                             for stage in self.stages]
+        self._decided: dict[str, str] | None = None
+        self._same: list[bool] = []
 
     def _stages_by_row(self, config: RunConfig) -> list[tuple[str, Stage]]:
         return document_stages_by_row(config, REPLAYED_ROWS)
@@ -77,17 +85,29 @@ class ReplayChain(DocumentChain):
                 prefix = end
             start = end
         doc.annotations = dict(items[:prefix])
-        measured: dict[str, Any] = recorded["measured"]
+        measured: dict[str, Any] | None = None
+        same = self._same_bounds(recorded.get("decided") or {})
+        # where the script key is among the recorded annotations (-1: none)
+        script_at = next((i for i, (key, _) in enumerate(items) if key == SCRIPT_KEY), -1) if any(same) else -1
         dropped_at = drop.stage if drop is not None else None
         for index, (name, _, _) in enumerate(self.runners):
             decider = self.deciders[index]
-            if decider is not None and name in measured:
-                evaluation = decider.decide(doc, measured[name])
-                doc.annotations.update(evaluation.annotations)
-                if evaluation.drops:
-                    return evaluation.drops[0], evaluation.drops
-                continue
             span = slices.get(name)
+            # a rule set the first build ran on this row under the same bounds keeps its recorded
+            # decision, unless the script key it writes only when no earlier rule set did moved
+            # (an earlier rule set added or removed): its annotations and drop are the recorded ones
+            if decider is not None and not (
+                span is not None and same[index]
+                and (span[0] <= script_at < span[1]) == (SCRIPT_KEY not in doc.annotations)
+            ):
+                if measured is None:
+                    measured = _measured(recorded["measured"])
+                if name in measured:
+                    evaluation = decider.decide(doc, measured[name])
+                    doc.annotations.update(evaluation.annotations)
+                    if evaluation.drops:
+                        return evaluation.drops[0], evaluation.drops
+                    continue
             if span is not None:  # the first build ran this stage on this text: the same outcome
                 doc.annotations.update(items[span[0]:span[1]])
                 if name == dropped_at and drop is not None:
@@ -97,6 +117,22 @@ class ReplayChain(DocumentChain):
             if outcome is not None:
                 return outcome
         return None
+
+    def _same_bounds(self, decided: dict[str, str]) -> list[bool]:
+        """Per stage, whether it is a rule set whose decisions depend on what the table says they
+        were recorded with (`decided_with`); worked out once per table (the reader shares the dict)."""
+        if self._decided is not decided:
+            self._decided = decided
+            self._same = [key is not None and decided.get(name) == key
+                          for (name, _, _), key in zip(self.runners, self.decided_with, strict=True)]
+        return self._same
+
+
+def _measured(raw: Any) -> dict[str, Any]:
+    """A row's `measured` (JSON text, as the reader leaves it; a mapping from a caller that built one)."""
+    if raw is None or raw == "":
+        return {}
+    return raw if isinstance(raw, dict) else json.loads(raw)
 
 
 # Settings a replay cannot change, by dotted prefix: they change what the chain recorded before

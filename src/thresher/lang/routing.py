@@ -8,6 +8,7 @@ histograms and timings read as without routing. Without `by_language` the plain 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +43,15 @@ class RoutedDecider(RoutedEvaluator):
 
     def decide(self, doc: Document, measured: Mapping[str, Any]) -> Evaluation:
         return self.by_code.get(_language(doc), self.default).decide(doc, measured)  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def decided_with(self) -> str | None:
+        """The routed stages' `decided_with` by language (None if one of them has none)."""
+        keys = {code: getattr(stage, "decided_with", None) for code, stage in sorted(self.by_code.items())}
+        keys[""] = getattr(self.default, "decided_with", None)
+        if any(key is None for key in keys.values()):
+            return None
+        return json.dumps(keys, sort_keys=True)
 
 
 class RoutedRuleSet:

@@ -17,8 +17,10 @@ evaluate(doc)` (tested).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from thresher.core.document import Document, Drop
@@ -33,6 +35,15 @@ DIGITS = 4  # decimals kept in annotations and Drop values (decisions use the ex
 
 def rounded(value: float | int) -> float | int:
     return round(value, DIGITS) if isinstance(value, float) else value
+
+
+def callable_key(function: Callable[..., Any]) -> list[Any] | None:
+    """A function by its module, name and captured values (None when one is not a plain value):
+    two rule sets built from equal settings give equal keys."""
+    cells = [cell.cell_contents for cell in getattr(function, "__closure__", None) or ()]
+    if any(type(v) not in (int, float, str, bool, type(None)) for v in cells):
+        return None
+    return [getattr(function, "__module__", None), getattr(function, "__qualname__", None), cells]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +103,20 @@ class QualityRuleSet:
         """`evaluate`'s result from values `measure` returned (for this document, under any bounds)."""
         code = measured["quality.script"]
         return self._judge(doc, code, script_traits(code), ((rule, measured.get(rule.key)) for rule in self.rules))
+
+    @cached_property
+    def decided_with(self) -> str | None:
+        """What `decide` depends on besides the measurements (`core.stages.DECIDED_WITH`): each
+        bound rule's key, bounds, reasons and floor function (by name and captured values), and
+        its metric's name; None when a floor function captures something not plainly comparable."""
+        parts: list[Any] = [self.name]
+        for rule in self.rules:
+            floor = None if rule.min_for is None else callable_key(rule.min_for)
+            if rule.min_for is not None and floor is None:
+                return None
+            parts.append([rule.key, rule.min_value, rule.max_value, rule.too_low, rule.too_high, floor,
+                          callable_key(rule.measure)])
+        return json.dumps(parts, sort_keys=True)
 
     def _judge(self, doc: Document, script: str, traits: ScriptTraits,
                values: Iterable[tuple[Bound, float | int | None]]) -> Evaluation:

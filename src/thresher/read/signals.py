@@ -37,6 +37,25 @@ def _loads(value: str | None) -> Any:
     return None if value is None else json.loads(value)
 
 
+class _Memo:
+    """JSON values that repeat from row to row (the marks: most rows passed the same stages), each
+    decoded once. Bounded: cleared when full. The decoded values are only read, never changed."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self.values: dict[str, Any] = {}
+
+    def loads(self, text: str | None) -> Any:
+        if text is None:
+            return None
+        value = self.values.get(text)
+        if value is None:
+            if len(self.values) >= self.size:
+                self.values.clear()
+            value = self.values[text] = json.loads(text)
+        return value
+
+
 def read_signals(partition: Partition, config: InputConfig) -> Iterator[ReadItem]:
     """Every row of one signals part file, in order (see the module doc)."""
     try:
@@ -56,13 +75,15 @@ def read_signals(partition: Partition, config: InputConfig) -> Iterator[ReadItem
                             "build again with --signals")
             return
         settings, signal_columns = _recorded_signals(parquet.schema_arrow)
+        decided = _decided_with(parquet.schema_arrow)
         names = list(COLUMNS) + list(signal_columns)
+        marks = _Memo()
         for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=names):
-            columns = {name: batch.column(name).to_pylist() for name in COLUMNS}
+            columns = [batch.column(name).to_pylist() for name in COLUMNS]
             signals = [(signal_columns[c], batch.column(c).to_pylist()) for c in signal_columns]
-            for i in range(batch.num_rows):
-                doc = _document({name: values[i] for name, values in columns.items()})
-                if settings and columns["dropped_by"][i] != "chain":  # it passed the chain: its scans were recorded
+            for i, row in enumerate(zip(*columns, strict=True)):
+                doc = _document(row, decided, marks)
+                if settings and row[DROPPED_BY] != "chain":  # it passed the chain: its scans were recorded
                     values = {name: column[i] for name, column in signals if column[i] is not None}
                     doc.derived[RECORDED_SIGNALS] = (settings, values)
                 yield doc
@@ -80,23 +101,36 @@ def _recorded_signals(schema: Any) -> tuple[dict[str, str], dict[str, str]]:
     return json.loads(raw_settings), {column: name for column, name in keys.items() if column in schema.names}
 
 
-def _document(row: dict[str, Any]) -> Document:
+def _decided_with(schema: Any) -> dict[str, str]:
+    """Per rule set, what its recorded decisions depended on besides the measurements ({} for a
+    table that does not say: every rule set decides again)."""
+    raw = (schema.metadata or {}).get(b"thresher.decided_with")
+    return json.loads(raw) if raw else {}
+
+
+(ORDINAL, ID, URL, TITLE, FETCHED_AT, DROP, FAILURES, DROPPED_BY, MEASURED, MARKS, ANNOTATIONS, SOURCE, METADATA,
+ TEXT) = range(len(COLUMNS))
+
+
+def _document(row: tuple[Any, ...], decided: dict[str, str], marks: _Memo) -> Document:
     doc = Document(
-        id=row["id"],
-        text=row["text"] or "",
-        url=row["url"],
-        title=row["title"],
-        source=_loads(row["source"]) or {},
-        fetched_at=row["fetched_at"],
-        metadata=_loads(row["metadata"]) or {},
-        annotations=_loads(row["annotations"]) or {},
-        ordinal=row["ordinal"],
+        id=row[ID],
+        text=row[TEXT] or "",
+        url=row[URL],
+        title=row[TITLE],
+        source=_loads(row[SOURCE]) or {},
+        fetched_at=row[FETCHED_AT],
+        metadata=_loads(row[METADATA]) or {},
+        annotations=_loads(row[ANNOTATIONS]) or {},
+        ordinal=row[ORDINAL],
     )
-    chain_drop = row["dropped_by"] == "chain"
+    chain_drop = row[DROPPED_BY] == "chain"
+    # `measured` stays JSON text: the replay decodes it only for a rule set it decides again
     doc.derived[RECORDED] = {
-        "drop": _loads(row["drop"]) if chain_drop else None,
-        "failures": _loads(row["failures"]) if chain_drop else None,
-        "measured": _loads(row["measured"]) or {},
-        "marks": _loads(row["marks"]) or [],
+        "drop": _loads(row[DROP]) if chain_drop else None,
+        "failures": _loads(row[FAILURES]) if chain_drop else None,
+        "measured": row[MEASURED],
+        "marks": marks.loads(row[MARKS]) or [],
+        "decided": decided,
     }
     return doc

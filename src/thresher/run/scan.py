@@ -105,7 +105,7 @@ def scan_task(ctx: TaskContext, partition: Partition) -> ScanResult:
         work.observed("scan", partition.index, "samples"),
         config.output.card_tokenizer,
     )
-    signals = SignalRecorder(work, partition.index, corpus) if config.output.signals else None
+    signals = SignalRecorder(work, partition.index, corpus, chain.stages) if config.output.signals else None
     with (
         RecordFailures(stuck_dir, task) as in_record,  # an exception escaping one record: noted for the retry
         contextlib.ExitStack() as key_spills,

@@ -14,7 +14,8 @@ rest of the table: issue 33).
 
 The column file says, per annotation key, which JSON value types it took in this partition
 (`bool`, `int`, `float`, `str`, `json`), and per corpus stage the settings its signals depend on
-(`core.stages.ReusesSignals.recorded_with`): the driver unions the partitions' files into one schema
+(`core.stages.ReusesSignals.recorded_with`), and per rule set what its decisions depend on besides
+the measurements (`decided_with`, see `core.stages.Decider`): the driver unions the partitions' files into one schema
 (`write.signals.table_layout`) so every part file has the same columns whatever its documents.
 """
 
@@ -23,7 +24,9 @@ from __future__ import annotations
 import json
 import os
 import struct
+from array import array
 from collections.abc import Iterator, Sequence
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,7 @@ from thresher.run.workdir import WorkDir
 from thresher.write.atomic import dumps_line
 
 INT64 = 1 << 63
+SHAPES_KEPT = 4096  # distinct annotation shapes remembered by a recorder (`SignalRecorder._note_types`)
 # built once (`json.dumps` with arguments builds an encoder per call); strict, as `dumps_line` is
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -116,10 +120,21 @@ def value_type(value: Any) -> str | None:
     return None if value is None else "json"
 
 
+def _fit_int64(values: Any, ints: tuple[bool, ...]) -> bool:
+    """Whether the values at the positions `ints` marks are all within int64 (checked in C)."""
+    if not any(ints):
+        return True
+    try:
+        array("q", compress(values, ints))
+    except OverflowError:
+        return False
+    return True
+
+
 class SignalRecorder:
     """The scan side of the signals table for one partition (see the module doc)."""
 
-    def __init__(self, work: WorkDir, p: int, corpus: Sequence[Any]) -> None:
+    def __init__(self, work: WorkDir, p: int, corpus: Sequence[Any], chain: Sequence[Any] = ()) -> None:
         self.path = rows_path(work, p)
         self.columns = columns_path(work, p)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -130,7 +145,12 @@ class SignalRecorder:
         self.settings = {
             stage.name: stage.recorded_with for _, stage in self.stages if isinstance(stage, ReusesSignals)
         }
+        # what each rule set's decisions depend on besides its measurements: a replay whose rule set
+        # has the same reuses the recorded decision instead of deciding again (`thresher.replay_chain`)
+        self.decided = {stage.name: key for stage in chain if (key := getattr(stage, "decided_with", None))}
         self.types: dict[str, set[str]] = {}
+        # (keys, Python types) of the annotations seen, each with which of its values are ints
+        self._shapes: dict[tuple[tuple[str, ...], tuple[type, ...]], tuple[bool, ...]] = {}
         self.signal_names: set[str] = set()
 
     def record(
@@ -157,8 +177,36 @@ class SignalRecorder:
             if found:
                 signals = pack_signals(found)
                 self.signal_names.update(found)
+        self._note_types(doc.annotations)
+        if line is None:
+            line = dumps_line(doc.to_record())
+        extra_bytes = extra_json(extra)
+        measured_bytes = extra_json(measured) if measured else b""
+        marks_bytes = extra_json(marks) if marks else b""
+        self._out.writelines((ROW_HEAD.pack(doc.ordinal, len(extra_bytes), len(measured_bytes), len(marks_bytes),
+                                            len(signals), len(line)), extra_bytes, measured_bytes, marks_bytes,
+                              signals, line))
+
+    def _note_types(self, annotations: dict[str, Any]) -> None:
+        """Add each annotation's value type to its key's (`value_type`). Most documents carry the
+        same keys with the same Python types as some earlier one: such a row only has its integers
+        checked against the int64 range (in C, by `array`), not each value classified again."""
+        values = annotations.values()
+        shape = (tuple(annotations), tuple(map(type, values)))
+        ints = self._shapes.get(shape)
+        if ints is None:
+            self._classify(annotations)
+            ints = tuple(cls is int for cls in shape[1])
+            if _fit_int64(values, ints):  # a shape is remembered with the kinds of in-range integers
+                if len(self._shapes) >= SHAPES_KEPT:
+                    self._shapes.clear()
+                self._shapes[shape] = ints
+        elif not _fit_int64(values, ints):  # an integer beyond int64: its key's column becomes JSON
+            self._classify(annotations)
+
+    def _classify(self, annotations: dict[str, Any]) -> None:
         types = self.types
-        for key, value in doc.annotations.items():
+        for key, value in annotations.items():
             kind = value_type(value)
             if kind is not None:
                 seen = types.get(key)
@@ -166,14 +214,6 @@ class SignalRecorder:
                     types[key] = {kind}
                 elif kind not in seen:
                     seen.add(kind)
-        if line is None:
-            line = dumps_line(doc.to_record())
-        extra_bytes = extra_json(extra)
-        measured_bytes = extra_json(measured) if measured else b""
-        marks_bytes = extra_json(marks) if marks else b""
-        self._out.write(ROW_HEAD.pack(doc.ordinal, len(extra_bytes), len(measured_bytes), len(marks_bytes),
-                                      len(signals), len(line)))
-        self._out.write(b"".join((extra_bytes, measured_bytes, marks_bytes, signals, line)))
 
     def close(self) -> None:
         """Put the rows and the column file in place (the rows first: the column file says it is done)."""
@@ -183,6 +223,7 @@ class SignalRecorder:
             "annotations": {key: sorted(kinds) for key, kinds in sorted(self.types.items())},
             "signals": sorted(self.signal_names),
             "settings": dict(sorted(self.settings.items())),
+            "decided": dict(sorted(self.decided.items())),
         }
         tmp = self.columns.with_suffix(".tmp")
         tmp.write_text(json.dumps(layout, sort_keys=True), encoding="utf-8")

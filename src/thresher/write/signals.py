@@ -94,11 +94,13 @@ def table_layout(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     kinds: dict[str, set[str]] = {}
     signals: set[str] = set()
     settings: dict[str, str] = {}
+    decided: dict[str, str] = {}
     for part in parts:
         for key, seen in (part.get("annotations") or {}).items():
             kinds.setdefault(key, set()).update(seen)
         signals.update(part.get("signals") or ())
         settings.update(part.get("settings") or {})  # one build: every partition has the same
+        decided.update(part.get("decided") or {})
     taken = set(RESERVED)
     annotations = []
     for key in sorted(kinds):
@@ -113,7 +115,7 @@ def table_layout(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             taken.add(column)
             signatures.append([name, column])
     return {"schema_version": SCHEMA_VERSION, "annotations": annotations, "signals": signatures,
-            "settings": dict(sorted(settings.items()))}
+            "settings": dict(sorted(settings.items())), "decided": dict(sorted(decided.items()))}
 
 
 def _pyarrow() -> Any:
@@ -146,6 +148,8 @@ def schema(layout: Mapping[str, Any]) -> Any:
         "thresher.signal_keys": json.dumps({c: k for k, c in layout["signals"]}, sort_keys=True),
         # per corpus stage, the settings its signals were computed under (`thresher.read.signals`)
         "thresher.signal_settings": json.dumps(layout.get("settings") or {}, sort_keys=True),
+        # per rule set, what its decisions depend on besides the measurements (`thresher.replay_chain`)
+        "thresher.decided_with": json.dumps(layout.get("decided") or {}, sort_keys=True),
         "thresher.json_columns": json.dumps(
             sorted(name for name, kind in columns if kind == "json")),
     }

@@ -253,3 +253,63 @@ def test_a_budget_needs_a_column_and_a_column_needs_a_budget(signals_build, tmp_
         replay(signals_build, tmp_path / "r", {"select": {"target_tokens": 100}})
     with pytest.raises(ConfigError, match="--by ranks"):
         replay(signals_build, tmp_path / "r", {"select": {"by": ["words"]}})
+
+
+def decided_stages(monkeypatch):
+    """The names of the rule sets that decide again (from the measurements) in this process."""
+    from thresher.quality.rules import QualityRuleSet
+
+    names: list[str] = []
+    decide = QualityRuleSet.decide
+
+    def counting(self, doc, measured):
+        names.append(self.name)
+        return decide(self, doc, measured)
+
+    monkeypatch.setattr(QualityRuleSet, "decide", counting)
+    return names
+
+
+def test_only_the_rule_sets_whose_bounds_changed_decide_again(corpus, signals_build, tmp_path, monkeypatch):
+    """A rule set under the bounds the table was recorded with keeps its recorded decision (its
+    annotations and drop); the output is still the fresh build's."""
+    change = {"quality": {"gopher": {"min_words": 150}}}
+    build([str(corpus)], tmp_path / "fresh", local_config(**merge(BASE, change)))
+    names = decided_stages(monkeypatch)
+    replay(signals_build, tmp_path / "replayed", merge(change, {"exec": {"engine": "local"}}))
+    assert outcome(tmp_path / "replayed") == outcome(tmp_path / "fresh")
+    assert names and set(names) == {"quality.gopher"}
+    names.clear()
+    replay(signals_build, tmp_path / "same", {"exec": {"engine": "local"}})
+    assert names == []  # nothing moved: every decision is the recorded one
+    assert outcome(tmp_path / "same") == outcome(signals_build)
+
+
+@pytest.mark.parametrize("change", [
+    # the first rule set, which wrote the script key, removed: the next one writes it now
+    {"quality": {"rule_sets": ["repetition", "c4_lines", "c4", "fineweb"]}},
+    # the dense-script floor is captured by a closure: its value is part of what the rules decide with
+    {"quality": {"gopher": {"dense_min_mean_word_length": 5.0, "min_mean_word_length": 4}}},
+])
+def test_a_recorded_decision_is_not_reused_where_it_would_differ(corpus, signals_build, tmp_path, change):
+    build([str(corpus)], tmp_path / "fresh", local_config(**merge(BASE, change)))
+    replay(signals_build, tmp_path / "replayed", change)
+    assert outcome(tmp_path / "replayed") == outcome(tmp_path / "fresh")
+
+
+def test_what_a_rule_set_decides_with_names_every_bound_and_floor():
+    from thresher.core.config import from_dict
+    from thresher.quality.config import QualityConfig
+    from thresher.quality.stages import build_quality_stages
+
+    def keys(**gopher):
+        config = from_dict(QualityConfig, {"gopher": gopher})
+        return {s.name: getattr(s, "decided_with", None) for s in build_quality_stages(config)}
+
+    base = keys()
+    assert base["quality.gopher"] is not None and base == keys()
+    for changed in ({"min_words": 150}, {"dense_min_mean_word_length": 2.5}, {"alpha_ratio_denominator": "tokens"}):
+        other = keys(**changed)
+        assert other["quality.gopher"] != base["quality.gopher"], changed
+        assert {k: v for k, v in other.items() if k != "quality.gopher"} == {
+            k: v for k, v in base.items() if k != "quality.gopher"}

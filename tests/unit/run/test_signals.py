@@ -253,3 +253,37 @@ def test_shards_are_byte_identical_with_and_without_signals(corpus, local_build,
     assert config.output.signals and [s["sha256"] for s in plain.manifest["shards"]] == [
         s["sha256"] for s in with_signals.manifest["shards"]]
     assert plain.stats.by_prefix("drop") == with_signals.stats.by_prefix("drop")
+
+
+def test_the_recorded_annotation_types_are_each_values_own(tmp_path):
+    """The recorder remembers the annotation shapes it has classified; every value still counts
+    with its own type, an integer beyond int64 included, whatever order the rows come in."""
+    from thresher.core.document import Document
+    from thresher.run.signal_rows import SignalRecorder, value_type
+    from thresher.run.workdir import WorkDir
+
+    def recorded(rows, where):
+        recorder = SignalRecorder(WorkDir(where), 0, [])
+        for i, annotations in enumerate(rows):
+            recorder.record(Document(id=f"{i:016x}", text="t", annotations=annotations, ordinal=i), None, [], None)
+        recorder.close()
+        return recorder.types
+
+    # one shape, first beyond int64 then within it (and the reverse): each row adds its own kind
+    assert recorded([{"n": 1 << 63}, {"n": 1}], tmp_path / "big-first") == {"n": {"json", "int"}}
+    assert recorded([{"n": 1}, {"n": 1}, {"n": -(1 << 63) - 1}], tmp_path / "big-last") == {"n": {"json", "int"}}
+    assert recorded([{"n": 1}, {"n": 2}], tmp_path / "small") == {"n": {"int"}}
+
+    rng = random.Random(7)
+    pool = [0, 3, -5, 1 << 63, -(1 << 63), -(1 << 63) - 1, 2.5, "x", True, None, [1], {"a": 1}]
+    rows = []
+    for i in range(400):
+        keys = ("a", "b", "c") if i % 3 else ("a", "c", "b", "d")
+        rows.append({k: rng.choice(pool[:2] if i < 50 else pool) for k in keys})
+    expected: dict[str, set[str]] = {}
+    for annotations in rows:
+        for key, value in annotations.items():
+            if value_type(value) is not None:
+                expected.setdefault(key, set()).add(value_type(value))
+    assert recorded(rows, tmp_path / "mixed") == expected
+    assert "json" in expected["a"] and "int" in expected["a"]  # the pool reached both kinds
