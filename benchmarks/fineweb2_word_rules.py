@@ -13,9 +13,11 @@ splits a few probe strings, and records the pairs whose answer differs from `xx`
 - `hyphen_digit_split`: `abc-12` is three tokens (Malay, Indonesian: dates such as `26-Agu-12`);
 - `clitic_suffix`: `abc-ku` is two tokens (`abc`, `-ku`; Malay's `-ku`, `-mu`, `-nya`).
 
-It also records each pipeline's abbreviations that stay one token with their period (`Sra.`,
-`p.`, `итд.`, the single letters `a.` of the multilingual rules: entries of spaCy's tokenizer
-exception lists, MIT License) and which pairs use which pipeline (`xx` for the pairs not listed).
+It also records the pairs datatrove gives indic-nlp's trivial tokenizer (`indic_nlp`: `urdu` for
+those it runs in Urdu mode, `indic` for the others), and each pipeline's abbreviations that stay
+one token with their period (`Sra.`, `p.`, `итд.`, the single letters `a.` of the multilingual
+rules: entries of spaCy's tokenizer exception lists, MIT License) and which pairs use which
+pipeline (`xx` for the pairs not listed).
 Only facts about behaviour and those word lists are recorded, no code. Runs in the side venv of
 `fineweb2_agreement.py` (datatrove, spaCy):
 
@@ -46,7 +48,9 @@ def main() -> int:
     from datatrove.utils._import_utils import ASSETS_PATH
 
     with open(os.path.join(ASSETS_PATH, "tokenizer_assignment.csv"), encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(f) if r["type"] == "SpaCyTokenizer"]
+        assignment = list(csv.DictReader(f))
+    rows = [r for r in assignment if r["type"] == "SpaCyTokenizer"]
+    indic = [r for r in assignment if r["type"] == "IndicNLPTokenizer"]
     holds: dict[str, dict[str, bool]] = {}
     for code in sorted({r["tok_code"] for r in rows}):
         if code in ("ja", "zh", "ko", "th", "vi"):  # segmenters, not rules
@@ -78,6 +82,9 @@ def main() -> int:
         if r["tok_code"] in holds and r["tok_code"] != "xx":
             pairs.setdefault(r["tok_code"], []).append(f"{r['code_3']}_{r['script']}")
     result["abbreviations"] = abbreviations
+    result["indic_nlp"] = {mode: sorted({f"{r['code_3']}_{r['script']}" for r in indic
+                                         if (r["tok_code"] == "ur") == urdu})
+                           for mode, urdu in (("indic", False), ("urdu", True))}
     result["pairs_by_pipeline"] = {k: sorted(set(v)) for k, v in sorted(pairs.items())}
     OUT.write_text(json.dumps(result, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
     print({k: len(v) for k, v in out.items()})

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from thresher.quality.fineweb2 import alpha_token_ratio
-from thresher.quality.fineweb2_words import MULTILINGUAL, spacy_like_tokens, word_rules
+from thresher.core import Document
+from thresher.quality.fineweb2 import Fineweb2Quality, alpha_token_ratio
+from thresher.quality.fineweb2_words import MULTILINGUAL, indic_tokens, spacy_like_tokens, word_rules
 from thresher.quality.text import TextAnalysis
 
 
@@ -123,3 +124,27 @@ def test_ngram_measures_read_the_spacy_like_tokens_once_per_document():
     # ("yenna-yasendwa", 14 characters, n-grams joined without spaces as the filter joins them),
     # then the one at 11 the one at 5 (".yenna-yasend", 13); the next would start past the end
     assert over_spacy_tokens(duplicate_ngram_fraction(5), rules)(a) == pytest.approx((14 + 13) / len(a.text))
+
+
+def test_brahmic_and_urdu_pairs_take_indic_nlps_trivial_tokenizer():
+    assert word_rules("hin_Deva").tokenizer == "indic" and word_rules("guj_Gujr").tokenizer == "indic"
+    assert word_rules("urd_Arab").tokenizer == "urdu" and word_rules("deu_Latn").tokenizer == "spacy"
+    # marks become tokens, a line break without a space stays inside a token, `3.5` and `10:30` stay
+    # whole (a number run at the very start of the text does not: the tokenizer matched leaves it split)
+    text = '12 . 5 नमस्ते दुनिया\nयह 3.5 किलो, और 10:30 बजे। "उद्धरण" - अंत॥'
+    assert spacy_like_tokens(text, word_rules("hin_Deva")) == [
+        "12", ".", "5", "नमस्ते", "दुनिया\nयह", "3.5", "किलो", ",", "और", "10:30", "बजे", "।", '"', "उद्धरण", '"',
+        "-", "अंत", "॥"]
+    # Urdu mode: Arabic-script marks split, numbers not rejoined
+    assert indic_tokens("یہ ایک جملہ ہے۔ 3.5 کلو، اور\nدوسری سطر", urdu=True) == [
+        "یہ", "ایک", "جملہ", "ہے", "۔", "3", ".", "5", "کلو", "،", "اور\nدوسری", "سطر"]
+
+
+def test_indic_pairs_count_words_and_their_length_over_those_tokens():
+    stage = Fineweb2Quality()
+    # `वाक्य\nदूसरा` is one token there (two for spaCy's rules and thresher's own tokenizer)
+    doc = Document(id="1", text="यह एक वाक्य\nदूसरा वाक्य है।", annotations={"lang.code": "hi", "lang.script": "Deva"})
+    measured = stage.measure(doc)
+    assert measured["quality.fineweb2.word_count"] == 5
+    assert measured["quality.fineweb2.mean_word_length"] == (2 + 2 + 11 + 5 + 2) / 5
+    assert measured["quality.fineweb2.alpha_token_ratio"] == 5 / 6  # the danda is a token without a letter
