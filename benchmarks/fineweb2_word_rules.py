@@ -13,7 +13,9 @@ splits a few probe strings, and records the pairs whose answer differs from `xx`
 - `hyphen_digit_split`: `abc-12` is three tokens (Malay, Indonesian: dates such as `26-Agu-12`);
 - `clitic_suffix`: `abc-ku` is two tokens (`abc`, `-ku`; Malay's `-ku`, `-mu`, `-nya`);
 - `no_digit_hyphen_split`: `12-34` stays one token (Swedish, Finnish, Danish, Greek);
-- `no_letter_colon_split`, `no_digit_colon_split`: `OECD:s`, `1:sta` stay one token (Swedish, Finnish).
+- `no_letter_colon_split`, `no_digit_colon_split`: `OECD:s`, `1:sta` stay one token (Swedish, Finnish);
+- `hyphen_suffix`, `hyphen_prefix`: `abc-`, `-abc` are two tokens (a hyphen is a suffix in Catalan,
+  Malay and Indonesian, a prefix in Catalan).
 
 It also records the pairs datatrove gives indic-nlp's trivial tokenizer (`indic_nlp`: `urdu` for
 those it runs in Urdu mode, `indic` for the others), and each pipeline's special cases: strings
@@ -48,6 +50,8 @@ PROBES = {  # rule -> (probe, token count meaning the rule holds)
     "no_digit_hyphen_split": ("12-34", 1),
     "no_letter_colon_split": ("OECD:s", 1),
     "no_digit_colon_split": ("1:sta", 1),
+    "hyphen_suffix": ("abc-", 2),
+    "hyphen_prefix": ("-abc", 2),
 }
 
 

@@ -48,6 +48,7 @@ import gzip
 import json
 import re
 import string
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -79,6 +80,7 @@ _DIGIT = re.compile(r"[0-9]")
 _TAIL = 8  # longest unit or clitic suffix searched for, with room for its lookbehind
 _MAX_URL = 2048
 _MAX_SPECIAL = 32  # longer than any listed special case (25 characters)
+_MAX_MERGE = 6  # pieces a merged special case may span
 _CLITIC = re.compile(r"(?:-[Nn]ya|-[KkMm]u|[—-])$")
 _INFIX_CANDIDATE = re.compile(r"[-–—~,:<>=/.+*^'’]")
 
@@ -97,6 +99,8 @@ class WordRules:
     digit_hyphen_split: bool = True  # `12-34`: three tokens
     letter_colon_split: bool = True  # `OECD:s`: three tokens
     digit_colon_split: bool = True  # `1:sta`: three tokens
+    hyphen_suffix: bool = False  # `abc-`: the hyphen split off (Catalan, Malay, Indonesian)
+    hyphen_prefix: bool = False  # `-abc`: the hyphen split off (Catalan)
     # "spacy" (the rules above), or indic-nlp's trivial tokenizer: "indic", "urdu" (`indic_tokens`)
     tokenizer: str = "spacy"
     pipeline: str = "xx"  # the spaCy pipeline whose special cases these are (equality: by this name)
@@ -145,6 +149,7 @@ def word_rules(pair: str) -> WordRules:
                      digit_hyphen_split=pair not in d["no_digit_hyphen_split"],
                      letter_colon_split=pair not in d["no_letter_colon_split"],
                      digit_colon_split=pair not in d["no_digit_colon_split"],
+                     hyphen_suffix=pair in d["hyphen_suffix"], hyphen_prefix=pair in d["hyphen_prefix"],
                      pipeline=pipeline, kept_whole=_kept_whole(pipeline), split_into=_split_into(pipeline))
 
 
@@ -166,7 +171,7 @@ def _prefix_len(s: str, start: int, end: int, rules: WordRules) -> int:
         return 0 if end - start > 1 and s[start + 1].isdigit() else 1
     if first == "#":
         return 1 if rules.hash_split else 0
-    if first in _PREFIX_CHARS:
+    if first in _PREFIX_CHARS or (first == "-" and rules.hyphen_prefix) or (not first.isascii() and _icon(first)):
         return 1
     n = 0
     while start + n < end and s[start + n] == ".":
@@ -184,7 +189,7 @@ def _suffix_len(s: str, start: int, end: int, rules: WordRules) -> int:
     if dots >= 2:
         return dots
     last = s[end - 1]
-    if last in _SUFFIX_CHARS:
+    if last in _SUFFIX_CHARS or (last == "-" and rules.hyphen_suffix) or (not last.isascii() and _icon(last)):
         return 1
     if n >= 2 and s[end - 2] in "'’" and last in "sS":
         return 2
@@ -264,9 +269,68 @@ def _is_url(s: str, start: int, end: int) -> bool:
     return end - start <= _MAX_URL and _URL.fullmatch(s, start, end) is not None
 
 
+@cache
+def _icons() -> frozenset[str]:
+    """Symbols of Unicode category So (`°`, `™`, `©`, emoji), in the Basic Multilingual Plane and the
+    emoji blocks (the rest of the category is rare on the web); made once per process (~20 ms)."""
+    return frozenset(chr(c) for c in (*range(0x80, 0x10000), *range(0x1F000, 0x1FC00))
+                     if unicodedata.category(chr(c)) == "So")
+
+
+def _icon(ch: str) -> bool:
+    """A token of its own wherever it is (`_icons`)."""
+    return ch in _icons()
+
+
+def _split_icons(core: str) -> list[str]:
+    """`a™b` -> `a`, `™`, `b` (ASCII has no such symbol: most cores return at once)."""
+    icons = _icons()
+    if core.isascii() or icons.isdisjoint(core):
+        return [core]
+    out: list[str] = []
+    start = 0
+    for i, c in enumerate(core):
+        if c in icons:
+            if start < i:
+                out.append(core[start:i])
+            out.append(c)
+            start = i + 1
+    if start < len(core):
+        out.append(core[start:])
+    return out
+
+
+def _merge_specials(pieces: list[str], rules: WordRules) -> list[str]:
+    """Consecutive pieces of one chunk that together spell a special case become it again (`'` `'`
+    -> `''`, `)` `:` -> `):`, Malay `laki` `-` `laki` in `laki-laki-umur` -> `laki-laki`), as spaCy
+    matches its special cases over the tokens it made; the longest run first, left to right."""
+    if len(pieces) <= 2:  # two pieces spell the whole chunk, which the affix loop checked first
+        return pieces
+    kept, split = rules.kept_whole, rules.split_into
+    out: list[str] = []
+    i, n = 0, len(pieces)
+    while i < n:
+        for j in range(min(n, i + _MAX_MERGE), i + 1, -1):
+            joined = "".join(pieces[i:j])
+            if len(joined) <= _MAX_SPECIAL and (joined in kept or joined in split):
+                out.extend((joined,) if joined in kept else split[joined])
+                i = j
+                break
+        else:
+            out.append(pieces[i])
+            i += 1
+    return out
+
+
 def _split_chunk(s: str, rules: WordRules, out: list[str]) -> None:
     """Strip leading and trailing affixes in turn (indices, not copies: a long run of punctuation
     costs linear time), then split the rest at its infixes."""
+    pieces: list[str] = []
+    _split_affixes(s, rules, pieces)
+    out.extend(_merge_specials(pieces, rules) if len(pieces) > 1 else pieces)
+
+
+def _split_affixes(s: str, rules: WordRules, out: list[str]) -> None:
     suffixes: list[str] = []
     start, end = 0, len(s)
     while start < end:
@@ -293,7 +357,11 @@ def _split_chunk(s: str, rules: WordRules, out: list[str]) -> None:
             break
     if start < end:
         core = s[start:end]
-        out.extend([core] if _is_url(s, start, end) else _infix_split(core, rules))
+        if _is_url(s, start, end):
+            out.append(core)
+        else:
+            for part in _infix_split(core, rules):
+                out.extend(_split_icons(part))
     out.extend(reversed(suffixes))
 
 

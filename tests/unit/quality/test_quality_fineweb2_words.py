@@ -68,13 +68,25 @@ def test_final_period_splits_only_after_the_letters_spacy_knows():
 
 
 def test_punctuation_around_words_and_kept_inside_them():
-    assert tokens("(test):") == ["(", "test", ")", ":"]
+    assert tokens("(test),") == ["(", "test", ")", ","]
     assert tokens("«Ya»,") == ["«", "Ya", "»", ","]
     assert tokens("end...") == ["end", "..."]
     assert tokens("ո՛չ") == ["ո՛չ"]  # Armenian emphasis marks are not punctuation there
     assert tokens("and/or e,g") == ["and", "/", "or", "e", ",", "g"]
     assert tokens("3.5 1,000") == ["3.5", "1,000"]
     assert tokens("example.com/path") == ["example.com/path"]
+
+
+def test_symbols_split_off_and_special_cases_spelled_by_several_pieces_merge():
+    # as datatrove 0.10.1's tokenizers split them: a symbol of category So is a token wherever it is,
+    # and pieces that together spell a special case (`):`, `''`) are one token, as spaCy matches them
+    assert tokens("(test): «Ya», x™y 47° Salawasna™ word'' 😀ok") == [
+        "(", "test", "):", "«", "Ya", "»", ",", "x", "™", "y", "47", "°", "Salawasna", "™", "word", "''", "😀", "ok"]
+    # a special case with letters spelled by pieces of a longer chunk too
+    assert tokens("bocah laki-laki-umur 10", "zsm_Latn") == ["bocah", "laki-laki", "-", "umur", "10"]
+    # a trailing hyphen splits off in Malay-like pipelines, a leading one only in Catalan
+    assert tokens("Aprenents- -na", "ppk_Latn") == ["Aprenents", "-", "-na"]
+    assert tokens("Aprenents- -la 6.4.-", "cat_Latn") == ["Aprenents", "-", "-", "la", "6.4", ".", "-"]
 
 
 def test_alpha_ratio_counts_spacy_tokens_and_segmenter_sized_words():
