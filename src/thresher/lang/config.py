@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from thresher.core.config import setting
-from thresher.lang.codes import normalize_code
+from thresher.lang.labels import parse_languages
 
 Detector = Literal["auto", "cascade", "ngram", "script", "fasttext", "wide"]
 
@@ -57,7 +57,8 @@ class LangConfig:
         if self.model is not None and self.detector not in ("fasttext", "cascade"):
             raise ValueError(f"--lang-model is read by --lang-detector fasttext or cascade, not {self.detector}")
         if self.languages is not None:
-            object.__setattr__(self, "languages", tuple(normalize_code(c) for c in self.languages if c.strip()))
+            names = tuple(c for c in self.languages if c.strip())
+            object.__setattr__(self, "languages", parse_languages(names, "lang.languages"))
         if self.min_score is not None and not 0.0 <= self.min_score <= 1.0:
             raise ValueError(f"lang.min_score must be within [0, 1], got {self.min_score}")
         if self.top_k < 1:

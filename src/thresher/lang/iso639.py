@@ -35,8 +35,12 @@ ISO_639_3_TO_1: dict[str, str] = {
     "tha": "th", "tir": "ti", "ton": "to", "tsn": "tn", "tso": "ts", "tuk": "tk", "tur": "tr", "twi": "tw",
     "uig": "ug", "ukr": "uk", "urd": "ur", "uzb": "uz", "ven": "ve", "vie": "vi", "vol": "vo", "wln": "wa",
     "wol": "wo", "xho": "xh", "yid": "yi", "yor": "yo", "zha": "za", "zho": "zh", "zul": "zu",
-    # the individual languages the models name for a macrolanguage's standard form
+}
+# the individual languages the models name for a macrolanguage's standard form (not the code a
+# 639-1 code converts back to: `zh` is `zho`, see `thresher.lang.labels`)
+INDIVIDUAL_TO_1: dict[str, str] = {
     "arb": "ar", "cmn": "zh", "pes": "fa", "zsm": "ms", "swh": "sw", "ekk": "et", "lvs": "lv", "khk": "mn",
     "npi": "ne", "ory": "or", "pbt": "ps", "plt": "mg", "uzn": "uz", "azj": "az", "gaz": "om", "quy": "qu",
     "ydd": "yi", "als": "sq", "kmr": "ku", "fil": "tl",
 }
+ISO_639_3_TO_1.update(INDIVIDUAL_TO_1)

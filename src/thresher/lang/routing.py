@@ -1,5 +1,9 @@
-"""Quality stages routed by language: `[quality.by_language.<code>]` thresholds for documents whose
-`lang.code` is `<code>`, the build's thresholds for the others.
+"""Quality stages routed by language: `[quality.by_language.<name>]` thresholds for documents of that
+language, the build's thresholds for the others.
+
+Names are canonical keys (`thresher.lang.labels`; the config turns `en` into `eng`): `eng_Latn`
+routes the documents labelled `eng_Latn`, `eng` those of any script whose label's code is `eng`, and a
+script-specific key wins over the language's. So `en` and `eng` route identically.
 
 Each language with overrides gets its own instance of every quality stage (and its own analysis
 cache); a routed stage has the name and role of the stages it routes between, so drops, failure
@@ -15,12 +19,19 @@ from typing import Any
 from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError
 from thresher.core.stages import Decider, Evaluation, Evaluator, Filter, RuleSet, Stage, Transform
+from thresher.lang.labels import label_of
 from thresher.quality.config import QualityConfig
 
 
-def _language(doc: Document) -> str:
-    code = doc.annotations.get("lang.code")
-    return code if isinstance(code, str) else ""
+def _language(doc: Document, by_code: Mapping[str, object]) -> str:
+    """The key of `by_code` that routes this document ("" for none): its label, else its language."""
+    annotations = doc.annotations
+    if "lang.code" not in annotations:
+        return ""
+    doc_label = label_of(annotations)
+    if doc_label in by_code:
+        return doc_label
+    return doc_label.partition("_")[0]
 
 
 class RoutedEvaluator:
@@ -29,20 +40,20 @@ class RoutedEvaluator:
         self.default, self.by_code = default, by_code
 
     def evaluate(self, doc: Document) -> Evaluation:
-        return self.by_code.get(_language(doc), self.default).evaluate(doc)
+        return self.by_code.get(_language(doc, self.by_code), self.default).evaluate(doc)
 
     def check_all(self, doc: Document) -> list[Drop]:
-        return self.by_code.get(_language(doc), self.default).check_all(doc)
+        return self.by_code.get(_language(doc, self.by_code), self.default).check_all(doc)
 
 
 class RoutedDecider(RoutedEvaluator):
     """A routed evaluator whose stages measure and decide in two halves (`core.stages.Decider`)."""
 
     def measure(self, doc: Document) -> dict[str, Any]:
-        return self.by_code.get(_language(doc), self.default).measure(doc)  # type: ignore[attr-defined,no-any-return]
+        return self.by_code.get(_language(doc, self.by_code), self.default).measure(doc)  # type: ignore[attr-defined,no-any-return]
 
     def decide(self, doc: Document, measured: Mapping[str, Any]) -> Evaluation:
-        return self.by_code.get(_language(doc), self.default).decide(doc, measured)  # type: ignore[attr-defined,no-any-return]
+        return self.by_code.get(_language(doc, self.by_code), self.default).decide(doc, measured)  # type: ignore[attr-defined,no-any-return]
 
     @property
     def decided_with(self) -> str | None:
@@ -60,7 +71,7 @@ class RoutedRuleSet:
         self.default, self.by_code = default, by_code
 
     def check_all(self, doc: Document) -> list[Drop]:
-        return self.by_code.get(_language(doc), self.default).check_all(doc)
+        return self.by_code.get(_language(doc, self.by_code), self.default).check_all(doc)
 
 
 class RoutedFilter:
@@ -69,7 +80,7 @@ class RoutedFilter:
         self.default, self.by_code = default, by_code
 
     def check(self, doc: Document) -> Drop | None:
-        return self.by_code.get(_language(doc), self.default).check(doc)
+        return self.by_code.get(_language(doc, self.by_code), self.default).check(doc)
 
 
 class RoutedTransform:
@@ -78,7 +89,7 @@ class RoutedTransform:
         self.default, self.by_code = default, by_code
 
     def transform(self, doc: Document) -> Drop | None:
-        return self.by_code.get(_language(doc), self.default).transform(doc)
+        return self.by_code.get(_language(doc, self.by_code), self.default).transform(doc)
 
 
 def build_routed_quality_stages(config: QualityConfig) -> list[Stage]:

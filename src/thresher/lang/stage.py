@@ -4,6 +4,9 @@ The annotator reads a document's prose (`thresher.lang.prose`: code, URLs, math 
 left out) and writes:
 
 - `lang.code`: ISO 639-1 (else 639-3), or `und` with `lang.reason`;
+- `lang.label`: the canonical label, ISO 639-3 and script (`eng_Latn`, `quc_Latn`, `und_Cans`:
+  `thresher.lang.labels`), which the stats, the card, routing and partitions use; `lang.code` is its
+  alias;
 - `lang.score`: in [0, 1] (see the detector's docstring for what it measures);
 - `lang.script`: ISO 15924 code of the script the text is written in;
 - `lang.alternatives`: the next-best `[code, score]` pairs (up to `top_k - 1`);
@@ -11,14 +14,15 @@ left out) and writes:
   character ranges of the text, consecutive paragraphs of one language merged) and `lang.share`,
   the main language's share of the prose characters.
 
-It counts each document under `lang/<code>` in the run's stats (`stats.json` counters), each `und`
+It counts each document under `lang/<label>` in the run's stats (`stats.json` counters), each `und`
 document also under `lang.und/<script>` (the script of its text: the card's `und` line), the detector
 that judged it under `event/lang.detector.<name>` (the n-gram model's name carries its version), and,
 with the script-only detector, `event/lang.script_only` for the documents it could not decide because
 their script is shared by many languages (those need the `lang` extra or the n-gram model).
 
-The filter drops a document whose language is not in `languages` (`not_wanted`, value the code) or
-whose score is below `min_score` (`low_score`).
+The filter drops a document whose language is not in `languages` (`not_wanted`, value the label; a
+name without a script, `en` or `eng`, keeps every script of that language) or whose score is below
+`min_score` (`low_score`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from thresher.core.stats import Stats
 from thresher.lang.codes import UNDETERMINED
 from thresher.lang.config import LangConfig
 from thresher.lang.detection import SHARED_SCRIPT, LanguageDetector
+from thresher.lang.labels import label, label_of, parse_language
 from thresher.lang.prose import Paragraph, prose_paragraphs
 
 log = logging.getLogger(__name__)
@@ -96,6 +101,7 @@ class LanguageAnnotator:
     name = "lang.detect"
     annotates: tuple[str, ...] = (
         "lang.code",
+        "lang.label",
         "lang.score",
         "lang.script",
         "lang.alternatives",
@@ -121,6 +127,7 @@ class LanguageAnnotator:
         else:
             detection, codes = self.detector.detect_paragraphs([p.text for p in paragraphs])
         annotations["lang.code"] = detection.code
+        annotations["lang.label"] = canonical = label(detection.code, detection.script)
         annotations["lang.score"] = detection.score
         annotations["lang.script"] = detection.script
         if detection.alternatives:
@@ -130,7 +137,7 @@ class LanguageAnnotator:
         if self.config.spans and len(paragraphs) > 1 and len(set(codes)) > 1:
             self._write_spans(doc, paragraphs, codes, detection.code)
         if self.stats is not None:
-            self.stats.count(f"lang/{detection.code}")
+            self.stats.count(f"lang/{canonical}")
             if detection.code == UNDETERMINED:
                 self.stats.count(f"lang.und/{detection.script}")
             self.stats.count(f"event/lang.detector.{self.detector.name}")
@@ -160,14 +167,18 @@ class LanguageFilter:
 
     def __init__(self, config: LangConfig) -> None:
         self.config = config
-        self.wanted = frozenset(config.languages or ())
+        # the config holds canonical keys (`eng`, `srp_Latn`: `LangConfig`)
+        self.wanted = tuple(parse_language(k, "lang.languages") for k in config.languages or ())
+        self._limit = ",".join(config.languages or ())
 
     def check(self, doc: Document) -> Drop | None:
         code = doc.annotations.get("lang.code", UNDETERMINED)
         score = doc.annotations.get("lang.score", 0.0)
-        if self.wanted and code not in self.wanted:
-            if not (code == UNDETERMINED and self.config.keep_undetermined):
-                return Drop(self.name, "not_wanted", value=code, limit=",".join(sorted(self.wanted)))
+        if self.wanted:
+            doc_label = label_of(doc.annotations)
+            if not any(w.matches(doc_label) for w in self.wanted) and not (
+                    code == UNDETERMINED and self.config.keep_undetermined):
+                return Drop(self.name, "not_wanted", value=doc_label, limit=self._limit)
         limit = self.config.min_score
         if limit is not None and score < limit and not (code == UNDETERMINED and self.config.keep_undetermined):
             return Drop(self.name, "low_score", value=score, limit=limit)

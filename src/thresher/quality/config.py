@@ -107,7 +107,12 @@ class QualityConfig:
 
     def for_language(self, code: str) -> QualityConfig:
         """This config with the overrides of language `code` applied (itself when there are none)."""
-        override = (self.by_language or {}).get(code)
+        overrides = self.by_language or {}
+        override = overrides.get(code)
+        if override is None and code:  # a name in another form (`de` for the key `deu`)
+            from thresher.lang.labels import parse_language
+
+            override = overrides.get(parse_language(code, "quality.by_language").key)
         if not override:
             return self
         base = to_dict(self)
@@ -142,7 +147,7 @@ def _thaw(value: Any) -> Any:
 
 
 def _checked_overrides(value: Any) -> FrozenMapping:
-    from thresher.lang.codes import normalize_code
+    from thresher.lang.labels import parse_language
 
     if isinstance(value, str):  # from the command line
         try:
@@ -152,14 +157,20 @@ def _checked_overrides(value: Any) -> FrozenMapping:
     if not isinstance(value, dict):
         raise ConfigError(f"quality.by_language: expected a table of language codes, got {value!r}")
     checked: dict[str, Any] = {}
+    written: dict[str, str] = {}
     for code, override in value.items():
         where = f"quality.by_language.{code}"
+        # `en`, `eng` and `eng_Latn` are accepted; the canonical key (`eng`, `eng_Latn`) is kept
+        key = parse_language(str(code), "quality.by_language").key
+        if key in written and written[key] != code:
+            raise ConfigError(f"quality.by_language: {written[key]!r} and {code!r} name the same language ({key})")
+        written[key] = code
         if not isinstance(override, dict):
             raise ConfigError(f"{where}: expected a table of sections, got {override!r}")
         unknown = sorted(set(override) - set(_OVERRIDABLE))
         if unknown:
             raise ConfigError(f"{where}: {unknown[0]!r} cannot be set per language (only {', '.join(_OVERRIDABLE)})")
         from_dict(QualityConfig, override, where)  # every key and value checked now, not mid-build
-        checked[normalize_code(code)] = override
+        checked[key] = override
     frozen: FrozenMapping = _freeze(checked)
     return frozen

@@ -39,6 +39,7 @@ import re
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from thresher.core.config import setting
@@ -67,12 +68,22 @@ MIN_STOP_WORDS = 2
 
 # Characters datatrove's Gopher quality filter treats as symbols: a token made only of these is not a
 # word (ASCII punctuation, common CJK and typographic punctuation, control characters; the fullwidth
-# digit one is among them in datatrove too).
+# digit one is among them in datatrove too) ...
 SYMBOLS = frozenset(
     string.punctuation
     + "—”％１〈、━【「」，】；“《„’∶´．（–？！：～«〉》）。…►»"
     + "".join(map(chr, [*range(0, 9), 11, 12, *range(13, 32), *range(127, 160)]))
 )
+# ... and every sentence terminal, in every script (the Devanagari danda `।`, Urdu's `۔`, Armenian
+# `։`): Unicode's Sentence_Terminal list as the shipped table holds it, plus three Khmer signs
+# datatrove's copy of that list also has (its copy lacks 16 characters of later Unicode versions,
+# which are symbols here too)
+_KHMER_SIGNS = "\u17d6\u17d9\u17da"
+
+
+@cache
+def word_symbols() -> frozenset[str]:
+    return SYMBOLS | frozenset(load_table(None).sentence_terminal + _KHMER_SIGNS)
 
 
 _CHAR_WORD = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CHARACTER_WORD_RANGES) + "]")
@@ -89,7 +100,7 @@ class Fineweb2Config:
 
 
 def _is_word(token: str) -> bool:
-    return not SYMBOLS.issuperset(token)
+    return not word_symbols().issuperset(token)
 
 
 def _word_lengths(a: TextAnalysis) -> list[int]:
@@ -141,6 +152,19 @@ def over_spacy_tokens(measure: Callable[[TextAnalysis], float | None],
 
     over.__name__ = getattr(measure, "__name__", "measure")
     return over
+
+
+def pair_mean_word_length(rules: WordRules) -> Callable[[TextAnalysis], float | None]:
+    """Over the words of the pair's tokens (datatrove's `non_symbol_words`); not measured in scripts
+    without spaces (`mean_word_length`)."""
+
+    def measure(a: TextAnalysis) -> float | None:
+        if not a.traits.space_delimited:
+            return None
+        lengths = [len(t) for t in spacy_tokens(a, rules) if _is_word(t)]
+        return sum(lengths) / len(lengths) if lengths else None
+
+    return measure
 
 
 def spacy_word_count(rules: WordRules) -> Callable[[TextAnalysis], int]:
@@ -267,7 +291,8 @@ def fineweb2_rules(t: LanguageThresholds, stop_chars: tuple[str, ...]) -> list[B
               too_high="too_many_newlines"),
         # 3. Gopher quality
         Bound(p + "word_count", spacy_word_count(words), MIN_WORDS, MAX_WORDS, "too_few_words", "too_many_words"),
-        Bound(p + "mean_word_length", mean_word_length, _on(t.min_avg_word_length), _on(t.max_avg_word_length),
+        Bound(p + "mean_word_length", pair_mean_word_length(words), _on(t.min_avg_word_length),
+              _on(t.max_avg_word_length),
               "mean_word_too_short", "mean_word_too_long"),
         Bound(p + "hash_ratio", per_spacy_token(_hashes, words, hash_ratio), None, MAX_SYMBOL_RATIO,
               too_high="too_many_hashes"),

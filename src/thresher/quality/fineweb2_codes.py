@@ -13,9 +13,10 @@ Oriya `or` -> `ory`, Yiddish `yi` -> `ydd`, Guarani `gn` -> `gug`, Quechua `qu` 
 Fulah `ff` -> `fuv`, Oromo `om` -> `gaz`, Akan `ak` -> `twi`, Malagasy `mg` -> `plt`,
 Serbo-Croatian `sh` -> `srp`/`hrv`/`bos`, Persian `fa` -> `fas`.
 
-A three-letter code is used as it is. The script is the document's `lang.script` annotation, else
-the dominant script of its text. A pair without a config (English: FineWeb-2 has none) takes the
-rule set's `fallback`.
+A three-letter code is used as it is, but a macrolanguage's (`zho`, `ara`: the code of a canonical
+label, `thresher.lang.labels`) takes its 639-1 code's candidates. The script is the document's
+`lang.script` annotation, else the dominant script of its text. A pair without a config (English:
+FineWeb-2 has none) takes the rule set's `fallback`.
 """
 
 from __future__ import annotations
@@ -49,11 +50,24 @@ ISO_639_3: dict[str, tuple[str, ...]] = {
 }
 
 
+def _macro_candidates() -> dict[str, tuple[str, ...]]:
+    """The macrolanguage's own 639-3 code (`zho`, the code of a canonical label `zho_Hani`) -> the
+    candidates of its 639-1 code, so a label finds the individual language's config too."""
+    from thresher.lang.labels import ISO_639_1_TO_3
+
+    return {ISO_639_1_TO_3[two]: ISO_639_3[two] for two in _MACRO if two in ISO_639_1_TO_3}
+
+
+MACRO_3 = _macro_candidates()
+
+
 def candidates(code: str) -> tuple[str, ...]:
-    """The ISO 639-3 codes to try for a language code (`de`, `deu`, `zh-Hant`, `pt_BR`)."""
+    """The ISO 639-3 codes to try for a language code (`de`, `deu`, `zh-Hant`, `pt_BR`, `zho`)."""
     base = code.replace("_", "-").split("-")[0].lower()
     if base in ISO_639_3:
         return ISO_639_3[base]
+    if base in MACRO_3:
+        return MACRO_3[base]
     return (base,) if len(base) == 3 and base.isalpha() else ()
 
 

@@ -13,7 +13,7 @@ Each scan and write task has an observer that, per document:
   merges them into `DATASET/samples.jsonl.gz`, the same whatever the engine or worker count.
 
 - counts what the dataset card says about the text (UTF-8 bytes, whitespace tokens, documents per
-  `lang.code`) as `card/…` counters: the scan counts every document that passed the per-document
+  `lang.label`) as `card/…` counters: the scan counts every document that passed the per-document
   stages, the write task counts those the corpus stages then dropped (`card-dropped/…`), and the
   card reports the difference, so finalize never re-reads the shards.
 
@@ -194,7 +194,8 @@ class TextCounters:
                 self._consent(words, names)
         if self.tokens is not None:
             self.token_count += self.tokens.count(text)
-        code = annotations.get("lang.code") if annotations else None
+        # the canonical label (`lang.label`, `eng_Latn`); records made before labels existed: their lang.code
+        code = (annotations.get("lang.label") or annotations.get("lang.code")) if annotations else None
         if code:
             key = self._lang.get(code)
             if key is None:

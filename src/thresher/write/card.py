@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from thresher.lang.labels import alias
 from thresher.write.tokens import TOKENIZER_FILES, token_counter
 
 # languages listed by name in the card; the rest are summed as "other"
@@ -41,7 +42,7 @@ def _detector_note(name: str, manifest: dict[str, Any] | None = None) -> str:
 
 def _undetermined_line(stats: dict[str, Any], languages: dict[str, int]) -> list[str]:
     """The `und` share and the scripts of those documents (counters `lang.und/<script>`)."""
-    und = languages.get("und", 0)
+    und = sum(n for key, n in languages.items() if key == "und" or key.startswith("und_"))
     total = sum(languages.values())
     if not und or not total:
         return []
@@ -52,21 +53,29 @@ def _undetermined_line(stats: dict[str, Any], languages: dict[str, int]) -> list
                 f" documents ({100 * und / total:.1f}%)" + (f"; their scripts: {ranked}." if ranked else ".")]
 
 
+def _alias(key: str) -> str:
+    """The `lang.code` of a label (`eng_Latn` -> `en`); a key of an older build (`en`) is its own."""
+    code, sep, _ = key.partition("_")
+    return alias(code) if sep else key
+
+
 def _languages_section(summary: dict[str, Any] | None, records: int) -> list[str]:
     lines = ["## Languages", ""]
     languages = (summary or {}).get("languages") or {}
     if not languages:
-        return lines + ["The documents carry no language annotations (`lang.code`).", ""]
+        return lines + ["The documents carry no language annotations (`lang.label`).", ""]
     ranked = sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))
-    lines += ["| language | documents | share |", "|---|---:|---:|"]
-    for code, n in ranked[:CARD_LANGUAGES]:
-        lines.append(f"| {code} | {n:,} | {100.0 * n / max(1, records):.1f}% |")
+    lines += ["Kept documents per language (`lang.label`: ISO 639-3 and script; `lang.code`: its ISO 639-1"
+              " alias where one exists):", "",
+              "| language | `lang.code` | documents | share |", "|---|---|---:|---:|"]
+    for key, n in ranked[:CARD_LANGUAGES]:
+        lines.append(f"| {key} | {_alias(key)} | {n:,} | {100.0 * n / max(1, records):.1f}% |")
     rest = sum(n for _, n in ranked[CARD_LANGUAGES:])
     if rest:
-        lines.append(f"| other | {rest:,} | {100.0 * rest / max(1, records):.1f}% |")
+        lines.append(f"| other | | {rest:,} | {100.0 * rest / max(1, records):.1f}% |")
     unlabelled = records - sum(languages.values())
     if unlabelled > 0:
-        lines.append(f"| (none) | {unlabelled:,} | {100.0 * unlabelled / max(1, records):.1f}% |")
+        lines.append(f"| (none) | | {unlabelled:,} | {100.0 * unlabelled / max(1, records):.1f}% |")
     return lines + [""]
 
 
@@ -143,14 +152,15 @@ def render_card(manifest: dict[str, Any], stats: dict[str, Any], summary: dict[s
             "",
             "## Languages detected",
             "",
-            "Documents per detected language (`lang.code`) among all that reached the"
-            " language stage, dropped ones included (`und`: undetermined; the kept documents' mix is under"
-            " Languages below):",
+            "Documents per detected language (`lang.label`, ISO 639-3 and script; `lang.code` its ISO 639-1"
+            " alias) among all that reached the language stage, dropped ones included (`und`: undetermined;"
+            " the kept documents' mix is under Languages below):",
             "",
-            "| language | documents |",
-            "|---|---:|",
+            "| language | `lang.code` | documents |",
+            "|---|---|---:|",
         ]
-        lines += [f"| {code} | {n} |" for code, n in sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))]
+        lines += [f"| {key} | {_alias(key)} | {n} |"
+                  for key, n in sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))]
         lines += _undetermined_line(stats, languages)
         detectors = sorted(k.removeprefix("lang.detector.") for k in (stats.get("events") or {})
                            if k.startswith("lang.detector."))

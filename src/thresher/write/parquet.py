@@ -39,6 +39,7 @@ CORE_COLUMNS = ("id", "url", "title", "text", "fetched_at")
 # Annotation keys with one meaning and type whatever the configuration (language id, dedup outcome).
 DEFAULT_ANNOTATION_TYPES: Mapping[str, str] = {
     "lang.code": "string",
+    "lang.label": "string",
     "lang.score": "float64",
     "dedup.duplicates": "int64",
 }
@@ -153,7 +154,8 @@ class ParquetFormat:
             schema,
             compression="zstd",
             compression_level=self.compression_level,
-            use_dictionary=["lang_code"] if "lang.code" in self.annotation_types else False,
+            use_dictionary=[c for k, c in (("lang.code", "lang_code"), ("lang.label", "lang_label"))
+                            if k in self.annotation_types] or False,
             write_statistics=True,
         )
         try:

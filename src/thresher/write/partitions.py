@@ -1,12 +1,13 @@
 """`--partition-by language`: one complete dataset per language-script under the output.
 
 After the shards are assembled, the build reads them once in manifest order and writes every record
-again into `by-language/<code>_<Script>/` (`lang.code` and `lang.script`: `de_Latn`, `und_Cans`),
-as FineWeb-2 publishes its subsets. Each folder is a dataset of its own: shards in the build's format
+again into `by-language/<label>/`, the record's canonical language label (`lang.label`: ISO 639-3
+and script, `deu_Latn`, `quc_Latn`, `und_Cans`; `thresher.lang.labels`), as FineWeb-2 publishes its
+subsets. Each folder is a dataset of its own: shards in the build's format
 (at most `shard_max_records` each, named as the format names them), a `manifest.json` with their
 sizes and sha256 (so `thresher verify` and `read_shards` accept the folder alone), and a card whose
 front matter names those shards. The root manifest lists the folders under `partitions`, and the root
-card adds one `configs` entry per language-script (`load_dataset(ROOT, "de_Latn")`).
+card adds one `configs` entry per language-script (`load_dataset(ROOT, "deu_Latn")`).
 
 Records keep the bytes of their root shard line (`dumps_line` of the record as read) and their order
 within the root dataset, and folders are written in sorted order: the partitions are a pure function
@@ -24,6 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from thresher.lang.labels import alias, label_of
 from thresher.write.atomic import dumps_json, dumps_line
 from thresher.write.formats import get_format, hub_features
 from thresher.write.hub import HubConfig, front_matter
@@ -37,13 +39,10 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9-]")
 
 
 def partition_key(record: dict[str, Any]) -> str:
-    """`<lang.code>_<lang.script>` of a record (`und_Zyyy` without language annotations)."""
-    annotations = record.get("annotations") or {}
-    code = annotations.get("lang.code")
-    script = annotations.get("lang.script")
-    code = _UNSAFE.sub("-", code) if isinstance(code, str) and code else "und"
-    script = _UNSAFE.sub("-", script) if isinstance(script, str) and script else "Zyyy"
-    return f"{code}_{script}"
+    """The canonical label of a record (`deu_Latn`; `und_Zyyy` without language annotations), made safe
+    as a folder name."""
+    code, _, script = label_of(record.get("annotations") or {}).partition("_")
+    return f"{_UNSAFE.sub('-', code) or 'und'}_{_UNSAFE.sub('-', script) or 'Zyyy'}"
 
 
 class _Router:
@@ -160,12 +159,14 @@ def write_partitions(
         sub = build_manifest(fmt=manifest["format"], shards=shards, config_hash=manifest["config_hash"],
                              config=manifest["config"], extractor=manifest["extractor"], inputs=manifest["inputs"],
                              stats={"seen": total, "kept": total, "dropped": 0, "malformed": 0})
-        sub["partition"] = {"by": "language", "language": code, "script": script, "parent": "../.."}
+        sub["partition"] = {"by": "language", "label": key, "language": code, "alias": alias(code), "script": script,
+                            "parent": "../.."}
         card = _card(fmt, key, code, script, shards, total)
         out.write_bytes(f"{folder}/{CARD_FILE}", card.encode("utf-8"))
         body = dumps_json(sub).encode("utf-8")
         out.write_bytes(f"{folder}/{MANIFEST}", body)  # last: the folder is then a complete dataset
-        datasets.append({"path": folder, "language": code, "script": script, "records": total,
+        datasets.append({"path": folder, "label": key, "language": code, "alias": alias(code), "script": script,
+                         "records": total,
                          "shards": [s["path"] for s in shards], "manifest_sha256": hashlib.sha256(body).hexdigest()})
     shutil.rmtree(scratch, ignore_errors=True)
     return {"by": "language", "folder": PARTITIONS_DIR, "datasets": datasets}
@@ -173,8 +174,9 @@ def write_partitions(
 
 def _card(fmt: Any, key: str, code: str, script: str, shards: Sequence[dict[str, Any]], total: int) -> str:
     body = fmt.card(
-        f"# {key}\n\n{total} documents whose detected language is `{code}` (`lang.code`) written in the"
-        f" `{script}` script (`lang.script`): one partition of the dataset two folders up, built with"
+        f"# {key}\n\n{total} documents whose detected language is `{code}` (ISO 639-3; `lang.code`"
+        f" `{alias(code)}`) written in the `{script}` script (`lang.script`), label `{key}` (`lang.label`):"
+        " one partition of the dataset two folders up, built with"
         " `--partition-by language`. Its card describes how the documents were made; this folder is a"
         " complete dataset of its own (`manifest.json` lists the shards with their sha256).\n"
     )

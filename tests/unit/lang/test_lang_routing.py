@@ -8,6 +8,7 @@ from tests.conftest import shared_path
 from thresher.config import RunConfig
 from thresher.core.document import Document, Drop
 from thresher.core.errors import ConfigError
+from thresher.lang.labels import label
 from thresher.lang.routing import build_routed_quality_stages
 from thresher.quality.badwords import BadWords, BadWordsConfig
 from thresher.quality.gopher import GopherQuality, GopherQualityConfig
@@ -33,14 +34,44 @@ def test_by_language_thresholds_apply_to_that_language_only():
 def test_by_language_round_trips_through_the_manifest_form_and_hashes():
     cfg = RunConfig.from_dict({"quality": {"by_language": {"DE": {"gopher": {"min_words": 5}}}}})
     again = RunConfig.from_dict(json.loads(json.dumps(cfg.to_dict())))
-    assert again.hash == cfg.hash and again.quality.by_language == {"de": {"gopher": {"min_words": 5}}}
+    assert again.hash == cfg.hash and again.quality.by_language == {"deu": {"gopher": {"min_words": 5}}}
     assert hash(cfg.quality) == hash(again.quality)
 
 
-@pytest.mark.parametrize("override", [{"de": {"preset": "c4"}}, {"de": {"gopher": {"min_wordz": 3}}}, "{nope", ["de"]])
+@pytest.mark.parametrize("override", [{"de": {"preset": "c4"}}, {"de": {"gopher": {"min_wordz": 3}}}, "{nope", ["de"],
+                                      {"qq": {"gopher": {"min_words": 3}}}, {"eng_Lat": {"gopher": {"min_words": 3}}},
+                                      {"e1": {"gopher": {"min_words": 3}}}])
 def test_by_language_refuses_what_it_cannot_route(override):
     with pytest.raises(ConfigError):
         RunConfig.from_dict({"quality": {"by_language": override}})
+
+
+def test_routing_by_the_alias_and_by_the_canonical_label_decides_the_same():
+    docs = [Document(id=str(i), text=text, annotations={"lang.code": code, "lang.script": script})
+            for i, (text, code, script) in enumerate([(EN, "en", "Latn"), (DE, "de", "Latn"), (EN, "en", "Cyrl")])]
+    for doc in docs:  # as the language stage writes them
+        doc.annotations["lang.label"] = label(doc.annotations["lang.code"], doc.annotations["lang.script"])
+    decisions = {}
+    for name in ("en", "eng", "en-US", "eng_Latn"):
+        cfg = RunConfig.from_dict({"quality": {"by_language": {name: {"gopher": {"min_words": 5}}}}})
+        decisions[name] = [_gopher_drops(cfg, d) for d in docs]
+    assert decisions["en"] == decisions["eng"] == decisions["en-US"]
+    assert decisions["en"][0] == [] and decisions["en"][1] != []  # English routed, German not
+    # a script-specific name routes only that script: the Cyrillic-labelled English document is not routed
+    assert decisions["eng_Latn"][0] == [] and decisions["eng_Latn"][2] != [] and decisions["en"][2] == []
+
+
+def test_a_script_specific_override_wins_over_the_languages():
+    cfg = RunConfig.from_dict({"quality": {"by_language": {"en": {"gopher": {"min_words": 5}},
+                                                           "eng_Latn": {"gopher": {"min_words": 40}}}}})
+    doc = Document(id="1", text=EN, annotations={"lang.code": "en", "lang.script": "Latn", "lang.label": "eng_Latn"})
+    assert _gopher_drops(cfg, doc)[0] == Drop("quality.gopher", "too_few_words", value=12, limit=40)
+
+
+def test_two_names_of_one_language_are_one_located_error():
+    with pytest.raises(ConfigError, match=r"^quality.by_language: 'en' and 'eng' name the same language \(eng\)$"):
+        RunConfig.from_dict({"quality": {"by_language": {"en": {"gopher": {"min_words": 5}},
+                                                         "eng": {"gopher": {"min_words": 6}}}}})
 
 
 def test_by_language_from_the_command_line_is_json(tmp_path):
@@ -48,7 +79,8 @@ def test_by_language_from_the_command_line_is_json(tmp_path):
 
     args = build_parser().parse_args(["build", "in.jsonl", "-o", str(tmp_path / "o"),
                                       "--quality-by-language", '{"ja": {"gopher": {"min_words": 20}}}'])
-    assert config_from_args(args).quality.for_language("ja").gopher.min_words == 20
+    quality = config_from_args(args).quality
+    assert quality.for_language("ja").gopher.min_words == 20 == quality.for_language("jpn").gopher.min_words
 
 
 def test_stop_word_rule_serves_languages_counted_from_frequencies():

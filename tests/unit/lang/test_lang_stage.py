@@ -38,19 +38,20 @@ def test_script_only_annotator_writes_code_score_script_and_counts():
     greek, english = Document(id="1", text="Καλημέρα σας, τι κάνετε σήμερα;"), Document(id="2", text=EN)
     annotator.annotate(greek)
     annotator.annotate(english)
-    assert greek.annotations == {"lang.code": "el", "lang.score": 1.0, "lang.script": "Grek"}
+    assert greek.annotations == {"lang.code": "el", "lang.label": "ell_Grek", "lang.score": 1.0, "lang.script": "Grek"}
     assert english.annotations["lang.code"] == "und"
     assert english.annotations["lang.reason"] == "script_shared_by_many_languages"
-    assert stats.counters["lang/el"] == 1 and stats.counters["lang/und"] == 1
+    assert english.annotations["lang.label"] == "und_Latn"
+    assert stats.counters["lang/ell_Grek"] == 1 and stats.counters["lang/und_Latn"] == 1
     assert stats.counters["event/lang.script_only"] == 1
 
 
 def test_filter_drops_unwanted_language_and_low_score_with_measured_values():
     f = LanguageFilter(LangConfig(languages=("en", "de"), min_score=0.65))
-    fr = Document(id="1", annotations={"lang.code": "fr", "lang.score": 0.99})
-    weak = Document(id="2", annotations={"lang.code": "en", "lang.score": 0.41})
-    ok = Document(id="3", annotations={"lang.code": "de", "lang.score": 0.9})
-    assert f.check(fr) == Drop("lang", "not_wanted", value="fr", limit="de,en")
+    fr = Document(id="1", annotations={"lang.code": "fr", "lang.label": "fra_Latn", "lang.score": 0.99})
+    weak = Document(id="2", annotations={"lang.code": "en", "lang.label": "eng_Latn", "lang.score": 0.41})
+    ok = Document(id="3", annotations={"lang.code": "de", "lang.label": "deu_Latn", "lang.score": 0.9})
+    assert f.check(fr) == Drop("lang", "not_wanted", value="fra_Latn", limit="deu,eng")
     assert f.check(weak) == Drop("lang", "low_score", value=0.41, limit=0.65)
     assert f.check(ok) is None
 
@@ -58,17 +59,40 @@ def test_filter_drops_unwanted_language_and_low_score_with_measured_values():
 def test_filter_keeps_undetermined_only_when_asked():
     und = Document(id="1", annotations={"lang.code": "und", "lang.score": 0.0})
     assert LanguageFilter(LangConfig(languages=("en",))).check(und) == Drop(
-        "lang", "not_wanted", value="und", limit="en"
+        "lang", "not_wanted", value="und_Zyyy", limit="eng"
     )
     assert LanguageFilter(LangConfig(languages=("en",), keep_undetermined=True)).check(und) is None
 
 
 def test_config_normalizes_codes_and_refuses_contradictions():
-    assert LangConfig(languages=("EN-us", "de")).languages == ("en", "de")
+    assert LangConfig(languages=("EN-us", "de", "sr-Latn", "quc_latn")).languages == ("deu", "eng", "quc_Latn",
+                                                                                      "srp_Latn")
     with pytest.raises(ConfigError):
         RunConfig.from_dict({"lang": {"enabled": False, "languages": ["en"]}})
     with pytest.raises(ConfigError):
         RunConfig.from_dict({"lang": {"min_score": 1.5}})
+
+
+def test_filter_keeps_a_language_named_in_either_form_and_a_script_only_when_named():
+    latin = Document(id="1", annotations={"lang.code": "sr", "lang.label": "srp_Latn", "lang.score": 0.9})
+    cyrillic = Document(id="2", annotations={"lang.code": "sr", "lang.label": "srp_Cyrl", "lang.score": 0.9})
+    for names in (("sr",), ("srp",), ("sr-RS",)):
+        f = LanguageFilter(LangConfig(languages=names))
+        assert f.check(latin) is None and f.check(cyrillic) is None
+    f = LanguageFilter(LangConfig(languages=("srp_Latn",)))
+    assert f.check(latin) is None
+    assert f.check(cyrillic) == Drop("lang", "not_wanted", value="srp_Cyrl", limit="srp_Latn")
+
+
+@pytest.mark.parametrize(("names", "message"), [
+    (["xx"], r"^lang.languages: 'xx': unknown ISO 639-1 code 'xx'$"),
+    (["en_Latin"], r"^lang.languages: 'en_Latin': 'Latin' is neither a script"),
+    (["e9"], r"^lang.languages: 'e9' is not a language code"),
+    (["en", "eng"], r"^lang.languages: 'en' and 'eng' name the same language \(eng\)$"),
+])
+def test_bad_language_names_are_one_located_line(names, message):
+    with pytest.raises(ConfigError, match=message):
+        RunConfig.from_dict({"lang": {"languages": names}})
 
 
 def test_cascade_annotator_writes_spans_and_share_for_a_mixed_document():
@@ -94,10 +118,10 @@ def test_pipeline_attributes_language_drops_and_the_card_lists_languages():
     assert [d.annotations["lang.code"] for d in kept] == ["de", "en"]
     stats = pipeline.stats.to_dict()
     assert stats["drops"] == {"lang": {"not_wanted": 1}}
-    assert stats["counters"]["lang/fr"] == 1 and stats["reconciles"]
+    assert stats["counters"]["lang/fra_Latn"] == 1 and stats["reconciles"]
     card = render_card({"thresher_version": "0", "config_hash": "x", "records": 2, "shards": [], "format": "jsonl",
                         "bytes": 0, "inputs": [], "config": {}}, stats)
-    assert "## Languages detected" in card and "| fr | 1 |" in card
+    assert "## Languages detected" in card and "| fra_Latn | fr | 1 |" in card
 
 
 def test_annotator_writes_only_the_keys_it_declares():
@@ -190,4 +214,4 @@ def test_annotator_counts_und_documents_by_script():
     annotator.bind_stats(stats)
     annotator.annotate(Document(id="1", text="This text is in a script many languages share."))
     counters = stats.to_dict()["counters"]
-    assert counters["lang/und"] == 1 and counters["lang.und/Latn"] == 1
+    assert counters["lang/und_Latn"] == 1 and counters["lang.und/Latn"] == 1

@@ -71,6 +71,8 @@ def test_routing_maps_iso639_1_and_script_to_the_config_key():
     pairs = load_table(None).pairs
     assert config_key("de", "Latn", pairs) == "deu_Latn"
     assert config_key("zh", "Hani", pairs) == "cmn_Hani"
+    # the code of a canonical label (`zho_Hani`, `ara_Arab`) finds the individual language's config too
+    assert config_key("zho", "Hani", pairs) == "cmn_Hani" and config_key("ara", "Arab", pairs) == "arb_Arab"
     assert config_key("sr", "Latn", pairs) == "srp_Latn"
     assert config_key("az", "Arab", pairs) == "azb_Arab"
     assert config_key("quc", "Latn", pairs) == "quc_Latn"

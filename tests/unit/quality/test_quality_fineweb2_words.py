@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from thresher.quality.fineweb2 import alpha_token_ratio
-from thresher.quality.fineweb2_words import MULTILINGUAL, spacy_like_tokens, word_rules
+from thresher.core import Document
+from thresher.quality.fineweb2 import Fineweb2Quality, alpha_token_ratio
+from thresher.quality.fineweb2_words import MULTILINGUAL, indic_tokens, spacy_like_tokens, word_rules
 from thresher.quality.text import TextAnalysis
 
 
@@ -19,7 +20,7 @@ def test_pairs_take_their_pipelines_departures_from_the_multilingual_rules():
     assert word_rules("fra_Latn").elision_split and not word_rules("eng_Latn").elision_split
     assert word_rules("zsm_Latn").clitic_suffix and not word_rules("zsm_Latn").hash_split
     assert word_rules("xyz_Latn") == word_rules(MULTILINGUAL)  # a pair not listed
-    assert "a." in word_rules(MULTILINGUAL).abbreviations and "Sra." in word_rules("cat_Latn").abbreviations
+    assert "a." in word_rules(MULTILINGUAL).kept_whole and "Sra." in word_rules("cat_Latn").kept_whole
 
 
 @pytest.mark.parametrize(("pair", "text", "expected"), [
@@ -28,7 +29,7 @@ def test_pairs_take_their_pipelines_departures_from_the_multilingual_rules():
     ("eng_Latn", "1496.", ["1496", "."]),
     ("deu_Latn", "1496.", ["1496."]),
     ("fra_Latn", "l'obligation", ["l'", "obligation"]),
-    ("eng_Latn", "don't", ["don't"]),
+    ("eng_Latn", "don't", ["do", "n't"]),  # spaCy's English special case
     ("zsm_Latn", "po'ingku-ku", ["po'ingku", "-ku"]),
     ("zsm_Latn", "26-Agu-12", ["26", "-", "Agu", "-", "12"]),
     ("eng_Latn", "#tag", ["#", "tag"]),
@@ -38,6 +39,17 @@ def test_pairs_take_their_pipelines_departures_from_the_multilingual_rules():
 ])
 def test_language_specific_shapes(pair, text, expected):
     assert tokens(text, pair) == expected
+
+
+def test_each_pipelines_special_cases_and_colon_and_digit_hyphen_rules():
+    # as datatrove 0.10.1's tokenizers split them (spaCy 3.8 blank pipelines)
+    assert tokens("Va sortir del poble, dels camps.", "cat_Latn") == [
+        "Va", "sortir", "d", "el", "poble", ",", "d", "els", "camps", "."]
+    assert tokens("OECD:s rapport 08-555 och 1:sta", "swe_Latn") == ["OECD:s", "rapport", "08-555", "och", "1:sta"]
+    assert tokens("Ettei EU:n 2-1", "fin_Latn") == ["Ett", "ei", "EU:n", "2-1"]
+    assert tokens("Undang-undang dan anak-anak", "zsm_Latn") == ["Undang-undang", "dan", "anak-anak"]
+    assert tokens("12-34 OECD:s", "dan_Latn") == ["12-34", "OECD", ":", "s"]
+    assert tokens("12-34 OECD:s 1:sta", "kab_Latn") == ["12", "-", "34", "OECD", ":", "s", "1", ":", "sta"]
 
 
 def test_abbreviations_of_the_pairs_pipeline_keep_their_period():
@@ -56,13 +68,25 @@ def test_final_period_splits_only_after_the_letters_spacy_knows():
 
 
 def test_punctuation_around_words_and_kept_inside_them():
-    assert tokens("(test):") == ["(", "test", ")", ":"]
+    assert tokens("(test),") == ["(", "test", ")", ","]
     assert tokens("«Ya»,") == ["«", "Ya", "»", ","]
     assert tokens("end...") == ["end", "..."]
     assert tokens("ո՛չ") == ["ո՛չ"]  # Armenian emphasis marks are not punctuation there
     assert tokens("and/or e,g") == ["and", "/", "or", "e", ",", "g"]
     assert tokens("3.5 1,000") == ["3.5", "1,000"]
     assert tokens("example.com/path") == ["example.com/path"]
+
+
+def test_symbols_split_off_and_special_cases_spelled_by_several_pieces_merge():
+    # as datatrove 0.10.1's tokenizers split them: a symbol of category So is a token wherever it is,
+    # and pieces that together spell a special case (`):`, `''`) are one token, as spaCy matches them
+    assert tokens("(test): «Ya», x™y 47° Salawasna™ word'' 😀ok") == [
+        "(", "test", "):", "«", "Ya", "»", ",", "x", "™", "y", "47", "°", "Salawasna", "™", "word", "''", "😀", "ok"]
+    # a special case with letters spelled by pieces of a longer chunk too
+    assert tokens("bocah laki-laki-umur 10", "zsm_Latn") == ["bocah", "laki-laki", "-", "umur", "10"]
+    # a trailing hyphen splits off in Malay-like pipelines, a leading one only in Catalan
+    assert tokens("Aprenents- -na", "ppk_Latn") == ["Aprenents", "-", "-na"]
+    assert tokens("Aprenents- -la 6.4.-", "cat_Latn") == ["Aprenents", "-", "-", "la", "6.4", ".", "-"]
 
 
 def test_alpha_ratio_counts_spacy_tokens_and_segmenter_sized_words():
@@ -123,3 +147,27 @@ def test_ngram_measures_read_the_spacy_like_tokens_once_per_document():
     # ("yenna-yasendwa", 14 characters, n-grams joined without spaces as the filter joins them),
     # then the one at 11 the one at 5 (".yenna-yasend", 13); the next would start past the end
     assert over_spacy_tokens(duplicate_ngram_fraction(5), rules)(a) == pytest.approx((14 + 13) / len(a.text))
+
+
+def test_brahmic_and_urdu_pairs_take_indic_nlps_trivial_tokenizer():
+    assert word_rules("hin_Deva").tokenizer == "indic" and word_rules("guj_Gujr").tokenizer == "indic"
+    assert word_rules("urd_Arab").tokenizer == "urdu" and word_rules("deu_Latn").tokenizer == "spacy"
+    # marks become tokens, a line break without a space stays inside a token, `3.5` and `10:30` stay
+    # whole (a number run at the very start of the text does not: the tokenizer matched leaves it split)
+    text = '12 . 5 नमस्ते दुनिया\nयह 3.5 किलो, और 10:30 बजे। "उद्धरण" - अंत॥'
+    assert spacy_like_tokens(text, word_rules("hin_Deva")) == [
+        "12", ".", "5", "नमस्ते", "दुनिया\nयह", "3.5", "किलो", ",", "और", "10:30", "बजे", "।", '"', "उद्धरण", '"',
+        "-", "अंत", "॥"]
+    # Urdu mode: Arabic-script marks split, numbers not rejoined
+    assert indic_tokens("یہ ایک جملہ ہے۔ 3.5 کلو، اور\nدوسری سطر", urdu=True) == [
+        "یہ", "ایک", "جملہ", "ہے", "۔", "3", ".", "5", "کلو", "،", "اور\nدوسری", "سطر"]
+
+
+def test_indic_pairs_count_words_and_their_length_over_those_tokens():
+    stage = Fineweb2Quality()
+    # `वाक्य\nदूसरा` is one token there (two for spaCy's rules and thresher's own tokenizer)
+    doc = Document(id="1", text="यह एक वाक्य\nदूसरा वाक्य है।", annotations={"lang.code": "hi", "lang.script": "Deva"})
+    measured = stage.measure(doc)
+    assert measured["quality.fineweb2.word_count"] == 5
+    assert measured["quality.fineweb2.mean_word_length"] == (2 + 2 + 11 + 5 + 2) / 5
+    assert measured["quality.fineweb2.alpha_token_ratio"] == 5 / 6  # the danda is a token without a letter

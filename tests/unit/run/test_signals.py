@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import local_config, write_jsonl
 
 from thresher.core.errors import ConfigError, TaskError
+from thresher.lang.labels import label
 from thresher.run.build import build
 from thresher.run.phases import DEFAULT_TASKS
 from thresher.write.dataset_checks import check_dataset
@@ -134,11 +135,16 @@ def test_annotations_are_typed_columns_and_kept_exactly_as_json(local_build):
     assert schema.field("quality_word_count").type == pa.int64()
     assert schema.field("lang_score").type == pa.float64()
     assert schema.field("lang_code").type == pa.string()
+    assert schema.field("lang_label").type == pa.string()
     keys = json.loads(schema.metadata[b"thresher.annotation_keys"])
     assert keys["quality_word_count"] == "quality.word_count"
     _, rows = read_rows(out)
     r = next(r for r in rows if r["status"] == "kept")
     assert json.loads(r["annotations"])["quality.word_count"] == r["quality_word_count"]
+    # the canonical label beside its ISO 639-1 alias (`eng_Latn`, `en`)
+    labelled = [r for r in rows if r["lang_code"] and r["lang_code"] != "und"]
+    assert labelled and all(r["lang_label"].partition("_")[0] == label(r["lang_code"], None).partition("_")[0]
+                            and len(r["lang_label"]) > len(r["lang_code"]) for r in labelled)
 
 
 def test_pool_and_resume_write_byte_identical_signals(corpus, local_build, tmp_path):

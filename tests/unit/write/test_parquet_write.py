@@ -72,6 +72,7 @@ def test_schema_is_fixed_and_typed_where_declared(tmp_path: Path) -> None:
         "text",
         "fetched_at",
         "lang_code",
+        "lang_label",
         "lang_score",
         "dedup_duplicates",
         "annotations",

@@ -39,13 +39,15 @@ def test_each_language_script_gets_a_complete_dataset_of_its_documents(tmp_path)
     section = manifest["partitions"]
     folders = [d["path"] for d in section["datasets"]]
     assert folders == sorted(folders) and section["by"] == "language"
-    assert {f.rpartition("/")[2] for f in folders} >= {"de_Latn", "en_Latn", "el_Grek", "ru_Cyrl"}
+    # folders are the canonical labels (ISO 639-3 and script), the records' `lang.label`
+    assert {f.rpartition("/")[2] for f in folders} >= {"deu_Latn", "eng_Latn", "ell_Grek", "rus_Cyrl"}
+    assert {(d["label"], d["alias"]) for d in section["datasets"]} >= {("deu_Latn", "de"), ("rus_Cyrl", "ru")}
     seen: list[str] = []
     for dataset in section["datasets"]:
         folder = out / dataset["path"]
         assert verify_dataset(folder, count_records=True) == []  # shards, sizes, sha256 as its manifest lists
         records = list(read_shards(folder))
-        assert {partition_key(r) for r in records} == {folder.name}
+        assert {partition_key(r) for r in records} == {folder.name} == {r["annotations"]["lang.label"] for r in records}
         assert len(records) == dataset["records"]
         assert len(dataset["shards"]) == -(-len(records) // 5)  # at most shard_max_records each
         # in the root dataset's order
@@ -56,7 +58,9 @@ def test_each_language_script_gets_a_complete_dataset_of_its_documents(tmp_path)
         seen += order
     assert Counter(seen) == Counter(r["id"] for r in root)
     root_card = (out / "README.md").read_text(encoding="utf-8")
-    assert "- config_name: de_Latn" in root_card and f"{PARTITIONS_DIR}/de_Latn/shard-00001.jsonl.gz" in root_card
+    assert "- config_name: deu_Latn" in root_card and f"{PARTITIONS_DIR}/deu_Latn/shard-00001.jsonl.gz" in root_card
+    # the root card's language tables use the labels, with the ISO 639-1 alias beside them
+    assert "| deu_Latn | de | 12 |" in root_card
 
 
 def test_partitions_keep_the_root_record_bytes(tmp_path):
@@ -74,7 +78,7 @@ def test_rebuild_without_partitions_removes_the_previous_ones(tmp_path):
     out = tmp_path / "out"
     data = corpus(tmp_path / "in.jsonl")
     build([str(data)], out, config())
-    assert (out / PARTITIONS_DIR / "de_Latn" / "manifest.json").exists()
+    assert (out / PARTITIONS_DIR / "deu_Latn" / "manifest.json").exists()
     plain = RunConfig.from_dict({"exec": {"engine": "local"}, "lang": {"detector": "ngram"},
                                  "quality": {"preset": "none"}, "dedup": {"near": {"method": None}}})
     manifest = build([str(data)], out, plain, overwrite=True).manifest
@@ -98,7 +102,8 @@ def test_partition_setting_does_not_change_the_config_hash_the_shards_depend_on(
 
 
 def test_partition_key_of_records_without_language():
-    assert partition_key({"annotations": {"lang.code": "de", "lang.script": "Latn"}}) == "de_Latn"
+    assert partition_key({"annotations": {"lang.code": "de", "lang.script": "Latn"}}) == "deu_Latn"  # older records
+    assert partition_key({"annotations": {"lang.code": "de", "lang.label": "deu_Latn"}}) == "deu_Latn"
     assert partition_key({"annotations": {}}) == "und_Zyyy"
     assert partition_key({"annotations": {"lang.code": "../x", "lang.script": "Latn"}}) == "---x_Latn"
 
@@ -107,9 +112,9 @@ def test_temp_files_of_a_killed_partition_step_are_removed(tmp_path):
     out = tmp_path / "out"
     data = corpus(tmp_path / "in.jsonl")
     build([str(data)], out, config())
-    left = out / PARTITIONS_DIR / "de_Latn" / ".shard-00000.jsonl.gz.tmp-12345"
+    left = out / PARTITIONS_DIR / "deu_Latn" / ".shard-00000.jsonl.gz.tmp-12345"
     left.write_bytes(b"half a shard")
-    keep = out / PARTITIONS_DIR / "de_Latn" / "notes.txt"  # not thresher's: left alone
+    keep = out / PARTITIONS_DIR / "deu_Latn" / "notes.txt"  # not thresher's: left alone
     keep.write_text("mine")
     build([str(data)], out, config(), overwrite=True)
     assert not left.exists() and keep.read_text() == "mine"
