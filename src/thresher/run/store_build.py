@@ -9,7 +9,7 @@ folder named after the store's URL) whose `.work` mirrors the store (`thresher.r
   the driver's files), never from what a local folder kept;
 - once the plan is written, a plan other than the store's empties the store (as `reset_workdir`
   empties a folder), and the driver's own files (plan, spooled standard input, output claim,
-  compiled lists) are uploaded, before any task;
+  compiled lists) are uploaded and committed as task `driver`, before any task;
 - after each phase the driver links the new committed files into its `.work` (`PhaseRunner`);
 - at the end the store is marked finished (`finished.json`) before the local retirement, then
   swept (everything but the lease and the stamp); a rerun that finds the marker completes the sweep.
@@ -54,13 +54,16 @@ def _held(place: OutputPlace) -> Iterator[None]:
     assert place.store is not None
     store = driver_store(place.store)
     with store.lease():
-        if FINISHED in store.listing():  # a finished build's sweep a kill stopped: all but its marker go
+        finished = store.exists(FINISHED)
+        if finished:  # a finished build's sweep a kill stopped: all but its marker go
             reset_store(store, keep=(FINISHED,))
         work = place.work.root
         if work.is_dir() and not work.is_symlink():
             shutil.rmtree(work)
         work.mkdir(parents=True, exist_ok=True)
         sync_folder(store, place.stage, cache_root(place.store))
+        if finished:  # for the local lifecycle to complete (`complete_finish`)
+            (work / FINISHED).write_bytes(store.read(FINISHED))
         yield
 
 

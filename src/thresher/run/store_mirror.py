@@ -7,11 +7,10 @@ the store, so the object-store build is the folder build byte for byte:
 
 - the *view* of the store (`store_view`): every committed task's outputs under their logical names
   (the commit names the winning attempt's objects; objects of attempts that never committed are not
-  in it), plus the driver's own files (the plan, the spooled standard input, the output claim),
-  which are plain objects the driver alone writes;
+  in it), the driver's own files (the plan, the spooled standard input, the output claim, compiled
+  lists) among them, committed by the driver as task `driver` before the first task;
 - a host-local *object cache* (`cache_root`): every object this host downloaded or uploaded, by its
-  object name (attempt objects never change, so a cached one is always right; a driver file is
-  cached under its ETag as well);
+  object name (attempt-named objects never change, so a cached one is always right);
 - a task runs in a fresh *scratch* folder (`mirrored_task`) where the view's files are hard links
   into the cache; the files it writes there (new names, or names replaced by a rename) are its
   outputs: uploaded under its attempt's names, moved into the cache, committed with its result. A
@@ -24,13 +23,13 @@ the store, so the object-store build is the folder build byte for byte:
   what it reads between phases and when it finalizes is where the folder build has it.
 
 Deletes a task makes in its scratch folder (a cluster round's `r-2` files) stay local: the store
-keeps them until the build's sweep. Costs per task: one listing of the store, one GET per commit
-this process has not read, a download per object this host lacks, a hard link per file of the view.
+keeps them until the build's sweep. Costs per task: one listing of `done/` (a name per task), one
+GET per commit this process has not read, a download per object this host lacks, a hard link per
+file of the view.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -47,7 +46,7 @@ from thresher.write.atomic import atomic_open
 STAGE = "_stage/"  # a file a task wrote beside the work dir (a shard), as a logical name
 LOCAL_ONLY = ("stuck/", "logs/", "lock")  # never uploaded: per process, or uploaded by `task_log`
 CONTROL = ("done/", f"{LEASE_DIR}/", "logs/")  # the store's own objects, in no view
-ATTEMPT_MARK = ".attempt-"
+DRIVER = "driver"  # the task name the driver's own files are committed under
 
 
 def cache_root(url: str) -> Path:
@@ -56,35 +55,29 @@ def cache_root(url: str) -> Path:
     return stage.with_name(stage.name + ".objects")
 
 
-def store_view(store: ObjectWorkStore) -> dict[str, tuple[str, str]]:
-    """The store's files by logical name → (object name, cache key): committed outputs and the
-    driver's plain objects (module docstring). One listing, and a GET per commit not yet read."""
-    listing = store.listing()
+def store_view(store: ObjectWorkStore) -> dict[str, str]:
+    """The store's files by logical name → object name: the outputs of every commit, the driver's
+    own files among them (committed as task `DRIVER`). One listing of `done/` (a name per task, not
+    per file), and a GET per commit this process has not read."""
+    listing = store.listing("done")
     for task in [t for t in store.commits if f"done/{t}.json" not in listing]:
         del store.commits[task]  # swept or reset since it was read
-    view: dict[str, tuple[str, str]] = {}
-    for rel, token in listing.items():
-        if rel.startswith(CONTROL) or rel == "store.json" or ATTEMPT_MARK in rel:
-            continue
-        digest = hashlib.sha256(token.encode("utf-8")).hexdigest()[:16]
-        view[rel] = (rel, f"plain/{rel}.{digest}")
-    for rel in listing:
-        if not (rel.startswith("done/") and rel.endswith(".json")):
+    view: dict[str, str] = {}
+    for rel in sorted(listing):
+        if not rel.endswith(".json"):
             continue
         commit = store.committed(rel[len("done/"):-len(".json")])
-        if commit is None:
-            continue
-        for logical, obj in commit.outputs.items():
-            view[logical] = (obj, f"objects/{obj}")
+        if commit is not None:
+            view.update(commit.outputs)
     return view
 
 
-def _cached(store: ObjectWorkStore, cache: Path, obj: str, key: str) -> Path:
+def _cached(store: ObjectWorkStore, cache: str, obj: str) -> str:
     """The cached copy of object `obj`, downloaded (whole, one GET) when this host has none."""
-    path = cache / key
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".get-")
+    path = os.path.join(cache, "objects", obj)
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".get-")
         os.close(fd)
         try:
             store.download(obj, tmp)
@@ -95,28 +88,30 @@ def _cached(store: ObjectWorkStore, cache: Path, obj: str, key: str) -> Path:
     return path
 
 
-def _destination(root: Path, logical: str) -> Path:
+def _destination(root: str, logical: str) -> str:
     """Where a logical name lives under a stage folder `root` (its work dir is `root/.work`)."""
     if logical.startswith(STAGE):
-        return root / logical[len(STAGE):]
-    return root / ".work" / logical
+        return os.path.join(root, logical[len(STAGE):])
+    return os.path.join(root, ".work", logical)
 
 
-def sync_folder(store: ObjectWorkStore, root: Path, cache: Path, *, replace: bool = False) -> set[tuple[int, int]]:
-    """Link the store's view into stage folder `root`: the files it lacks (every one when `replace`).
-    Returns the (device, inode) of every file linked, so that what a task writes can be told apart."""
+def sync_folder(store: ObjectWorkStore, root: Path, cache: Path) -> set[tuple[int, int]]:
+    """Link the store's view into stage folder `root`: the files it lacks. Returns the (device,
+    inode) of every file linked, so that what a task writes can be told apart."""
     linked: set[tuple[int, int]] = set()
-    for logical, (obj, key) in sorted(store_view(store).items()):
-        dest = _destination(root, logical)
-        if dest.exists() and not replace:
+    made: set[str] = set()
+    base, cached = str(root), str(cache)
+    for logical, obj in sorted(store_view(store).items()):
+        dest = _destination(base, logical)
+        if os.path.exists(dest):
             continue
-        source = _cached(store, cache, obj, key)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.link-{os.getpid()}")
-        tmp.unlink(missing_ok=True)
-        os.link(source, tmp)
-        os.replace(tmp, dest)
-        st = source.stat()
+        source = _cached(store, cached, obj)
+        folder = os.path.dirname(dest)
+        if folder not in made:
+            os.makedirs(folder, exist_ok=True)
+            made.add(folder)
+        os.link(source, dest)
+        st = os.stat(source)
         linked.add((st.st_dev, st.st_ino))
     return linked
 
@@ -177,11 +172,16 @@ def mirrored_task(store: ObjectWorkStore, task: str) -> Iterator[tuple[str, Mirr
 
 
 def push_driver_files(store: ObjectWorkStore, root: Path, names: list[str]) -> None:
-    """Upload the driver's own files (`names`, relative to `root/.work`) as plain objects."""
+    """Commit the driver's own files (`names`, relative to `root/.work`) as task `DRIVER`'s outputs,
+    so every view holds them (a standing commit, from a run with the same plan, stays)."""
+    attempt = Attempt(store, DRIVER)
     for rel in names:
         path = root / ".work" / rel
         if path.is_file():
-            store.upload(path, rel)
+            obj = store.attempt_name(rel, attempt.name)
+            store.upload(path, obj)
+            attempt.outputs[rel] = obj
+    attempt.commit(None)
 
 
 def driver_files(work: Path) -> list[str]:

@@ -121,13 +121,13 @@ class ObjectWorkStore:
         if names:
             self.fs.rm(names)
 
-    def listing(self) -> dict[str, str]:
-        """Every object of the store by name → a version token (its ETag, else size and time): one
-        listing (paginated by the protocol), never a cached one (fsspec keeps listings per folder,
-        and other processes add objects)."""
+    def listing(self, prefix: str = "") -> dict[str, str]:
+        """The objects under folder `prefix` (every one by default) by name → a version token (its
+        ETag, else size and time): one listing (paginated by the protocol), never a cached one
+        (fsspec keeps listings per folder, and other processes add objects)."""
         self.fs.invalidate_cache()
         try:
-            found = self.fs.find(self.root, detail=True)
+            found = self.fs.find(self._path(prefix.rstrip("/")), detail=True)
         except FileNotFoundError:
             return {}
         out = {}
