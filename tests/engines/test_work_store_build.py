@@ -19,6 +19,7 @@ from thresher.run.phases import DEFAULT_TASKS
 from thresher.run.scan import scan_task
 from thresher.run.shards import write_task
 from thresher.run.store_mirror import cache_root
+from thresher.run.stores import open_work_store as open_store
 from thresher.run.workdir import default_work_dir
 
 pytest.importorskip("s3fs")
@@ -158,5 +159,59 @@ def test_interrupted_build_resumes_from_the_store_alone(corpus, reference, tmp_p
     result = build([str(corpus)], tmp_path / "out", config(work_dir=url), rejects=tmp_path / "rejects",
                    tasks=DEFAULT_TASKS.replace(scan=counting_scan))
     assert result.ok and SCANS == []  # the scans committed in the store are not run again
+    assert files(tmp_path / "out") == reference[0]
+    assert files(tmp_path / "rejects") == reference[1]
+
+
+def test_a_node_without_the_drivers_folder_gets_its_files_at_their_paths(tmp_path, bucket):
+    """A task on another machine may read the driver's own files by path (a partition of spooled
+    standard input, compiled URL lists): they come from the store's `driver` commit, linked where
+    the driver has them."""
+    from thresher.config import RunConfig
+    from thresher.core.stats import Stats
+    from thresher.run.results import VerifyResult
+    from thresher.run.store_mirror import push_driver_files
+    from thresher.run.task import TaskContext, run_task
+
+    _, name = bucket
+    url = f"s3://{name}/work"
+    driver = tmp_path / "driver-stage"
+    (driver / ".work" / "lists").mkdir(parents=True)
+    (driver / ".work" / "stdin.bin").write_bytes(b"spooled standard input\n")
+    (driver / ".work" / "lists" / "block.bin").write_bytes(b"\x01\x02")
+    push_driver_files(open_store(url), driver, ["lists/block.bin", "stdin.bin"])
+    shutil.rmtree(driver)  # this "node" never saw the driver's folder
+    ctx = TaskContext(RunConfig(), str(driver / ".work"), False, store_url=url)
+
+    def read_by_path(ctx):
+        data = (driver / ".work" / "stdin.bin").read_bytes() + (driver / ".work" / "lists" / "block.bin").read_bytes()
+        return VerifyResult(stats=Stats(), edges=len(data))
+
+    assert run_task(read_by_path, VerifyResult, ctx, "scan-000000").edges == len(b"spooled standard input\n") + 2
+
+
+def test_task_killed_between_its_uploads_and_its_commit(corpus, reference, tmp_path, bucket, monkeypatch):
+    """A write task whose objects are uploaded but whose commit never happens (its process killed in
+    between) counts for nothing: the rerun writes and commits it again, and its orphans are in no
+    view (the shards are the folder build's)."""
+    from thresher.run.store_object import ObjectWorkStore
+
+    client, name = bucket
+    url = f"s3://{name}/work"
+    real_commit = ObjectWorkStore.commit
+
+    def killed_before_commit(self, task, attempt, outputs, result):
+        if task == "write-000001":
+            raise RuntimeError("killed after the uploads, before the commit")
+        return real_commit(self, task, attempt, outputs, result)
+
+    monkeypatch.setattr(ObjectWorkStore, "commit", killed_before_commit)
+    with pytest.raises(TaskError):
+        build([str(corpus)], tmp_path / "out", config(work_dir=url, retries=0), rejects=tmp_path / "rejects")
+    keys = store_keys(client, name)
+    assert "work/done/write-000001.json" not in keys
+    assert any(k.startswith("work/rejects/p000001.jsonl.attempt-") for k in keys)  # uploaded, never committed
+    monkeypatch.setattr(ObjectWorkStore, "commit", real_commit)
+    assert build([str(corpus)], tmp_path / "out", config(work_dir=url), rejects=tmp_path / "rejects").ok
     assert files(tmp_path / "out") == reference[0]
     assert files(tmp_path / "rejects") == reference[1]

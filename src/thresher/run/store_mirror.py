@@ -146,17 +146,37 @@ def written_files(root: Path, linked: set[tuple[int, int]]) -> list[tuple[str, P
     return sorted(found)
 
 
+def link_driver_files(store: ObjectWorkStore, driver_work: Path, cache: Path) -> None:
+    """The driver's own files at the driver's paths on this host too, where missing: a task's
+    input may name them by path (a partition of the spooled standard input; compiled URL lists in
+    `quality.urls.compiled_dir`). On the driver's host they are there already."""
+    commit = store.committed(DRIVER)
+    for logical, obj in sorted((commit.outputs if commit is not None else {}).items()):
+        dest = driver_work / logical
+        if dest.exists():
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.link-{os.getpid()}")
+        tmp.unlink(missing_ok=True)
+        os.link(_cached(store, str(cache), obj), tmp)
+        os.replace(tmp, dest)
+
+
 @contextmanager
-def mirrored_task(store: ObjectWorkStore, task: str) -> Iterator[tuple[str, MirroredAttempt]]:
+def mirrored_task(store: ObjectWorkStore, task: str, driver_work: Path | None = None
+                  ) -> Iterator[tuple[str, MirroredAttempt]]:
     """Run a task in a scratch folder holding the store's view: yields its work dir and attempt; when
     the block ends normally, the files it wrote are uploaded as the attempt's objects (recorded in
-    `attempt.outputs`, for its commit) and kept in the cache. The scratch folder goes either way."""
+    `attempt.outputs`, for its commit) and kept in the cache. The scratch folder goes either way.
+    `driver_work`: the driver's work dir, whose own files are linked at their paths here too."""
     cache = cache_root(store.location)
     scratch_base = cache / "scratch"
     scratch_base.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix=f"{task}-", dir=scratch_base))
     try:
         linked = sync_folder(store, root, cache)
+        if driver_work is not None:
+            link_driver_files(store, driver_work, cache)
         (root / ".work").mkdir(exist_ok=True)
         attempt = MirroredAttempt(store, task, root / ".work")
         yield str(root / ".work"), attempt

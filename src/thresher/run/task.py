@@ -168,7 +168,7 @@ def _run_mirrored(
             return load(result_type, standing.result)
         except SchemaVersionError as exc:
             stale = exc
-    with mirrored_task(store, task_id) as (workdir, attempt):
+    with mirrored_task(store, task_id, Path(ctx.workdir)) as (workdir, attempt):
         task_ctx = replace(ctx, workdir=workdir)
         with store.task_log(task_id, attempt.name) as log_path, attempt_running(attempt):
             result = _logged(fn, task_ctx, task_id, log_path, stale, args)
