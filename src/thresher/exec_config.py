@@ -7,7 +7,6 @@ import importlib.util
 from dataclasses import dataclass
 
 from thresher.core.config import setting
-from thresher.paths import is_url
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,9 +51,10 @@ class ExecConfig:
     keep_work: bool = setting(False, "keep the work directory after a successful build", flag="--keep-work")
     work_dir: str | None = setting(
         None,
-        "local or mounted folder where a build runs: task files in DIR/.work, shards assembled in DIR, then moved "
-        "or uploaded to the output (default: the output folder itself; for a URL output, a cache folder named "
-        "after the URL). Every worker must see it; it cannot be a URL",
+        "where a build keeps its work: a local or mounted folder (task files in DIR/.work, shards assembled in "
+        "DIR, then moved or uploaded to the output; every worker must see it), or an object store URL "
+        "(s3://bucket/prefix: no shared filesystem needed) (default: the output folder itself; for a URL output, "
+        "a cache folder named after the URL)",
         flag="--work-dir",
     )
 
@@ -72,10 +72,3 @@ class ExecConfig:
             raise ValueError("--dedup-cluster-partitions above 1 needs NumPy (the fast extra)")
         if self.retries < 0:
             raise ValueError(f"retries must be 0 or more, got {self.retries}")
-        if self.work_dir is not None and is_url(self.work_dir):
-            raise ValueError(
-                f"work_dir {self.work_dir!r} is a URL: the work dir must be a local or mounted POSIX path (tasks read "
-                f"it "
-                "with pread, rename files atomically and flock it, which object stores cannot do); give the URL "
-                "as the output (-o) instead"
-            )

@@ -22,6 +22,7 @@ from typing import Any
 
 from thresher.config import RunConfig
 from thresher.core.stats import Stats
+from thresher.run import store_build
 from thresher.run.finalize import Finished, finalize
 from thresher.run.heap import trim_heap
 from thresher.run.lifecycle import complete_finish, finish, plan_digest
@@ -104,19 +105,21 @@ def build(
     check_corpus_stages(config)  # the embedding encoder
     place = place_output(output, config.exec.work_dir)
     check_not_nested(inputs, place.target)
-    finished = _complete_finish(place, list(inputs), config, rejects is not None)
-    if finished is not None:
-        return finished  # this very build had finished; a kill stopped only its clean-up
-    check_output(place, overwrite=overwrite)
-    place.work.root.mkdir(parents=True, exist_ok=True)
-    with BuildLock(place.work):
-        if place.publishes:
-            claim_work_dir(place, overwrite)
-        request = BuildRequest(
-            inputs=list(inputs), place=place, config=config, rejects=rejects, overwrite=overwrite,
-            on_progress=on_progress, tasks=tasks, carried=carried, published=published,
-        )
-        return _build_locked(request)
+    with store_build.held(place):  # a work dir at a URL: its lease and a local mirror of it
+        finished = _complete_finish(place, list(inputs), config, rejects is not None)
+        store_build.after_finish_check(place)
+        if finished is not None:
+            return finished  # this very build had finished; a kill stopped only its clean-up
+        check_output(place, overwrite=overwrite)
+        place.work.root.mkdir(parents=True, exist_ok=True)
+        with BuildLock(place.work):
+            if place.publishes:
+                claim_work_dir(place, overwrite)
+            request = BuildRequest(
+                inputs=list(inputs), place=place, config=config, rejects=rejects, overwrite=overwrite,
+                on_progress=on_progress, tasks=tasks, carried=carried, published=published,
+            )
+            return _build_locked(request)
 
 
 def _complete_finish(place: OutputPlace, inputs: list[str], config: RunConfig, rejects: bool) -> BuildResult | None:
@@ -159,17 +162,19 @@ def _build_locked(request: BuildRequest) -> BuildResult:
     place.target.remove(MANIFEST)
     remove_own_card(place.target)  # after the manifest: a card without one never claims completeness
     config = _with_list_folder(config, work.path("lists"))
-    ctx = TaskContext(config, str(work.root), request.rejects is not None)
+    ctx = TaskContext(config, str(work.root), request.rejects is not None, store_url=place.store)
     runner = PhaseRunner(
         work, ctx, request.on_progress, request.tasks
     )  # first: a pool's workers start while the driver plans
     try:
+        stored_plan = store_build.plan_bytes(place)
         _, partitions = prepare_workdir(
             work, request.inputs, config, write_rejects=request.rejects is not None, overwrite=request.overwrite
         )
         remember_previous_shards(work, listed)  # after the plan: a changed plan resets the work dir
         prepare_stages(config)  # e.g. large URL lists compiled once, before the workers map them
         trim_heap()  # what compiling them freed goes back to the system, not into the driver's peak
+        store_build.push_plan(place, stored_plan)  # an object work store: its plan and the driver's files
         grouped = scan_and_group(runner, partitions)
         clustered = phased_stages(runner, cluster_phase(runner, grouped))
         shards, write_stats = write_phase(runner, clustered)
@@ -197,5 +202,8 @@ def _build_locked(request: BuildRequest) -> BuildResult:
     if not config.exec.keep_work:
         plan = plan_digest(json.loads(work.path("plan.json").read_text(encoding="utf-8")))
         staged = [s.path for s in written] if place.publishes else []
-        finish(place.stage, work, plan, staged, owned_stage=place.publishes and place.owned)
+        owned = place.publishes and place.owned
+        store_build.mark_finished(place, plan, staged, owned)
+        finish(place.stage, work, plan, staged, owned_stage=owned)
+        store_build.sweep_store(place)
     return BuildResult(place.shown, manifest, stats)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from thresher.core.errors import WorkDirError
-from thresher.paths import local_path
+from thresher.paths import is_url, local_path
 from thresher.run.plan import reset_workdir
 from thresher.run.results import Published
 from thresher.run.safety import check_no_links, own_manifest, own_work_dir
@@ -33,6 +33,7 @@ class OutputPlace:
     target: Store
     stage: Path
     owned: bool
+    store: str | None = None  # a work dir at a URL: the object store the stage mirrors (run/store_build.py)
 
     @property
     def work(self) -> WorkDir:
@@ -59,6 +60,8 @@ class OutputPlace:
 def place_output(output: str | Path, work_dir: str | None) -> OutputPlace:
     """The output store (fsspec is imported only for a URL) and the stage a build to it runs in."""
     target = open_store(output)
+    if work_dir is not None and is_url(work_dir):  # the stage: a local mirror of the store, owned
+        return OutputPlace(target, default_work_dir(work_dir), True, work_dir.rstrip("/"))
     if work_dir is not None:
         return OutputPlace(target, Path(local_path(work_dir)), False)
     if isinstance(target, LocalStore):
@@ -116,6 +119,8 @@ def claim_work_dir(place: OutputPlace, overwrite: bool) -> None:
 
 
 def publish_task(ctx: TaskContext, src: str, target: str, rel: str) -> Published:
-    """Copy or upload one assembled shard from the stage to the output (a folder or a URL)."""
-    open_store(target).put_file(Path(src), rel)
-    return Published(path=rel, bytes=os.path.getsize(src))
+    """Copy or upload one assembled shard from the stage to the output (a folder or a URL). On an
+    object work store the shard is the one in the task's own mirror of it (`src` is the driver's)."""
+    path = Path(ctx.workdir).parent / rel if ctx.store_url is not None else Path(src)
+    open_store(target).put_file(path, rel)
+    return Published(path=rel, bytes=os.path.getsize(path))

@@ -190,7 +190,12 @@ class PhaseRunner:
             self.aggregator.task_done(sizes[i], result, ids[i])
             return None if fold is None else fold(result)
 
-        return self.engine.run(calls, on_done=done)
+        results = self.engine.run(calls, on_done=done)
+        if self.ctx.store_url is not None:  # an object work store: what the driver reads next, mirrored
+            from thresher.run.store_build import sync_driver
+
+            sync_driver(self.ctx.store_url, self.work.root.parent)
+        return results
 
     def close(self) -> None:
         self.engine.close()

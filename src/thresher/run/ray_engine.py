@@ -158,8 +158,16 @@ class RayEngine:
         from thresher.run.interrupts import InterruptHandlers
 
         self.interrupts = InterruptHandlers(on_force=self.ray.shutdown if self.started_here else None)
-        self.box = ray.remote(num_cpus=0)(_ProgressBox).remote()
+        # the progress box on the driver's own node (soft: anywhere if that cannot be), so that losing a
+        # worker node loses only its running tasks, never the box the driver drains
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        self.here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
+        self.box = self._new_box()
         self.remote = ray.remote(num_cpus=1, max_retries=0)(_run_in_worker)
+
+    def _new_box(self) -> Any:
+        return self.ray.remote(num_cpus=0)(_ProgressBox).options(scheduling_strategy=self.here).remote()
 
     def _submit(self, call: TaskCall) -> Any:
         return self.remote.options(**ray_task_options(call.resources)).remote(call.fn, call.args, self.box)
@@ -167,7 +175,15 @@ class RayEngine:
     def _drain(self) -> None:
         if self.sink is None:
             return
-        for phase, counts in self.ray.get(self.box.drain.remote()):
+        try:
+            items = self.ray.get(self.box.drain.remote())
+        except self.ray.exceptions.RayActorError:
+            # its node was lost: only progress ticks go with it (results come back with the tasks);
+            # the tasks submitted from now on tick into a new box
+            log.warning("the progress box was lost with its node; progress counts may fall short")
+            self.box = self._new_box()
+            return
+        for phase, counts in items:
             self.sink(phase, counts)
 
     def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], Any] | None = None) -> list[Any]:

@@ -121,6 +121,30 @@ class ObjectWorkStore:
         if names:
             self.fs.rm(names)
 
+    def listing(self, prefix: str = "") -> dict[str, str]:
+        """The objects under folder `prefix` (every one by default) by name → a version token (its
+        ETag, else size and time): one listing (paginated by the protocol), never a cached one
+        (fsspec keeps listings per folder, and other processes add objects)."""
+        self.fs.invalidate_cache()
+        try:
+            found = self.fs.find(self._path(prefix.rstrip("/")), detail=True)
+        except FileNotFoundError:
+            return {}
+        out = {}
+        for path, info in found.items():
+            if str(path).startswith(self.root + "/") and info.get("type", "file") != "directory":
+                token = info.get("ETag") or info.get("etag") or f"{info.get('size')}-{info.get('LastModified')}"
+                out[self._rel(path)] = str(token)
+        return out
+
+    def download(self, rel: str, local: str | Path) -> None:
+        """Object `rel` into local file `local` (one GET)."""
+        self.fs.get_file(self._path(rel), str(local))
+
+    def upload(self, local: str | Path, rel: str) -> None:
+        """Local file `local` as object `rel` (one PUT, or a multipart upload for a large one)."""
+        self.fs.put_file(str(local), self._path(rel))
+
     def remove(self, rels: Sequence[str]) -> None:
         """Delete these objects (one bulk request where the protocol has one); missing ones are no error."""
         if rels:

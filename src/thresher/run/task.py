@@ -31,7 +31,8 @@ import logging
 import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import IO, Any
 
 from thresher.config import RunConfig
@@ -54,6 +55,9 @@ class TaskContext:
     config: RunConfig
     workdir: str
     write_rejects: bool
+    # an object work store the build runs on through local folders (`thresher.run.store_mirror`):
+    # `workdir` is then the driver's local mirror, and each task runs in a scratch folder of its own
+    store_url: str | None = None
 
     @property
     def work(self) -> WorkDir:
@@ -63,7 +67,7 @@ class TaskContext:
     def store(self) -> WorkStore:
         """The work dir as a store (`thresher.run.store`): a folder, or an object store for a URL
         (one per process and work dir: its connection and the commits it has read are kept)."""
-        return _store(self.workdir)
+        return _store(self.store_url or self.workdir)
 
     def output(self, rel: str) -> AbstractContextManager[IO[bytes]]:
         """Write the task's output `rel` (a name relative to the work dir): as the running attempt's
@@ -83,6 +87,11 @@ def _store(workdir: str) -> WorkStore:
     return open_work_store(workdir)
 
 
+def shared_store(location: str) -> WorkStore:
+    """The store this process's tasks use for `location` (the driver's too, with the local engine)."""
+    return _store(location)
+
+
 def run_task(
     fn: Callable[..., TaskResult], result_type: type[TaskResult], ctx: TaskContext, task_id: str, *args: Any
 ) -> TaskResult:
@@ -97,6 +106,8 @@ def run_task(
     traceback go to `logs/<task>.log` in the work dir; the exception is re-raised for the engine to
     retry or report."""
     store = ctx.store
+    if ctx.store_url is not None:
+        return _run_mirrored(fn, result_type, ctx, task_id, *args)
     standing = store.committed(task_id)
     stale: SchemaVersionError | None = None
     if standing is not None:
@@ -106,28 +117,63 @@ def run_task(
             stale = exc
     attempt = Attempt(store, task_id)
     with store.task_log(task_id, attempt.name) as log_path, attempt_running(attempt):
-        handler = logging.FileHandler(log_path, mode="a", encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-        package_logger = logging.getLogger("thresher")
-        package_logger.addHandler(handler)
-        progress.set_task(task_id)  # its progress ticks name it: the driver replaces them by its result
-        if stale is not None:
-            log.info("task %s runs again, its completion marker does not count: %s", task_id, stale)
-        try:
-            result = fn(ctx, *args)
-        except BaseException:
-            import traceback
-
-            if handler.stream is not None:  # open unless the handler was closed (it is opened eagerly)
-                handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
-            raise
-        finally:
-            progress.set_task(None)
-            package_logger.removeHandler(handler)
-            handler.close()
-            trim_heap()  # workers are long-lived: what the task freed goes back to the system
+        result = _logged(fn, ctx, task_id, log_path, stale, args)
     commit = attempt.commit(dump(result))
     if commit.attempt != attempt.name:  # a duplicate attempt committed first: its result is the task's
+        return load(result_type, commit.result)
+    return result
+
+
+def _logged(fn: Callable[..., TaskResult], ctx: TaskContext, task_id: str, log_path: Path,
+            stale: SchemaVersionError | None, args: tuple[Any, ...]) -> TaskResult:
+    """Run the task with its log records (and, when it fails, its traceback) in `log_path`."""
+    handler = logging.FileHandler(log_path, mode="a", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    package_logger = logging.getLogger("thresher")
+    package_logger.addHandler(handler)
+    progress.set_task(task_id)  # its progress ticks name it: the driver replaces them by its result
+    if stale is not None:
+        log.info("task %s runs again, its completion marker does not count: %s", task_id, stale)
+    try:
+        return fn(ctx, *args)
+    except BaseException:
+        import traceback
+
+        if handler.stream is not None:  # open unless the handler was closed (it is opened eagerly)
+            handler.stream.write(f"task {task_id} failed (pid {os.getpid()}):\n{traceback.format_exc()}\n")
+        raise
+    finally:
+        progress.set_task(None)
+        package_logger.removeHandler(handler)
+        handler.close()
+        trim_heap()  # workers are long-lived: what the task freed goes back to the system
+
+
+def _run_mirrored(
+    fn: Callable[..., TaskResult], result_type: type[TaskResult], ctx: TaskContext, task_id: str, *args: Any
+) -> TaskResult:
+    """`run_task` on an object work store through local folders (`thresher.run.store_mirror`): the
+    task runs in a scratch folder holding the store's committed files, and what it writes there is
+    uploaded as its attempt's objects and committed with its result."""
+    from thresher.run.store_mirror import mirrored_task
+    from thresher.run.store_object import ObjectWorkStore
+
+    store = ctx.store
+    assert isinstance(store, ObjectWorkStore)
+    store.commits.pop(task_id, None)  # asked afresh: a sweep or a reset may have removed it since
+    standing = store.committed(task_id)
+    stale: SchemaVersionError | None = None
+    if standing is not None:
+        try:
+            return load(result_type, standing.result)
+        except SchemaVersionError as exc:
+            stale = exc
+    with mirrored_task(store, task_id, Path(ctx.workdir)) as (workdir, attempt):
+        task_ctx = replace(ctx, workdir=workdir)
+        with store.task_log(task_id, attempt.name) as log_path, attempt_running(attempt):
+            result = _logged(fn, task_ctx, task_id, log_path, stale, args)
+    commit = attempt.commit(dump(result))
+    if commit.attempt != attempt.name:
         return load(result_type, commit.result)
     return result
 
