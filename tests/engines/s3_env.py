@@ -14,4 +14,14 @@ def s3_client(endpoint: str, monkeypatch: Any) -> Any:
     monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
     import boto3
 
+    try:
+        import s3fs
+    except ImportError:
+        pass
+    else:
+        # fsspec keeps one filesystem per constructor arguments, and the endpoint comes from the
+        # environment, not the arguments: an instance made for an earlier test's server (stopped since)
+        # would be handed back and dial a dead port
+        s3fs.S3FileSystem.clear_instance_cache()
+
     return boto3.client("s3", endpoint_url=endpoint)
