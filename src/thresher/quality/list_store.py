@@ -1,12 +1,12 @@
-"""Large URL lists compiled once into a file that every process maps read-only.
+"""Large URL lists compiled once into a file that every process reads, none holds.
 
 A list whose files total at least COMPILE_MIN_BYTES (the FineWeb block list: 18 MB compressed,
-4.56 M domains) is compiled on first use into `<folder>/<key>.urllist` and memory-mapped by every
-process that needs it: the digest pages are shared through the page cache, so a second worker
-costs no private memory for them and loading costs one checksum pass instead of a parse (~0.05 CPU s
-against ~8). `key` is a digest of the lists' content (and of this format and the digest
-threshold), not of their paths or dates: a changed list gives a new file, the same list anywhere
-finds the old one.
+4.56 M domains) is compiled on first use into `<folder>/<key>.urllist` and read by every process
+that needs it a block per lookup (`thresher.mapped_file.PagedDigests`): the digests stay in the
+page cache, shared by every worker and mapped by none, so a second worker costs only a 71 KB fence
+of its own, and loading costs one checksum pass instead of a parse (~0.05 CPU s against ~8). `key`
+is a digest of the lists' content (and of this format and the digest threshold), not of their paths
+or dates: a changed list gives a new file, the same list anywhere finds the old one.
 
 The file: a header (magic, format version, flags, counts and section lengths, a 16-byte BLAKE2b
 checksum of the key, the header's fields and the body), then the domains as sorted distinct 64-bit
@@ -16,7 +16,7 @@ for a domain list small enough to stay a set of strings, the domains as sorted l
 checksum does not match is never used: it is compiled again and replaced.
 
 It is written to a temporary file and renamed into place, under an exclusive lock on
-`<key>.lock`, so two processes compiling at once do not clash (the second waits and maps the
+`<key>.lock`, so two processes compiling at once do not clash (the second waits and reads the
 first's file) and a reader never sees a partial file. A folder that cannot be written falls back to
 the in-memory list (logged), with identical results.
 
@@ -37,10 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 from thresher.core.errors import ConfigError
 from thresher.mapped_file import (
+    PagedDigests,
     exclusive_lock,
     little_endian,
-    map_read_only,
-    numbers,
     read_chunks,
     write_atomically,
 )
@@ -124,7 +123,7 @@ def write_compiled(path: Path, key: str, lists: UrlLists) -> None:
         digest_bytes, domain_blob, n_domains = memoryview(b""), _lines_blob(lists.domains), len(lists.domains)
         flags, n_digests = 0, 0
     # URL prefixes as digests too: as a set of strings they cost every worker ~3 MiB of its own
-    # memory for the FineWeb list's 19,587 prefixes; mapped digests cost it nothing
+    # memory for the FineWeb list's 19,587 prefixes; digests read from the file cost it nothing
     prefixes = lists.urls if isinstance(lists.urls, DomainDigests) else DomainDigests(
         DomainDigests.digest(u) for u in lists.urls)
     url_bytes = little_endian(prefixes.digests)
@@ -138,12 +137,9 @@ def _split_lines(blob: bytes | memoryview, count: int) -> set[str]:
     return set(bytes(blob).decode("utf-8", "surrogatepass").split("\n")) if count else set()
 
 
-def _digests(view: memoryview) -> DomainDigests:
-    return DomainDigests.from_sorted(numbers(view, "Q"))
-
-
 def open_compiled(path: Path, key: str, *, verify: bool = True) -> UrlLists | None:
-    """The lists in `path`, mapped; None when the file is missing, truncated or fails its checksum."""
+    """The lists in `path`, read a block per lookup (`PagedDigests`); None when the file is missing,
+    truncated or fails its checksum."""
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -157,19 +153,18 @@ def open_compiled(path: Path, key: str, *, verify: bool = True) -> UrlLists | No
                 return None
             if verify and _checksum(key, tuple(fields), read_chunks(f, body_bytes)) != checksum:
                 return None
-            view = map_read_only(f)
+            urls_start = HEADER_BYTES + 8 * n_digests
+            lines_start = urls_start + url_bytes
+            # the descriptor the checksum was read through: a file replaced since is not the one read
+            domains: set[str] | DomainDigests
+            if flags & FLAG_DIGESTS:
+                domains = DomainDigests.from_sorted(PagedDigests(f.fileno(), HEADER_BYTES, n_digests))
+            else:
+                domains = _split_lines(os.pread(f.fileno(), domain_bytes, lines_start), n_domains)
+            prefixes = DomainDigests.from_sorted(PagedDigests(f.fileno(), urls_start, n_urls))
     except (OSError, struct.error, ValueError):
         return None
-    if view is None:
-        return None
-    urls_start = HEADER_BYTES + 8 * n_digests
-    lines_start = urls_start + url_bytes
-    domains: set[str] | DomainDigests
-    if flags & FLAG_DIGESTS:
-        domains = _digests(view[HEADER_BYTES:urls_start])
-    else:
-        domains = _split_lines(view[lines_start:lines_start + domain_bytes], n_domains)
-    return UrlLists(domains, _digests(view[urls_start:lines_start]))
+    return UrlLists(domains, prefixes)
 
 
 def open_or_compile(paths: tuple[str, ...], folder: Path) -> UrlLists:
@@ -188,12 +183,12 @@ def open_or_compile(paths: tuple[str, ...], folder: Path) -> UrlLists:
         lists = urls.load_url_lists(paths)
         write_compiled(path, key, lists)
         log.info("compiled URL lists %s into %s", ", ".join(paths), path)
-    mapped = open_compiled(path, key, verify=False)  # just written and checked by this process
-    return mapped if mapped is not None else lists
+    compiled = open_compiled(path, key, verify=False)  # just written and checked by this process
+    return compiled if compiled is not None else lists
 
 
 def shared_url_lists(paths: tuple[str, ...], folder: str | Path | None) -> UrlLists:
-    """`paths` as lists mapped from their compiled file (compiled first when needed); read into
+    """`paths` as lists read from their compiled file (compiled first when needed); read into
     memory where the folder cannot be written."""
     target = Path(folder) if folder else default_folder()
     try:

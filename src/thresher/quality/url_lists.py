@@ -23,6 +23,7 @@ from typing import IO, Any, TypeVar
 
 from thresher.compiled import compiled_module
 from thresher.core.errors import ConfigError
+from thresher.mapped_file import PagedDigests
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
@@ -31,11 +32,11 @@ class DomainDigests:
     64-bit digests (see the module docstring)."""
 
     def __init__(self, digests: Iterable[int] = ()) -> None:
-        self.digests: Sequence[int] = sort_unique(array("Q", digests))
+        self.digests: Sequence[int] | PagedDigests = sort_unique(array("Q", digests))
 
     @classmethod
-    def from_sorted(cls, digests: Sequence[int]) -> DomainDigests:
-        """Over digests already sorted and distinct (an array, or a mapped file's memoryview)."""
+    def from_sorted(cls, digests: Sequence[int] | PagedDigests) -> DomainDigests:
+        """Over digests already sorted and distinct (an array, or a compiled file's section)."""
         made = cls.__new__(cls)
         made.digests = digests
         return made
@@ -48,6 +49,8 @@ class DomainDigests:
         if not isinstance(name, str):
             return False
         d = self.digest(name)
+        if isinstance(self.digests, PagedDigests):  # a compiled file's, read a block per lookup
+            return d in self.digests
         i = bisect.bisect_left(self.digests, d)
         return i < len(self.digests) and self.digests[i] == d
 
@@ -83,7 +86,7 @@ def sort_unique(values: array[int]) -> array[int]:
 @dataclass(slots=True)
 class UrlLists:
     domains: set[str] | DomainDigests
-    urls: set[str] | DomainDigests  # URL prefixes (`host/path`); digests when mapped from a compiled file
+    urls: set[str] | DomainDigests  # URL prefixes (`host/path`); digests when read from a compiled file
 
 
 # a domain file larger than this is streamed into digests instead of a set of strings

@@ -116,7 +116,7 @@ def _prefix_listed(location: str, urls: set[str] | DomainDigests) -> str | None:
 
 
 def _lists(paths: tuple[str, ...], compiled_dir: str | None = None) -> UrlLists:
-    """The lists of `paths`, once per process; a large one mapped from its compiled file
+    """The lists of `paths`, once per process; a large one read from its compiled file
     (`thresher.quality.list_store`), shared by every process."""
     if not paths:
         return UrlLists(set(), set())
