@@ -172,8 +172,13 @@ def _build_locked(request: BuildRequest) -> BuildResult:
             work, request.inputs, config, write_rejects=request.rejects is not None, overwrite=request.overwrite
         )
         remember_previous_shards(work, listed)  # after the plan: a changed plan resets the work dir
-        prepare_stages(config)  # e.g. large URL lists compiled once, before the workers map them
-        trim_heap()  # what compiling them freed goes back to the system, not into the driver's peak
+        # e.g. large URL lists compiled once, before the workers read them: in a process of its own
+        # where the engine has one (what compiling them leaves allocated dies with it), else here,
+        # its freed heap given back so that it stays out of the driver's peak
+        run_apart = getattr(runner.engine, "run_apart", None)
+        if run_apart is None or not run_apart(prepare_stages, config):
+            prepare_stages(config)
+            trim_heap()
         store_build.push_plan(place, stored_plan)  # an object work store: its plan and the driver's files
         grouped = scan_and_group(runner, partitions)
         clustered = phased_stages(runner, cluster_phase(runner, grouped))

@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 
 
 class Engine(Protocol):
+    """What the phases need of an engine. An engine may also offer `run_apart(fn, *args) -> bool`:
+    run `fn` in a process of its own and wait (the pool engine does, so that the driver's
+    preparation leaves nothing in the driver); where it is missing the driver runs `fn` itself."""
+
     name: str
 
     def run(self, calls: Sequence[TaskCall], on_done: Callable[[int, Any], Any] | None = None) -> list[Any]: ...

@@ -50,6 +50,18 @@ def pool_context(preload: Sequence[str] = ()) -> Any:
 
 
 
+def _run_apart(fn: Callable[..., Any], args: tuple[Any, ...], log_level: int, environ: dict[str, str]) -> None:
+    if os.environ != environ:  # as in _worker_init: the driver's environment, not the server's
+        os.environ.clear()
+        os.environ.update(environ)
+    logging.basicConfig(level=log_level, format="thresher: %(levelname)s: %(message)s")
+    try:
+        fn(*args)
+    except Exception as exc:  # noqa: BLE001 - the driver runs fn again and reports what it meets
+        log.debug("run apart: %s failed: %s", getattr(fn, "__name__", fn), exc)
+        raise SystemExit(1) from None
+
+
 def _worker_init(q: Any, log_level: int, environ: dict[str, str], warm: Warmup | None) -> None:
     # A fork server keeps the environment it started with: give the worker the driver's current one,
     # as a spawned process would have (credentials, endpoints set after the server started).
@@ -187,6 +199,18 @@ class PoolEngine:
             raise task_failed(call, attempt, exc) from exc
         log.warning("task %s failed (attempt %d), retrying: %s", call.label, attempt, exc)
         todo.append(i)
+
+    def run_apart(self, fn: Callable[..., Any], *args: Any) -> bool:
+        """`fn(*args)` in a process of its own, forked from the workers' server, and waited for: what
+        it allocates dies with it. The driver's preparation runs here (a large URL list compiled
+        peaks at ~100 MiB, and the 7-8 MiB glibc and Python keep of it would stay in the driver for
+        the whole build). False when that process failed: the caller runs `fn` itself and meets the
+        error there, with its own message."""
+        proc = self.ctx.Process(
+            target=_run_apart, args=(fn, args, logging.getLogger("thresher").getEffectiveLevel(), dict(os.environ)))
+        proc.start()
+        proc.join()
+        return bool(proc.exitcode == 0)
 
     def close(self) -> None:
         self.interrupts.restore()
