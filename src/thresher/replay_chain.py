@@ -52,6 +52,8 @@ class ReplayChain(DocumentChain):
                              for stage in self.stages]
         self._decided: dict[str, str] | None = None
         self._same: list[bool] = []
+        self._marks: list[list[Any]] | None = None
+        self._marks_layout: tuple[frozenset[str], dict[str, tuple[int, int]], int] = (frozenset(), {}, 0)
 
     def _stages_by_row(self, config: RunConfig) -> list[tuple[str, Stage]]:
         return document_stages_by_row(config, REPLAYED_ROWS)
@@ -69,26 +71,17 @@ class ReplayChain(DocumentChain):
         marks: list[list[Any]] = recorded["marks"]
         drop_record = recorded["drop"]
         drop = Drop.from_record(drop_record) if drop_record is not None else None
-        failures = [Drop.from_record(f) for f in recorded["failures"] or ()]
-        before = [name for row, name, _ in marks if row not in REPLAYED_ROWS]
+        before, slices, prefix = self._layout(marks)
         if drop is not None and (drop.reason in FAILURE_REASONS or drop.stage in before or not marks):
-            return drop, failures
-        items = list(doc.annotations.items())
-        # each stage's keys: the slice between its mark and the one before
-        slices: dict[str, tuple[int, int]] = {}
-        start = 0
-        prefix = 0
-        for row, name, end in marks:
-            if row in REPLAYED_ROWS:
-                slices[name] = (start, end)
-            else:
-                prefix = end
-            start = end
+            return drop, _failures(recorded)
+        recorded_annotations = doc.annotations
+        items = list(recorded_annotations.items())
         doc.annotations = dict(items[:prefix])
         measured: dict[str, Any] | None = None
         same = self._same_bounds(recorded.get("decided") or {})
         # where the script key is among the recorded annotations (-1: none)
-        script_at = next((i for i, (key, _) in enumerate(items) if key == SCRIPT_KEY), -1) if any(same) else -1
+        script_at = (list(recorded_annotations).index(SCRIPT_KEY)
+                     if any(same) and SCRIPT_KEY in recorded_annotations else -1)
         dropped_at = drop.stage if drop is not None else None
         for index, (name, _, _) in enumerate(self.runners):
             decider = self.deciders[index]
@@ -111,12 +104,29 @@ class ReplayChain(DocumentChain):
             if span is not None:  # the first build ran this stage on this text: the same outcome
                 doc.annotations.update(items[span[0]:span[1]])
                 if name == dropped_at and drop is not None:
-                    return drop, failures
+                    return drop, _failures(recorded)
                 continue
             outcome = self._run_span(doc, index, index + 1)  # not reached in the first build: run it
             if outcome is not None:
                 return outcome
         return None
+
+    def _layout(self, marks: list[list[Any]]) -> tuple[frozenset[str], dict[str, tuple[int, int]], int]:
+        """(the stages before the replayed rows, each replayed stage's slice of the annotations
+        between its mark and the one before, where the replayed stages' keys begin) of a row's
+        marks; worked out once for a run of rows sharing them (the reader shares equal marks)."""
+        if self._marks is not marks:
+            before = frozenset(name for row, name, _ in marks if row not in REPLAYED_ROWS)
+            slices: dict[str, tuple[int, int]] = {}
+            start = prefix = 0
+            for row, name, end in marks:
+                if row in REPLAYED_ROWS:
+                    slices[name] = (start, end)
+                else:
+                    prefix = end
+                start = end
+            self._marks, self._marks_layout = marks, (before, slices, prefix)
+        return self._marks_layout
 
     def _same_bounds(self, decided: dict[str, str]) -> list[bool]:
         """Per stage, whether it is a rule set whose decisions depend on what the table says they
@@ -126,6 +136,12 @@ class ReplayChain(DocumentChain):
             self._same = [key is not None and decided.get(name) == key
                           for (name, _, _), key in zip(self.runners, self.decided_with, strict=True)]
         return self._same
+
+
+def _failures(recorded: dict[str, Any]) -> list[Drop]:
+    """The recorded drop's failures (every failing rule of a rule set), made only for a row that
+    keeps its recorded drop."""
+    return [Drop.from_record(f) for f in recorded["failures"] or ()]
 
 
 def _measured(raw: Any) -> dict[str, Any]:

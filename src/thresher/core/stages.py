@@ -95,6 +95,10 @@ RECORDED = "signals.recorded"
 # `(settings, values)`, the table's `{stage name: ReusesSignals.recorded_with}` and the row's
 # `{signal name: bytes}` (`thresher.read.signals`; `run.scan.corpus_scans` reads it)
 RECORDED_SIGNALS = "signals.recorded_corpus"
+# and the sizes the table holds of the row's text, `(text, UTF-8 bytes, whitespace tokens)`: the
+# build's observer counts a survivor's text from them while its text is that very string (a replay
+# revives most texts unchanged, and `str.split` of a long non-ASCII text costs ~50 µs)
+RECORDED_TEXT_SIZES = "signals.text_sizes"
 
 
 @runtime_checkable

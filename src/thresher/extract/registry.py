@@ -21,11 +21,14 @@ if TYPE_CHECKING:  # the config checks its extractor's name here: no import back
 
 ExtractorFactory = Callable[["ExtractConfig"], "Extractor"]
 
+BUILTIN = "builtin"
+BUILTIN_FACTORY = "thresher.extract.builtin:from_config"
+
 EXTRACTORS: Registry[ExtractorFactory] = Registry(
     "extractor",
     "thresher.extractors",
     {
-        "builtin": "thresher.extract.builtin:from_config",
+        BUILTIN: BUILTIN_FACTORY,
         "trafilatura": "thresher.extract.trafilatura:from_config",
         "resiliparse": "thresher.extract.resiliparse:from_config",
     },
@@ -44,5 +47,11 @@ def get_extractor(config: ExtractConfig) -> Extractor:
 def extractor_info(config: ExtractConfig) -> dict[str, str]:
     """What the manifest records about extraction: the extractor's name and its version (the
     built-in extractor's version is thresher's; an adapter's or a plugin's is its package's)."""
+    if config.extractor == BUILTIN and EXTRACTORS.refs.get(BUILTIN) == BUILTIN_FACTORY:
+        # known without importing the extraction modules (~40 ms), which a run that extracts
+        # nothing (`thresher replay`) would import for these two strings alone
+        from thresher.version import __version__
+
+        return {"name": BUILTIN, "version": __version__}
     extractor = get_extractor(config)
     return {"name": extractor.name, "version": extractor.version()}

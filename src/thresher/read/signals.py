@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from thresher.core.document import Document, Malformed
-from thresher.core.stages import RECORDED, RECORDED_SIGNALS
+from thresher.core.stages import RECORDED, RECORDED_SIGNALS, RECORDED_TEXT_SIZES
 from thresher.read.base import Partition, ReadItem
 from thresher.read.config import InputConfig
 from thresher.read.paths import open_input
@@ -31,6 +31,7 @@ from thresher.read.paths import open_input
 BATCH_ROWS = 1024
 COLUMNS = ("ordinal", "id", "url", "title", "fetched_at", "drop", "failures", "dropped_by", "measured", "marks",
            "annotations", "source", "metadata", "text")
+SIZE_COLUMNS = ("text_bytes", "words")  # the text's sizes (`Document.derived[RECORDED_TEXT_SIZES]`)
 
 
 def _loads(value: str | None) -> Any:
@@ -76,16 +77,23 @@ def read_signals(partition: Partition, config: InputConfig) -> Iterator[ReadItem
             return
         settings, signal_columns = _recorded_signals(parquet.schema_arrow)
         decided = _decided_with(parquet.schema_arrow)
-        names = list(COLUMNS) + list(signal_columns)
+        sized = all(c in parquet.schema_arrow.names for c in SIZE_COLUMNS)
+        names = list(COLUMNS) + list(signal_columns) + (list(SIZE_COLUMNS) if sized else [])
         marks = _Memo()
-        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=names):
+        # one thread: a row group of these columns decodes in a few ms, less than pyarrow's pool
+        # costs in hand-offs and wake-ups (a replay spent ~0.1-0.3 CPU s of system time on them at
+        # 10,000 rows), and a build already runs one task per core
+        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=names, use_threads=False):
             columns = [batch.column(name).to_pylist() for name in COLUMNS]
             signals = [(signal_columns[c], batch.column(c).to_pylist()) for c in signal_columns]
+            sizes = [batch.column(c).to_pylist() for c in SIZE_COLUMNS] if sized else None
             for i, row in enumerate(zip(*columns, strict=True)):
                 doc = _document(row, decided, marks)
                 if settings and row[DROPPED_BY] != "chain":  # it passed the chain: its scans were recorded
                     values = {name: column[i] for name, column in signals if column[i] is not None}
                     doc.derived[RECORDED_SIGNALS] = (settings, values)
+                if sizes is not None:
+                    doc.derived[RECORDED_TEXT_SIZES] = (doc.text, sizes[0][i], sizes[1][i])
                 yield doc
 
 

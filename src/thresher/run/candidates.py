@@ -27,6 +27,8 @@ from thresher.write.atomic import atomic_open
 # Per group task: pairs remembered to skip repeats (~4 MB at most). Per verify task: decoded payloads
 # kept (a MinHash payload with its shingle-id sample decodes to ~70 KB).
 SEEN_PAIRS_CAP = 50_000
+# Per group task: payload digests remembered by member (~9 MB at most)
+DIGESTS_CAP = 50_000
 PREPARED_CACHE_MEMBERS = 256
 
 
@@ -48,9 +50,21 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
     # A pair collides in one bucket per shared band; pairs already emitted by this task are skipped.
     # It only saves spill bytes (the verify phase removes every repeat), so it is a bounded cache.
     seen_pairs: set[bytes] = set()
+    # A member is in one key bucket per key (a MinHash document in one per band, several of them in
+    # one task's range): its payload's digest is remembered, so that it is read and hashed once
+    # (bounded: cleared when full, which only costs reading it again)
+    digests: dict[bytes, bytes] = {}
     edges = 0
     pairs = BucketSpill(work.pairs(stage.name, lo), PAIR_BUCKETS)
     t0 = time.perf_counter()
+
+    def payload_digest(member: bytes) -> bytes:
+        digest = digests.get(member)
+        if digest is None:
+            if len(digests) >= DIGESTS_CAP:
+                digests.clear()
+            digest = digests[member] = hashlib.blake2b(payloads.read(*_payload_ref(member)), digest_size=16).digest()
+        return digest
 
     def first_visit(pair: bytes) -> bool:
         if pair in seen_pairs:
@@ -72,10 +86,7 @@ def group_task(ctx: TaskContext, stage_index: int, lo: int, hi: int, partitions:
                 members = [records[r][KEY_LEN:] for r in range(i, j)]  # packed MEMBER records, by ordinal
                 # Members with byte-identical payloads are identical for the stage: linked here,
                 # only distinct payloads go on to the candidate pairs (see clusters.link_identical)
-                same = link_identical(
-                    hashlib.blake2b(payloads.read(o, off, n), digest_size=16).digest()
-                    for o, off, n in (_payload_ref(m) for m in members)
-                )
+                same = link_identical(map(payload_digest, members))
                 for first, idx in same.links:
                     m, lead = members[idx], members[first]
                     if lead[:8] != m[:8] and first_visit(lead[:8] + m[:8]):

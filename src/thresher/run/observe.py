@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.core.document import Document, Drop
+from thresher.core.stages import RECORDED_TEXT_SIZES
 from thresher.core.stats import Stats
 from thresher.report.sample import BottomK
 from thresher.run.histograms import ValueHistograms
@@ -184,9 +185,12 @@ class TextCounters:
         self._consent_prefix = f"{prefix}/consent/"
         self.text_bytes = self.words = self.token_count = 0
 
-    def add(self, text: str, annotations: dict[str, Any] | None) -> None:
-        self.text_bytes += utf8_length(text)
-        words = whitespace_tokens(text)
+    def add(self, text: str, annotations: dict[str, Any] | None, sizes: tuple[int, int] | None = None) -> None:
+        """Count a text (`sizes`: its UTF-8 bytes and whitespace tokens, where they are known)."""
+        if sizes is None:
+            sizes = utf8_length(text), whitespace_tokens(text)
+        self.text_bytes += sizes[0]
+        words = sizes[1]
         self.words += words
         if annotations:
             names = card_counter_names(annotations)
@@ -270,7 +274,10 @@ class TaskObserver:
     def survived(self, doc: Document) -> None:
         """A document that passed the per-document stages (it goes on to the corpus stages)."""
         self.histograms.add(doc.annotations, True)  # `annotations`, one call less on the hot path
-        self.card.add(doc.text, doc.annotations)
+        # a replayed row's recorded sizes count while its text is the recorded one (no stage edited it)
+        recorded = doc.derived.get(RECORDED_TEXT_SIZES)
+        sizes = (recorded[1], recorded[2]) if recorded is not None and recorded[0] is doc.text else None
+        self.card.add(doc.text, doc.annotations, sizes)
 
     def corpus_dropped(self, record: dict[str, Any]) -> None:
         """A document a corpus stage (dedup) dropped after the scan counted it as surviving."""

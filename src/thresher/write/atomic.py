@@ -54,6 +54,11 @@ def write_work_json(path: str | Path, data: Any) -> None:
         f.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
 
+# built once: `json.dumps` with arguments builds an encoder per call (~2 µs, on every scanned,
+# written and decided line); the same settings, so the same bytes
+_encode_line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
 def dumps_line(record: dict[str, Any]) -> bytes:
     """One JSONL line of strict JSON in valid UTF-8. Fixed separators and key order make the bytes
     deterministic.
@@ -62,9 +67,9 @@ def dumps_line(record: dict[str, Any]) -> bytes:
     (`read.strict_json`); this is the guarantee for values from anywhere else (a Parquet float
     column, a stage's annotation): NaN and infinities are written as null, lone surrogates as U+FFFD."""
     try:
-        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = _encode_line(record)
     except ValueError:
-        text = json.dumps(_finite(record), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = _encode_line(_finite(record))
     try:
         return (text + "\n").encode("utf-8")
     except UnicodeEncodeError:

@@ -136,3 +136,12 @@ def test_extractor_info_names_the_extractor_and_its_version():
     from thresher.extract.registry import extractor_info
 
     assert extractor_info(ExtractConfig()) == {"name": "builtin", "version": thresher.__version__}
+
+
+def test_builtin_extractor_info_without_import_is_the_extractors_own():
+    """The built-in's record, given without importing the extraction modules, is what the
+    extractor itself says."""
+    from thresher.extract.registry import extractor_info
+
+    extractor = get_extractor(ExtractConfig())
+    assert extractor_info(ExtractConfig()) == {"name": extractor.name, "version": extractor.version()}

@@ -223,3 +223,34 @@ def test_a_small_task_bins_without_importing_numpy(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "200"
+
+
+def test_recorded_text_sizes_count_only_for_the_recorded_text(tmp_path: Path) -> None:
+    """A replayed row's recorded sizes stand for its text only while the text is that string: an
+    edited text is measured again (the recorded sizes here are deliberately wrong, to tell)."""
+    from thresher.core.document import Document
+    from thresher.core.stages import RECORDED_TEXT_SIZES
+
+    def card(doc: Document) -> tuple[int, int]:
+        stats = Stats()
+        observer = TaskObserver(stats, tmp_path / "index.part", tmp_path / "samples.part")
+        observer.survived(doc)
+        observer.close()
+        return stats.counters["card/text_bytes"], stats.counters["card/whitespace_tokens"]
+
+    text = "naïve café, two words more"
+    doc = Document(id="0000000000000001", text=text)
+    doc.derived[RECORDED_TEXT_SIZES] = (text, 1000, 7)
+    assert card(doc) == (1000, 7)
+    doc.text = "".join(["naïve café, ", "two words more"])  # equal, but not the recorded string
+    assert card(doc) == (utf8_length(text), len(text.split()))
+
+
+def test_dumps_line_matches_json_dumps() -> None:
+    """`dumps_line`'s prebuilt encoder writes what `json.dumps` with its settings writes."""
+    import json
+
+    for record in ({"id": "a", "text": "naïve \u2028 \"q\"", "n": 1.5, "x": [1, None, True]}, {}, {"k": {"z": 1e300}}):
+        expected = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+        assert dumps_line(record) == expected.encode("utf-8")
+    assert dumps_line({"v": math.nan, "s": "\ud800"}) == b'{"v":null,"s":"\xef\xbf\xbd"}\n'
