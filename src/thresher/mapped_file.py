@@ -118,9 +118,7 @@ class PagedDigests:
         self._count = count
         # the first number of every block: 8 bytes per 512 numbers (71 KB for 4.56 M)
         self._fence = array("Q")
-        step = self.BLOCK * self._FENCE_CHUNK
-        for start in range(0, count, step):
-            chunk = self._read(start, min(step, count - start))
+        for chunk in self._chunks():
             self._fence.extend(chunk[::self.BLOCK])
 
     def _read(self, start: int, n: int) -> Any:
@@ -144,7 +142,12 @@ class PagedDigests:
         j = bisect.bisect_left(block, value)
         return j < n and block[j] == value
 
-    def __iter__(self) -> Iterator[int]:
+    def _chunks(self) -> Iterator[Any]:
+        """The numbers in order, `_FENCE_CHUNK` blocks at a time (each chunk starts a block)."""
         step = self.BLOCK * self._FENCE_CHUNK
         for start in range(0, self._count, step):
-            yield from self._read(start, min(step, self._count - start))
+            yield self._read(start, min(step, self._count - start))
+
+    def __iter__(self) -> Iterator[int]:
+        for chunk in self._chunks():
+            yield from chunk

@@ -36,6 +36,11 @@ def check_corpus_stages(config: RunConfig) -> None:
         check_encoder(config.embed.encoder_name, config.embed.device)
 
 
+def needs_preparation(config: RunConfig) -> bool:
+    """Whether `prepare_stages` has anything to do for `config` (a pool forks a process for it only then)."""
+    return config.quality.urls.configured or (config.decontam.enabled and config.decontam.compiled_dir is not None)
+
+
 def prepare_stages(config: RunConfig) -> None:
     """Once per build, in the driver, after the plan and before the workers start: large URL lists
     are compiled into the file every worker maps (`thresher.quality.list_store`), and so is the

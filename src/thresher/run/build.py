@@ -52,7 +52,7 @@ from thresher.run.safety import (
 )
 from thresher.run.task import TaskContext
 from thresher.run.workdir import BuildLock
-from thresher.stage_hooks import check_corpus_stages, prepare_stages
+from thresher.stage_hooks import check_corpus_stages, needs_preparation, prepare_stages
 from thresher.write.manifest import MANIFEST
 
 
@@ -176,7 +176,7 @@ def _build_locked(request: BuildRequest) -> BuildResult:
         # where the engine has one (what compiling them leaves allocated dies with it), else here,
         # its freed heap given back so that it stays out of the driver's peak
         run_apart = getattr(runner.engine, "run_apart", None)
-        if run_apart is None or not run_apart(prepare_stages, config):
+        if needs_preparation(config) and (run_apart is None or not run_apart(prepare_stages, config)):
             prepare_stages(config)
             trim_heap()
         store_build.push_plan(place, stored_plan)  # an object work store: its plan and the driver's files

@@ -50,11 +50,17 @@ def pool_context(preload: Sequence[str] = ()) -> Any:
 
 
 
-def _run_apart(fn: Callable[..., Any], args: tuple[Any, ...], log_level: int, environ: dict[str, str]) -> None:
-    if os.environ != environ:  # as in _worker_init: the driver's environment, not the server's
+def _adopt_driver_settings(log_level: int, environ: dict[str, str]) -> None:
+    # A fork server keeps the environment it started with: give the process the driver's current one,
+    # as a spawned process would have (credentials, endpoints set after the server started).
+    if os.environ != environ:
         os.environ.clear()
         os.environ.update(environ)
     logging.basicConfig(level=log_level, format="thresher: %(levelname)s: %(message)s")
+
+
+def _run_apart(fn: Callable[..., Any], args: tuple[Any, ...], log_level: int, environ: dict[str, str]) -> None:
+    _adopt_driver_settings(log_level, environ)
     try:
         fn(*args)
     except Exception as exc:  # noqa: BLE001 - the driver runs fn again and reports what it meets
@@ -63,12 +69,7 @@ def _run_apart(fn: Callable[..., Any], args: tuple[Any, ...], log_level: int, en
 
 
 def _worker_init(q: Any, log_level: int, environ: dict[str, str], warm: Warmup | None) -> None:
-    # A fork server keeps the environment it started with: give the worker the driver's current one,
-    # as a spawned process would have (credentials, endpoints set after the server started).
-    if os.environ != environ:
-        os.environ.clear()
-        os.environ.update(environ)
-    logging.basicConfig(level=log_level, format="thresher: %(levelname)s: %(message)s")
+    _adopt_driver_settings(log_level, environ)
     from thresher.run.deadline import allow_hard_exit
 
     allow_hard_exit()  # a worker may end itself for a document stuck past its deadline (the task is retried)
