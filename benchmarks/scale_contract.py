@@ -96,6 +96,7 @@ def measure(n: int, config: str, workers: int) -> dict:
         "peak_driver_mib": sampled["peak_driver_mib"],
         "peak_largest_child_mib": sampled["peak_largest_child_mib"],
         "peak_by_phase_mib": sampled["peak_by_phase_mib"],
+        "pss_at_peak_by_process_mib": sampled["pss_at_peak_by_process_mib"],
         "wall_s": round(sampled["wall_s"], 1),
         "cpu_s": round(cpu, 1),
         "cpu_us_per_document": round(cpu / n * 1e6, 1),

@@ -84,11 +84,32 @@ def cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def role_of(pid: int, driver: int) -> str:
+    """What a process of a build's tree is: the driver, the pool's fork server, its resource tracker, or
+    a worker (a child of the fork server)."""
+    if pid == driver:
+        return "driver"
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return "gone"
+    if b"resource_tracker" in cmdline:
+        return "resource_tracker"
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            parent = int(f.read().rsplit(")", 1)[1].split()[1])
+    except (FileNotFoundError, ProcessLookupError, PermissionError, ValueError, IndexError):
+        return "gone"
+    return "fork_server" if parent == driver and b"forkserver" in cmdline else "worker"
+
+
 def run_sampled(cmd: list[str], work: Path, env: dict[str, str] | None = None, interval: float = 0.1) -> dict:
     """Run `cmd` (a build whose work dir is `work`), sampling its tree every `interval` seconds."""
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     peaks = {"rss": 0, "pss": 0, "driver": 0, "child": 0}
+    at_pss_peak: list[tuple[str, int]] = []  # (role, PSS) of each process when the tree's PSS peaked
     by_phase: dict[str, int] = {}
     cpu_seen: dict[int, float] = {}  # the last CPU time read of each process of the tree
     hwm_seen: dict[int, int] = {}  # the last peak RSS (VmHWM) read of each process of the tree
@@ -104,7 +125,10 @@ def run_sampled(cmd: list[str], work: Path, env: dict[str, str] | None = None, i
                 hwm_seen[p] = max(hwm_seen.get(p, 0), peak_rss_of(p))
             rss = sum(r for r, _ in sizes.values())
             peaks["rss"] = max(peaks["rss"], rss)
-            peaks["pss"] = max(peaks["pss"], sum(p for _, p in sizes.values()))
+            pss = sum(p for _, p in sizes.values())
+            if pss > peaks["pss"]:
+                peaks["pss"] = pss
+                at_pss_peak[:] = [(role_of(p, proc.pid), share) for p, (_, share) in sizes.items()]
             peaks["driver"] = max(peaks["driver"], sizes.get(proc.pid, (0, 0))[0])
             peaks["child"] = max([peaks["child"], *(r for p, (r, _) in sizes.items() if p != proc.pid)])
             if time.monotonic() - checked > 1.0:
@@ -127,6 +151,7 @@ def run_sampled(cmd: list[str], work: Path, env: dict[str, str] | None = None, i
         "peak_driver_mib": round(peaks["driver"] / mib, 1),
         "peak_largest_child_mib": round(peaks["child"] / mib, 1),
         "peak_by_phase_mib": {k: round(v / mib, 1) for k, v in by_phase.items()},
+        "pss_at_peak_by_process_mib": sorted(((r, round(v / mib, 1)) for r, v in at_pss_peak), key=lambda x: -x[1]),
         "sampled_cpu_s": sum(cpu_seen.values()),
         # each process's own peak, summed: an upper bound of the tree's peak RSS, read from the kernel
         "sum_of_process_peaks_mib": sum(hwm_seen.values()) / mib,

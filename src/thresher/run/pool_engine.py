@@ -44,7 +44,8 @@ def pool_context(preload: Sequence[str] = ()) -> Any:
 
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = detached_main_context("forkserver")
-        ctx.set_forkserver_preload([*PRELOAD, *preload])
+        # frozen last: see thresher.run.freeze_preloads
+        ctx.set_forkserver_preload([*PRELOAD, *preload, "thresher.run.freeze_preloads"])
         return ctx
     return detached_main_context("spawn")
 
