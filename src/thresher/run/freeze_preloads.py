@@ -14,5 +14,8 @@ from __future__ import annotations
 
 import gc
 
+from thresher.run.heap import trim_heap
+
 gc.collect()  # what the imports left as garbage goes now, not frozen for the life of every worker
+trim_heap()  # and the heap it freed goes back to the system, not into every worker as copied pages
 gc.freeze()
