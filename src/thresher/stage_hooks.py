@@ -36,25 +36,35 @@ def check_corpus_stages(config: RunConfig) -> None:
         check_encoder(config.embed.encoder_name, config.embed.device)
 
 
+def _compiles_url_lists(config: RunConfig) -> bool:
+    return config.quality.urls.configured
+
+
+def _decontam_index_dir(config: RunConfig) -> str | None:
+    """The folder the decontamination index is compiled into, where the build compiles one."""
+    return config.decontam.compiled_dir if config.decontam.enabled else None
+
+
 def needs_preparation(config: RunConfig) -> bool:
     """Whether `prepare_stages` has anything to do for `config` (a pool forks a process for it only then)."""
-    return config.quality.urls.configured or (config.decontam.enabled and config.decontam.compiled_dir is not None)
+    return _compiles_url_lists(config) or _decontam_index_dir(config) is not None
 
 
 def prepare_stages(config: RunConfig) -> None:
     """Once per build, in the driver, after the plan and before the workers start: large URL lists
     are compiled into the file every worker maps (`thresher.quality.list_store`), and so is the
     benchmark n-gram index (`thresher.decontam.index_store`)."""
-    if config.quality.urls.configured:
+    if _compiles_url_lists(config):
         from thresher.quality.list_store import precompile
 
         precompile(config.quality.urls, config.quality.urls.compiled_dir)
-    if config.decontam.enabled and config.decontam.compiled_dir is not None:
+    folder = _decontam_index_dir(config)
+    if folder is not None:
         from thresher.decontam.index import verify_benchmarks
         from thresher.decontam.index_store import shared_index
 
         verify_benchmarks(config.decontam)  # the files the config names, whether or not already compiled
-        shared_index(config.decontam, config.decontam.compiled_dir)
+        shared_index(config.decontam, folder)
 
 
 def extractor_record(config: RunConfig) -> dict[str, str]:

@@ -122,9 +122,10 @@ OPTIONAL_ADDS_MIB = 20
 
 def test_the_optional_stages_add_little_and_stay_under_the_bound(corpora, small_default, tmp_path):
     # The list compiled beforehand, as a recipe's `--quality-urls-compiled-dir` keeps it: a cold
-    # compile is a one-time transient at the build's start (~100 MiB in a child of the fork server,
-    # `tests/engines/test_pool_run_apart.py`), which on a build this short is its peak (+32 MiB) and
-    # says nothing about what the stages cost while they run, which is what this bounds.
+    # compile is a one-time transient at the build's start (in a child of the fork server,
+    # `tests/engines/test_pool_run_apart.py`; ~100 MiB before a big list's digests were held once, 61
+    # since), which on a build this short can be its peak and says nothing about what the stages cost
+    # while they run, which is what this bounds.
     from thresher.quality import list_store
 
     tarball = str(shared_path("blocklists", "fineweb-url-blocklist.tar.gz"))
